@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Bootstrap and task runner: needs nothing but Python 3.10+.
+
+    python3 dev.py run      # the main job (see README)
+    python3 dev.py test     # lint, format check, type check, then the test suite
+    python3 dev.py bench    # the speed benchmarks (installs the OpenSpiel anchor)
+
+Each task creates ``.venv`` beside this file on first use and installs the project into it (editable,
+with the dev extra). Torch: a CPU wheel found locally (pip's find-links) is installed first so the
+open ``torch>=2.2`` requirement does not pull a multi-GB CUDA build; elsewhere pip picks torch as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+STAMP = VENV / ".dev-stamp"
+
+
+def sh(*cmd: str | Path, check: bool = True) -> int:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.run([str(c) for c in cmd], cwd=ROOT, check=check).returncode
+
+
+def ensure_env(extras: str = "dev") -> None:
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == digest:
+        return
+    if not PY.exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    # A local CPU build of torch, if pip's find-links has one; fails fast (no index) otherwise.
+    if sh(*pip, "--no-index", "torch>=2.2", check=False) != 0:
+        print("no local torch wheel; pip will choose torch from the index", flush=True)
+    sh(*pip, "-e", f".[{extras}]")
+    STAMP.write_text(digest)
+
+
+def main(argv: list[str]) -> int:
+    task = argv[0] if argv else "help"
+    rest = argv[1:]
+    if task == "run":
+        ensure_env()
+        return sh(BIN / "ginenv", *(rest or ["demo", "--seed", "0"]), check=False)
+    if task == "test":
+        ensure_env()
+        for step in (
+            [PY, "-m", "ruff", "check", "."],
+            [PY, "-m", "ruff", "format", "--check", "."],
+            [PY, "-m", "mypy"],
+        ):
+            if sh(*step, check=False) != 0:
+                return 1
+        return sh(PY, "-m", "pytest", "-n", "auto", *rest, check=False)
+    if task == "bench":
+        ensure_env("dev,baselines")
+        code = 0
+        for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+            code |= sh(PY, script, *rest, check=False)
+        return code
+    print(__doc__)
+    return 0 if task == "help" else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,138 @@
+"""Rule options: one frozen dataclass, its named presets, and their dict/YAML form.
+
+Every option of ``shared/RULES.md`` is a field of :class:`Rules`; presets are named instances of it
+(:data:`PRESETS`), and configs map onto its fields one to one (:meth:`Rules.from_dict` refuses unknown
+keys). The default instance is the locked "version 1.0.0" variant of seeds 001/003.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+NextDealer = Literal["alternate", "winner", "loser"]
+_NEXT_DEALER = ("alternate", "winner", "loser")
+
+
+class RulesError(ValueError):
+    """A rule option has a value the game cannot play with."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The options of one game of gin rummy (defaults: seeds 001/003, "version 1.0.0")."""
+
+    #: A player may knock when the deadwood of the 10 cards kept is at most this (0..10 usual).
+    knock_limit: int = 10
+    #: Bonus for gin (all 10 cards melded at the knock).
+    gin_bonus: int = 25
+    #: Bonus to the defender when their deadwood (after layoffs) is equal or lower.
+    undercut_bonus: int = 25
+    #: Bonus for big gin (all 11 cards meld after the draw); ``None`` disables big gin.
+    big_gin_bonus: int | None = None
+    #: Oklahoma: the knock limit of a hand is the first upcard's value (ace: gin only).
+    oklahoma: bool = False
+    #: The hand is dead when a discard without knock leaves this many cards in the stock.
+    dead_hand_stock: int = 2
+    #: A match ends when a player's total reaches this.
+    target: int = 100
+    #: Match bonus to the winner (0: off).
+    game_bonus: int = 0
+    #: Match bonus per hand won, to each player (the line or box bonus; 0: off).
+    line_bonus: int = 0
+    #: The winner's bonuses are multiplied by this when the loser scored nothing (shutout).
+    shutout_multiplier: int = 1
+    #: Who deals the next hand of a match: ``alternate``, the hand's ``winner`` or its ``loser``
+    #: (after a dead hand the same dealer deals again unless alternating).
+    next_dealer: NextDealer = "alternate"
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, field: str, allowed: str) -> None:
+            if not ok:
+                raise RulesError(f"invalid {field}={getattr(self, field)!r}: must be {allowed}")
+
+        for name in (
+            "knock_limit",
+            "gin_bonus",
+            "undercut_bonus",
+            "dead_hand_stock",
+            "target",
+            "game_bonus",
+            "line_bonus",
+            "shutout_multiplier",
+        ):
+            value = getattr(self, name)
+            need(isinstance(value, int) and not isinstance(value, bool), name, "an integer")
+        need(0 <= self.knock_limit <= 100, "knock_limit", "between 0 and 100")
+        need(self.gin_bonus >= 0, "gin_bonus", ">= 0")
+        need(self.undercut_bonus >= 0, "undercut_bonus", ">= 0")
+        big = self.big_gin_bonus
+        need(
+            big is None or (isinstance(big, int) and not isinstance(big, bool) and big >= 0),
+            "big_gin_bonus",
+            "None (big gin off) or an integer >= 0",
+        )
+        need(isinstance(self.oklahoma, bool), "oklahoma", "true or false")
+        # 31 cards are in the stock after the deal; at least one draw must be possible.
+        need(0 <= self.dead_hand_stock <= 30, "dead_hand_stock", "between 0 and 30")
+        need(self.target >= 1, "target", ">= 1")
+        need(self.game_bonus >= 0, "game_bonus", ">= 0")
+        need(self.line_bonus >= 0, "line_bonus", ">= 0")
+        need(self.shutout_multiplier >= 1, "shutout_multiplier", ">= 1")
+        need(self.next_dealer in _NEXT_DEALER, "next_dealer", "one of " + ", ".join(_NEXT_DEALER))
+
+    @property
+    def big_gin(self) -> bool:
+        """Whether big gin is enabled."""
+        return self.big_gin_bonus is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of every field (JSON/YAML ready)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
+        """Rules from a mapping; a ``preset`` key starts from that preset, unknown keys are refused."""
+        if not isinstance(data, dict):
+            raise RulesError(f"rules must be a mapping of option names to values, got {data!r}")
+        data = dict(data)
+        base = cls()
+        if "preset" in data:
+            base = preset(data.pop("preset"))
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RulesError(
+                f"unknown rule option(s) {', '.join(unknown)}; known options: "
+                + ", ".join(sorted(known))
+                + ", preset"
+            )
+        return dataclasses.replace(base, **data)
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some options changed (validated)."""
+        return Rules.from_dict({**self.to_dict(), **changes})
+
+
+#: Named rule sets of the seeds (see shared/RULES.md, "Rule sets the seeds describe").
+PRESETS: dict[str, Rules] = {
+    # Seeds 001/003: the locked "version 1.0.0" variant, the default.
+    "standard": Rules(),
+    # Seed 000 (French app): big gin 31, match bonuses on (game 100, line 25, shutout doubles).
+    "seed000": Rules(big_gin_bonus=31, game_bonus=100, line_bonus=25, shutout_multiplier=2),
+    # Seed 000's short game: the same to 50 points.
+    "seed000_short": Rules(big_gin_bonus=31, game_bonus=100, line_bonus=25, shutout_multiplier=2, target=50),
+    # Seed 004 (online rules): undercut bonus 20, big gin 6.
+    "seed004": Rules(undercut_bonus=20, big_gin_bonus=6),
+    # Oklahoma gin (not in the seeds; offered by OpenSpiel).
+    "oklahoma": Rules(oklahoma=True),
+}
+
+
+def preset(name: str) -> Rules:
+    """The preset called ``name``; unknown names are refused with the list of known ones."""
+    try:
+        return PRESETS[name]
+    except (KeyError, TypeError):
+        raise RulesError(f"unknown rules preset {name!r}; known presets: {', '.join(PRESETS)}") from None

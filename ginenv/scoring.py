@@ -1,0 +1,196 @@
+"""The showdown and the score of one hand: melds, layoffs, knock / undercut / gin / big gin.
+
+:func:`score_knock` is the single place where a knocked hand is scored; the engine calls it and so
+can anyone with two hands. The knocker lays down a least-deadwood arrangement (tie-break in
+:mod:`ginenv.melds`, independent of the defender's cards). After a knock that is not gin, the
+defender's own melds and layoffs are chosen together for the least deadwood: every combination of
+layoffs (the fourth card of a 3-card set, chained extensions at either end of a run) is tried and
+the defender's remaining cards are melded optimally. No layoffs against gin or big gin. An equal
+deadwood is an undercut.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ginenv.cards import CARD_NAMES, NUM_RANKS, CardError, cards_of, mask_of, parse_cards
+from ginenv.melds import Arrangement, best_arrangement, deadwood_of_mask, meld_kind
+from ginenv.rules import Rules
+
+ResultKind = Literal["knock", "undercut", "gin", "big_gin"]
+
+
+class IllegalKnockError(ValueError):
+    """The knocker's cards do not allow a knock under the rules given."""
+
+
+@dataclass(frozen=True)
+class KnockResult:
+    """Outcome of a knock: who scores how much, and the cards laid down."""
+
+    kind: ResultKind
+    winner: Literal["knocker", "defender"]
+    points: int
+    knocker_deadwood: int
+    defender_deadwood: int  # after layoffs
+    layoffs: tuple[int, ...]  # defender's cards laid off, ascending
+    knocker_melds: tuple[int, ...]  # bitmasks
+    defender_melds: tuple[int, ...]  # bitmasks
+    knocker_deadwood_cards: int
+    defender_deadwood_cards: int  # after layoffs
+    defender_deadwood_before_layoffs: int
+    #: (card, index into knocker_melds) for each layoff.
+    layoff_targets: tuple[tuple[int, int], ...] = field(default=())
+
+    def describe(self) -> str:
+        """One line a person reads: kind, winner, points and both deadwoods."""
+        lay = " ".join(CARD_NAMES[c] for c in self.layoffs) or "none"
+        return (
+            f"{self.kind}: {self.winner} scores {self.points} "
+            f"(knocker deadwood {self.knocker_deadwood}, defender deadwood "
+            f"{self.defender_deadwood}, layoffs {lay})"
+        )
+
+
+def _layoff_options(meld: int, defender: int) -> list[int]:
+    """Every set of defender cards that can be laid off on one knocker meld (0 included)."""
+    cards = cards_of(meld)
+    if meld_kind(meld) == "set":
+        if len(cards) == 4:
+            return [0]
+        rank = cards[0] % NUM_RANKS
+        fourth = mask_of(rank + NUM_RANKS * s for s in range(4)) & ~meld
+        return [0, fourth] if defender & fourth else [0]
+    lows, highs = [0], [0]
+    lo, hi = cards[0], cards[-1]
+    chain = 0
+    card = lo - 1
+    while card >= 0 and card % NUM_RANKS != NUM_RANKS - 1 and defender >> card & 1:
+        chain |= 1 << card
+        lows.append(chain)
+        card -= 1
+    chain = 0
+    card = hi + 1
+    while card % NUM_RANKS != 0 and defender >> card & 1:
+        chain |= 1 << card
+        highs.append(chain)
+        card += 1
+    return [a | b for a in lows for b in highs]
+
+
+def _best_layoffs(knocker_melds: tuple[int, ...], defender: int) -> tuple[int, list[int]]:
+    """(least defender deadwood, layoff mask per knocker meld) over every layoff combination."""
+    options = [_layoff_options(m, defender) for m in knocker_melds]
+    best_dw = deadwood_of_mask(defender)
+    best: list[int] = [0] * len(knocker_melds)
+    best_count = 0
+    for combo in itertools.product(*options):
+        used = 0
+        clash = False
+        for part in combo:
+            if used & part:
+                clash = True
+                break
+            used |= part
+        if clash or not used:
+            continue
+        dw = deadwood_of_mask(defender & ~used)
+        count = used.bit_count()
+        # Ties: fewer cards laid off, then the first combination found (deterministic).
+        if dw < best_dw or (dw == best_dw and best_count and count < best_count):
+            best_dw, best, best_count = dw, list(combo), count
+    return best_dw, best
+
+
+def _mask(cards: Iterable[int | str] | str | int) -> int:
+    if isinstance(cards, int) and not isinstance(cards, bool):
+        return cards
+    return mask_of(parse_cards(cards))
+
+
+def score_knock(
+    knocker_cards: Iterable[int | str] | str | int,
+    defender_cards: Iterable[int | str] | str | int,
+    rules: Rules | None = None,
+    knock_limit: int | None = None,
+) -> KnockResult:
+    """Score a knock: ``knocker_cards`` are the 10 kept after the discard, or all 11 for big gin.
+
+    ``knock_limit`` overrides ``rules.knock_limit`` (an Oklahoma hand's limit comes from its upcard).
+    Raises :class:`IllegalKnockError` if the knocker's deadwood is over the limit, or big gin is
+    claimed when the rules disable it or the 11 cards do not all meld.
+    """
+    rules = rules or Rules()
+    limit = rules.knock_limit if knock_limit is None else knock_limit
+    knocker, defender = _mask(knocker_cards), _mask(defender_cards)
+    if knocker & defender:
+        raise CardError(
+            "knocker and defender share cards: "
+            + " ".join(CARD_NAMES[c] for c in cards_of(knocker & defender))
+        )
+    nk, nd = knocker.bit_count(), defender.bit_count()
+    if nk not in (10, 11) or nd != 10:
+        raise CardError(
+            f"a knock needs 10 knocker cards (11 for big gin) and 10 defender cards, got {nk} and {nd}"
+        )
+    arrangement: Arrangement = best_arrangement(knocker)
+    k_dw = arrangement.deadwood
+    d_arr = best_arrangement(defender)
+    d_dw_before = d_arr.deadwood
+    if nk == 11:
+        if not rules.big_gin:
+            raise IllegalKnockError("big gin is disabled by these rules (big_gin_bonus=None)")
+        if k_dw:
+            raise IllegalKnockError(f"big gin needs all 11 cards melded; deadwood is {k_dw}")
+        return KnockResult(
+            "big_gin",
+            "knocker",
+            rules.big_gin_bonus + d_dw_before,
+            0,
+            d_dw_before,
+            (),
+            arrangement.melds,
+            d_arr.melds,
+            0,
+            d_arr.deadwood_cards,
+            d_dw_before,
+        )
+    if k_dw > limit:
+        raise IllegalKnockError(f"knocker's deadwood {k_dw} is over the knock limit {limit}")
+    if k_dw == 0:
+        return KnockResult(
+            "gin",
+            "knocker",
+            rules.gin_bonus + d_dw_before,
+            0,
+            d_dw_before,
+            (),
+            arrangement.melds,
+            d_arr.melds,
+            0,
+            d_arr.deadwood_cards,
+            d_dw_before,
+        )
+    d_dw, per_meld = _best_layoffs(arrangement.melds, defender)
+    laid = 0
+    for part in per_meld:
+        laid |= part
+    remaining = best_arrangement(defender & ~laid) if laid else d_arr
+    targets = tuple((card, i) for i, part in enumerate(per_meld) for card in cards_of(part))
+    common = dict(
+        knocker_deadwood=k_dw,
+        defender_deadwood=d_dw,
+        layoffs=tuple(cards_of(laid)),
+        knocker_melds=arrangement.melds,
+        defender_melds=remaining.melds,
+        knocker_deadwood_cards=arrangement.deadwood_cards,
+        defender_deadwood_cards=remaining.deadwood_cards,
+        defender_deadwood_before_layoffs=d_dw_before,
+        layoff_targets=tuple(sorted(targets)),
+    )
+    if d_dw <= k_dw:
+        return KnockResult("undercut", "defender", k_dw - d_dw + rules.undercut_bonus, **common)  # type: ignore[arg-type]
+    return KnockResult("knock", "knocker", d_dw - k_dw, **common)  # type: ignore[arg-type]
