@@ -32,6 +32,7 @@ from ginenv.cards import (
     CARD_VALUES,
     NUM_RANKS,
     RANK_VALUES,
+    CardError,
     cards_of,
     mask_of,
     parse_cards,
@@ -165,7 +166,9 @@ def _best_discard_deadwood(mask: int) -> int:
 
 
 def _as_mask(cards: Iterable[int | str] | str | int) -> int:
-    if isinstance(cards, int) and not isinstance(cards, bool):
+    if isinstance(cards, int):
+        if isinstance(cards, bool):
+            raise CardError(f"expected cards, got {cards!r}")
         return cards
     return mask_of(parse_cards(cards))
 

@@ -106,7 +106,9 @@ def _best_layoffs(knocker_melds: tuple[int, ...], defender: int) -> tuple[int, l
 
 
 def _mask(cards: Iterable[int | str] | str | int) -> int:
-    if isinstance(cards, int) and not isinstance(cards, bool):
+    if isinstance(cards, int):
+        if isinstance(cards, bool):
+            raise CardError(f"expected cards, got {cards!r}")
         return cards
     return mask_of(parse_cards(cards))
 
@@ -141,7 +143,7 @@ def score_knock(
     d_arr = best_arrangement(defender)
     d_dw_before = d_arr.deadwood
     if nk == 11:
-        if not rules.big_gin:
+        if rules.big_gin_bonus is None:
             raise IllegalKnockError("big gin is disabled by these rules (big_gin_bonus=None)")
         if k_dw:
             raise IllegalKnockError(f"big gin needs all 11 cards melded; deadwood is {k_dw}")
