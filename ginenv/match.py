@@ -1,0 +1,164 @@
+"""A match: hands played until a player's total reaches the target, with bonuses and dealer rotation.
+
+:class:`Match` owns the running scores, the per-hand history (:class:`HandRecord`: deal, dealer,
+actions, result) and the final :class:`MatchResult`. It steps the current :class:`HandState` and deals
+the next hand itself when one ends (from ``decks`` if given, else shuffled with its ``rng``).
+
+Match bonuses (``Rules.game_bonus``, ``line_bonus``, ``shutout_multiplier``) are added once at the
+end: the game bonus to the winner, a line bonus per hand won to each player, and when the loser
+scored nothing (a shutout) the winner's bonuses are multiplied. Who deals next follows
+``Rules.next_dealer``: ``alternate``; or the ``winner`` / ``loser`` of the hand, the same dealer
+dealing again after a dead hand.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ginenv.engine import HandResult, HandState
+from ginenv.rules import Rules
+
+
+@dataclass(frozen=True)
+class HandRecord:
+    """One finished hand of a match: enough to replay it."""
+
+    dealer: int
+    deck: tuple[int, ...]
+    actions: tuple[int, ...]
+    result: HandResult
+    scores_after: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """The end of a match: ``totals`` are points plus bonuses; ``margin`` is winner minus loser."""
+
+    winner: int
+    points: tuple[int, int]
+    hands_won: tuple[int, int]
+    bonuses: tuple[int, int]
+    totals: tuple[int, int]
+    shutout: bool
+    hands_played: int
+
+    @property
+    def margin(self) -> int:
+        """Winner's total minus loser's total."""
+        return self.totals[self.winner] - self.totals[1 - self.winner]
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain-data form."""
+        return {
+            "winner": self.winner,
+            "points": list(self.points),
+            "hands_won": list(self.hands_won),
+            "bonuses": list(self.bonuses),
+            "totals": list(self.totals),
+            "shutout": self.shutout,
+            "hands_played": self.hands_played,
+            "margin": self.margin,
+        }
+
+
+def match_bonuses(
+    rules: Rules, points: Sequence[int], hands_won: Sequence[int], hands_played: int
+) -> MatchResult:
+    """Final standings of a finished match from its points and hands won (the winner has more points)."""
+    winner = 0 if points[0] >= points[1] else 1
+    loser = 1 - winner
+    bonuses = [rules.line_bonus * hands_won[0], rules.line_bonus * hands_won[1]]
+    bonuses[winner] += rules.game_bonus
+    shutout = points[loser] == 0
+    if shutout:
+        bonuses[winner] *= rules.shutout_multiplier
+    totals = (points[0] + bonuses[0], points[1] + bonuses[1])
+    return MatchResult(
+        winner,
+        (points[0], points[1]),
+        (hands_won[0], hands_won[1]),
+        (bonuses[0], bonuses[1]),
+        totals,
+        shutout,
+        hands_played,
+    )
+
+
+class Match:
+    """Hands until the target; ``step`` plays the current hand and deals the next one."""
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        dealer: int = 0,
+        rng: random.Random | None = None,
+        decks: Iterable[Sequence[int | str]] | None = None,
+    ) -> None:
+        """Start a match; ``decks`` (52-card orders) are dealt in turn before falling back to ``rng``."""
+        if dealer not in (0, 1):
+            raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+        self.rules = rules or Rules()
+        self.rng = rng or random.Random()
+        self._decks = iter(decks) if decks is not None else None
+        self.first_dealer = dealer
+        self.scores = [0, 0]
+        self.hands_won = [0, 0]
+        self.records: list[HandRecord] = []
+        self.result: MatchResult | None = None
+        self.hand = self._deal(dealer)
+
+    def _deal(self, dealer: int) -> HandState:
+        deck = next(self._decks, None) if self._decks is not None else None
+        return HandState(self.rules, dealer, deck=deck, rng=self.rng)
+
+    @property
+    def is_over(self) -> bool:
+        """True once a player has reached the target."""
+        return self.result is not None
+
+    @property
+    def player(self) -> int:
+        """The player to move in the current hand."""
+        return self.hand.player
+
+    def legal_actions(self) -> list[int]:
+        """Legal actions of the current hand (empty once the match is over)."""
+        return [] if self.is_over else self.hand.legal_actions()
+
+    def step(self, action: int) -> HandResult | None:
+        """Apply an action; returns the hand's result when this action ended a hand."""
+        if self.is_over:
+            raise ValueError("the match is over; no action is legal")
+        hand = self.hand
+        hand.step(action)
+        if not hand.is_over:
+            return None
+        result = hand.result
+        assert result is not None
+        if result.winner is not None:
+            self.scores[result.winner] += result.points
+            self.hands_won[result.winner] += 1
+        self.records.append(
+            HandRecord(
+                hand.dealer,
+                hand.deck,
+                tuple(a for _, a in hand.history),
+                result,
+                (self.scores[0], self.scores[1]),
+            )
+        )
+        if max(self.scores) >= self.rules.target:
+            self.result = match_bonuses(self.rules, self.scores, self.hands_won, len(self.records))
+        else:
+            self.hand = self._deal(self._next_dealer(hand.dealer, result))
+        return result
+
+    def _next_dealer(self, dealer: int, result: HandResult) -> int:
+        rule = self.rules.next_dealer
+        if rule == "alternate":
+            return 1 - dealer
+        if result.winner is None:
+            return dealer
+        return result.winner if rule == "winner" else 1 - result.winner
