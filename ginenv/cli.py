@@ -41,7 +41,11 @@ def greedy_action(state: HandState) -> int:
         return PASS if legal >> PASS & 1 else DRAW_STOCK
     if legal >> BIG_GIN & 1:
         return BIG_GIN
-    options = [(deadwood_of_mask(hand ^ 1 << c), -CARD_VALUES[c], c) for c in range(52) if legal >> (DISCARD_BASE + c) & 1]
+    options = [
+        (deadwood_of_mask(hand ^ 1 << c), -CARD_VALUES[c], c)
+        for c in range(52)
+        if legal >> (DISCARD_BASE + c) & 1
+    ]
     _, _, card = min(options)
     if legal >> (KNOCK_BASE + card) & 1:
         return KNOCK_BASE + card
@@ -82,8 +86,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             print(f"  hand {n:>2}: {result.kind:<8} {winner:>8} +{result.points:<3} scores {match.scores}")
     assert match.result is not None
     r = match.result
-    print(f"{players[r.winner]} wins the match: points {list(r.points)}, bonuses {list(r.bonuses)}, "
-          f"totals {list(r.totals)}{' (shutout)' if r.shutout else ''}")
+    print(
+        f"{players[r.winner]} wins the match: points {list(r.points)}, bonuses {list(r.bonuses)}, "
+        f"totals {list(r.totals)}{' (shutout)' if r.shutout else ''}"
+    )
     if args.save:
         save_replay(match_replay(match), args.save)
         print(f"replay written to {args.save}")
@@ -99,11 +105,15 @@ def _print_result(state: HandState, players: Sequence[str]) -> None:
     assert result.knock is not None and result.knocker is not None
     k = result.knock
     print(f"{players[result.knocker]} ends the hand ({result.kind})")
-    print(f"  knocker melds: {' '.join('[' + names(m) + ']' for m in k.knocker_melds)}"
-          f"  deadwood {names(k.knocker_deadwood_cards) or '-'} = {k.knocker_deadwood}")
-    print(f"  defender melds: {' '.join('[' + names(m) + ']' for m in k.defender_melds)}"
-          f"  layoffs {names(list(k.layoffs)) or '-'}"
-          f"  deadwood {names(k.defender_deadwood_cards) or '-'} = {k.defender_deadwood}")
+    print(
+        f"  knocker melds: {' '.join('[' + names(m) + ']' for m in k.knocker_melds)}"
+        f"  deadwood {names(k.knocker_deadwood_cards) or '-'} = {k.knocker_deadwood}"
+    )
+    print(
+        f"  defender melds: {' '.join('[' + names(m) + ']' for m in k.defender_melds)}"
+        f"  layoffs {names(list(k.layoffs)) or '-'}"
+        f"  deadwood {names(k.defender_deadwood_cards) or '-'} = {k.defender_deadwood}"
+    )
     print(f"{players[result.winner] if result.winner is not None else 'nobody'} scores {result.points}")
 
 
@@ -152,3 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = ["Rules", "build_parser", "greedy_action", "main"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
