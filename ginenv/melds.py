@@ -156,17 +156,41 @@ def _knock_discards(mask: int, limit: int) -> int:
 @njit(cache=True)
 def _best_discard_deadwood(mask: int) -> int:
     """Least deadwood over every single-card discard from ``mask``."""
+    return _best_discards(mask)[0]
+
+
+@njit(cache=True)
+def _best_discards(mask: int) -> tuple[int, int]:
+    """(least deadwood after one discard, bitmask of every discard reaching it)."""
     best = 1 << 30
+    which = 0
     rest = mask
     while rest:
         low = rest & -rest
         rest ^= low
-        best = min(best, _min_deadwood(mask ^ low))
-    return best
+        value = _min_deadwood(mask ^ low)
+        if value < best:
+            best, which = value, low
+        elif value == best:
+            which |= low
+    return best, which
+
+
+_BIT = {c: 1 << c for c in range(52)}
 
 
 def _as_mask(cards: Iterable[int | str] | str | int) -> int:
-    if isinstance(cards, int):
+    if isinstance(cards, list):
+        # Fast path for a list of card ids, the common call: one C-level pass. A value equal to a
+        # card id (numpy ints too) is that card; anything else (names, duplicates, out of range)
+        # takes the parsing path below, which gives the precise error.
+        try:
+            mask = sum(map(_BIT.__getitem__, cards))
+            if mask.bit_count() == len(cards):
+                return mask
+        except (KeyError, TypeError):
+            pass
+    elif isinstance(cards, int):
         if isinstance(cards, bool):
             raise CardError(f"expected cards, got {cards!r}")
         return cards
@@ -178,24 +202,32 @@ def deadwood(cards: Iterable[int | str] | str) -> int:
 
     ``cards`` is a list of card ids or names, or a string such as ``"As 2s 3s Kd"``.
     """
-    return int(_min_deadwood(_as_mask(cards)))
+    # numba already returns a Python int: no int() round trip on the hot path.
+    return _min_deadwood(_as_mask(cards))  # type: ignore[no-any-return]
 
 
 def deadwood_of_mask(mask: int) -> int:
     """:func:`deadwood` for a bitmask, without parsing: the hot path for engines and agents."""
-    return int(_min_deadwood(mask))
+    return _min_deadwood(mask)  # type: ignore[no-any-return]
 
 
 def knock_discards(mask: int, limit: int) -> int:
     """Bitmask of the cards whose discard leaves deadwood ``<= limit`` (for an 11-card mask)."""
-    return int(_knock_discards(mask, limit))
+    return _knock_discards(mask, limit)  # type: ignore[no-any-return]
+
+
+def best_discard_deadwood(cards: Iterable[int | str] | str | int) -> int:
+    """For an 11-card hand (list, string or mask): the least deadwood after one discard.
+
+    The same quantity as OpenSpiel's ``min_deadwood`` on 11 cards, but exact.
+    """
+    return _best_discard_deadwood(_as_mask(cards))  # type: ignore[no-any-return]
 
 
 def best_discards(cards: Iterable[int | str] | str) -> tuple[int, list[int]]:
     """For an 11-card hand: the least deadwood after one discard, and every discard reaching it."""
-    mask = _as_mask(cards)
-    best = int(_best_discard_deadwood(mask))
-    return best, [c for c in cards_of(mask) if _min_deadwood(mask ^ (1 << c)) == best]
+    best, which = _best_discards(_as_mask(cards))
+    return int(best), cards_of(int(which))
 
 
 # --------------------------------------------------------------------------- arrangements
