@@ -1,8 +1,8 @@
-"""The ``ginenv`` command: the project's front door.
+"""The engine-level subcommands of the ``ginenv`` command: ``demo`` and ``replay``.
 
-Subcommands so far: ``demo`` (play and print one seeded hand or match between two simple built-in
-players) and ``replay FILE`` (play a replay back, check it and print the outcome). The evaluation
-harness adds ``ladder`` and ``match`` (see the issues).
+``demo`` plays and prints one seeded hand or match between two simple built-in players reading only
+their own cards and the top discard; ``replay FILE`` plays a replay back and checks it. The command
+itself (with ``ladder`` and ``match``) lives in :mod:`experiments.cli`, above the agents.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import argparse
 import random
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ginenv.actions import ACTION_NAMES, BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, names
@@ -18,7 +19,7 @@ from ginenv.engine import HandState, Phase
 from ginenv.match import Match
 from ginenv.melds import best_arrangement, deadwood_of_mask
 from ginenv.replay import ReplayError, hand_replay, load_replay, match_replay, play_replay, save_replay
-from ginenv.rules import PRESETS, Rules, RulesError, preset
+from ginenv.rules import PRESETS, preset
 
 
 def greedy_action(state: HandState) -> int:
@@ -135,10 +136,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``ginenv`` command."""
-    parser = argparse.ArgumentParser(prog="ginenv", description="Gin rummy for RL research.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def add_subcommands(sub: Any) -> None:
+    """Add ``demo`` and ``replay`` to the ``ginenv`` command's subparsers."""
     demo = sub.add_parser("demo", help="play and print one seeded hand (or match) between greedy players")
     demo.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
     demo.add_argument("--mode", choices=("hand", "match"), default="hand")
@@ -148,21 +147,3 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("replay", help="play a replay file back and check its results")
     rep.add_argument("file")
     rep.set_defaults(func=_cmd_replay)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ginenv`` console script."""
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except RulesError as err:
-        print(f"ginenv: {err}", file=sys.stderr)
-        return 2
-
-
-__all__ = ["Rules", "build_parser", "greedy_action", "main"]
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ginenv.cli import main
+from experiments.cli import main
 
 
 def test_demo_hand_prints_a_whole_hand(capsys: pytest.CaptureFixture[str]) -> None:
@@ -38,7 +38,7 @@ def test_bad_replay_and_preset_give_messages(tmp_path: Path, capsys: pytest.Capt
 
 def test_console_script_runs() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "ginenv.cli", "demo", "--seed", "1"],
+        [sys.executable, "-m", "experiments.cli", "demo", "--seed", "1"],
         capture_output=True,
         text=True,
         check=True,

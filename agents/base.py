@@ -1,0 +1,44 @@
+"""The agent interface: what every computer player, neural agent and baseline adapter implements.
+
+An agent acts on exactly what the env's ``observe()`` returns for its seat: a dict holding
+``"observation"`` and ``"action_mask"`` (1-D int8 over the action ids of :mod:`ginenv.actions`).
+It never receives the env or the engine state. ``reset(seed)`` is called at the start of every hand;
+an agent whose play is random must draw only from the generator seeded there, so that the same
+hand with the same seed is played the same way (the harness relies on it for duplicate deals).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+
+import numpy as np
+
+Observation = Mapping[str, np.ndarray]
+
+
+class Agent(abc.ABC):
+    """Base class of every player: ``reset`` per hand, ``act`` per decision."""
+
+    #: Registry name of the agent (set by :func:`agents.registry.register`).
+    name: str = "agent"
+
+    def __init__(self, seed: int | None = None) -> None:
+        """Create the agent; ``seed`` seeds its random generator until the first ``reset``."""
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start of a hand: forget per-hand memory and reseed (``None`` keeps the generator)."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    @abc.abstractmethod
+    def act(self, observation: Observation) -> int:
+        """Choose a legal action id for this observation (its ``action_mask`` lists the legal ones)."""
+
+    def legal_actions(self, observation: Observation) -> np.ndarray:
+        """Legal action ids of an observation, ascending."""
+        return np.flatnonzero(observation["action_mask"])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

@@ -1,0 +1,56 @@
+"""greedy: the simple baseline the harness is tested with before the computer levels exist.
+
+Strategy: take the upcard (or the top discard) only when it goes into a meld and lowers the
+deadwood; otherwise pass or draw from the stock. Discard the card that leaves the least deadwood,
+the highest-valued one on ties (the "highest useless card"). Knock as soon as it is allowed; big gin
+when it can. Deterministic: it never uses its random generator.
+"""
+
+from __future__ import annotations
+
+from agents.base import Agent, Observation
+from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.cards import CARD_VALUES, cards_of
+from ginenv.melds import deadwood_of_mask
+from ginenv.observation import decode
+
+
+def best_discard(hand: int, allowed: int) -> int:
+    """The allowed card whose discard leaves the least deadwood (highest card on ties)."""
+    return min(cards_of(allowed), key=lambda c: (deadwood_of_mask(hand ^ 1 << c), -CARD_VALUES[c]))
+
+
+class GreedyAgent(Agent):
+    """Meld-taking, deadwood-dumping, knock-at-once baseline (see the module docstring)."""
+
+    name = "greedy"
+
+    def act(self, observation: Observation) -> int:
+        """Greedy choice for this observation."""
+        mask = observation["action_mask"]
+        view = decode(observation["observation"])
+        hand = view.hand
+        if mask[DRAW_DISCARD] and view.top is not None:
+            with_top = hand | 1 << view.top
+            # The card taken cannot be thrown back this turn, so compare against the best
+            # discard among the others.
+            after = min(deadwood_of_mask(with_top ^ 1 << c) for c in cards_of(hand))
+            if after < deadwood_of_mask(hand):
+                return DRAW_DISCARD
+        if mask[PASS]:
+            return PASS
+        if mask[DRAW_STOCK]:
+            return DRAW_STOCK
+        if mask[BIG_GIN]:
+            return BIG_GIN
+        allowed = 0
+        for c in cards_of(hand):
+            if mask[DISCARD_BASE + c]:
+                allowed |= 1 << c
+        card = best_discard(hand, allowed)
+        if mask[KNOCK_BASE + card]:
+            return KNOCK_BASE + card
+        return DISCARD_BASE + card
+
+
+__all__ = ["GreedyAgent", "best_discard"]
