@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 from ginenv.cards import CARD_NAMES, NUM_CARDS, CardError, parse_card
 
 DRAW_STOCK = 0
@@ -55,9 +57,10 @@ def action_card(action: int) -> int | None:
 
 def action_name(action: int) -> str:
     """Readable name of an action id: ``"draw_stock"``, ``"discard 7h"``, ``"knock Td"``, ..."""
-    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+    # numbers.Integral admits numpy integers (actions picked from a numpy mask); bools are refused.
+    if isinstance(action, bool) or not isinstance(action, Integral) or not 0 <= action < NUM_ACTIONS:
         raise UnknownActionError(f"unknown action id {action!r}; action ids are 0..{NUM_ACTIONS - 1}")
-    return ACTION_NAMES[action]
+    return ACTION_NAMES[int(action)]
 
 
 def action_id(name: str) -> int:

@@ -343,5 +343,7 @@ def best_arrangements(cards: Iterable[int | str] | str | int, limit: int = 256) 
 
 def best_arrangement(cards: Iterable[int | str] | str | int) -> Arrangement:
     """The least-deadwood arrangement, ties broken by fewest layoff targets (see module docstring)."""
-    options = best_arrangements(cards)
-    return min(options, key=lambda a: bin(layoff_targets(a.melds)).count("1"))
+    mask = _as_mask(cards)
+    options = best_arrangements(mask)
+    # Only cards the knocker does not hold can be laid off: its own cards are no targets.
+    return min(options, key=lambda a: bin(layoff_targets(a.melds) & ~mask).count("1"))

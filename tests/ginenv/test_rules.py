@@ -1,0 +1,161 @@
+"""Rule options, presets and their dict form against shared/RULES.md (ginenv.rules)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from ginenv.rules import PRESETS, Rules, RulesError, preset
+
+# RULES.md, "Rule sets the seeds describe", plus the dead-hand rule (stock down to 2 cards).
+DEFAULT_COLUMN: dict[str, Any] = {
+    "knock_limit": 10,
+    "gin_bonus": 25,
+    "undercut_bonus": 25,
+    "big_gin_bonus": None,
+    "oklahoma": False,
+    "dead_hand_stock": 2,
+    "target": 100,
+    "game_bonus": 0,
+    "line_bonus": 0,
+    "shutout_multiplier": 1,
+    "next_dealer": "alternate",
+}
+SEED000_BONUSES = {"game_bonus": 100, "line_bonus": 25, "shutout_multiplier": 2}
+PRESET_TABLE: dict[str, dict[str, Any]] = {
+    "standard": DEFAULT_COLUMN,
+    "seed000": {**DEFAULT_COLUMN, "big_gin_bonus": 31, **SEED000_BONUSES},
+    "seed000_short": {**DEFAULT_COLUMN, "big_gin_bonus": 31, "target": 50, **SEED000_BONUSES},
+    # Seed 004 states no match bonuses: they stay off.
+    "seed004": {**DEFAULT_COLUMN, "undercut_bonus": 20, "big_gin_bonus": 6},
+    "oklahoma": {**DEFAULT_COLUMN, "oklahoma": True},
+}
+
+
+def test_defaults_are_the_default_column() -> None:
+    rules = Rules()
+    assert rules.to_dict() == DEFAULT_COLUMN
+    assert rules.big_gin is False
+    assert Rules.from_dict({}) == rules
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_TABLE))
+def test_preset_matches_rules_table(name: str) -> None:
+    rules = preset(name)
+    assert rules is PRESETS[name]
+    assert rules.to_dict() == PRESET_TABLE[name]
+    assert rules.big_gin is (PRESET_TABLE[name]["big_gin_bonus"] is not None)
+
+
+def test_every_preset_is_in_the_table() -> None:
+    assert set(PRESETS) == set(PRESET_TABLE)
+
+
+def test_rules_are_frozen_and_hashable() -> None:
+    rules = Rules()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rules.knock_limit = 5  # type: ignore[misc]
+    assert hash(rules) == hash(Rules())
+    assert len(set(PRESETS.values())) == len(PRESETS)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("knock_limit", -1),
+        ("knock_limit", 101),
+        ("knock_limit", 10.0),
+        ("knock_limit", True),
+        ("knock_limit", "10"),
+        ("gin_bonus", -5),
+        ("undercut_bonus", -1),
+        ("undercut_bonus", None),
+        ("big_gin_bonus", -1),
+        ("big_gin_bonus", 3.5),
+        ("big_gin_bonus", False),
+        ("oklahoma", 1),
+        ("oklahoma", "yes"),
+        ("dead_hand_stock", -1),
+        ("dead_hand_stock", 31),
+        ("target", 0),
+        ("game_bonus", -100),
+        ("line_bonus", -25),
+        ("shutout_multiplier", 0),
+        ("next_dealer", "dealer"),
+        ("next_dealer", None),
+    ],
+)
+def test_invalid_value_is_refused_naming_the_field(field: str, value: object) -> None:
+    with pytest.raises(RulesError, match=field) as info:
+        Rules(**{field: value})
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(RulesError, match=field):
+        Rules.from_dict({field: value})
+    with pytest.raises(RulesError, match=field):
+        Rules().replace(**{field: value})
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"knock_limit": 0},
+        {"knock_limit": 100},
+        {"big_gin_bonus": 0},
+        {"dead_hand_stock": 0},
+        {"dead_hand_stock": 30},
+        {"target": 1},
+        {"next_dealer": "winner"},
+        {"next_dealer": "loser"},
+    ],
+)
+def test_boundary_values_are_accepted(changes: dict[str, Any]) -> None:
+    rules = Rules(**changes)
+    assert {k: getattr(rules, k) for k in changes} == changes
+
+
+def test_from_dict_rejects_unknown_keys_naming_them() -> None:
+    with pytest.raises(RulesError, match="knock_limt") as info:
+        Rules.from_dict({"knock_limt": 5, "target": 50})
+    assert "knock_limit" in str(info.value)  # the known options are listed
+    with pytest.raises(RulesError, match="colour"):
+        Rules.from_dict({"preset": "seed004", "colour": "red"})
+
+
+def test_from_dict_rejects_non_mappings() -> None:
+    with pytest.raises(RulesError):
+        Rules.from_dict([("knock_limit", 5)])  # type: ignore[arg-type]
+
+
+def test_from_dict_accepts_a_preset_and_overrides() -> None:
+    assert Rules.from_dict({"preset": "seed004"}) == PRESETS["seed004"]
+    rules = Rules.from_dict({"preset": "seed000", "target": 50})
+    assert rules == PRESETS["seed000_short"]
+    assert Rules.from_dict({"preset": "oklahoma", "knock_limit": 7}).to_dict() == {
+        **PRESET_TABLE["oklahoma"],
+        "knock_limit": 7,
+    }
+
+
+def test_from_dict_does_not_mutate_its_argument() -> None:
+    data = {"preset": "seed004", "target": 50}
+    Rules.from_dict(data)
+    assert data == {"preset": "seed004", "target": 50}
+
+
+@pytest.mark.parametrize("name", ["nope", "Standard", None])
+def test_unknown_preset_is_refused(name: object) -> None:
+    with pytest.raises(RulesError, match="standard"):  # the known presets are listed
+        preset(name)  # type: ignore[arg-type]
+    with pytest.raises(RulesError):
+        Rules.from_dict({"preset": name})
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_dict_round_trip(name: str) -> None:
+    rules = PRESETS[name]
+    assert Rules.from_dict(rules.to_dict()) == rules
+    assert rules.replace() == rules
+    assert rules.replace(target=77).target == 77
+    assert rules.replace(target=77).replace(target=rules.target) == rules
