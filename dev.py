@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
     rest = argv[1:]
     if task == "run":
         ensure_env()
-        return sh(BIN / "ginenv", *(rest or ["demo", "--seed", "0"]), check=False)
+        return sh(BIN / "ginenv", *(rest or ["ladder"]), check=False)
     if task == "test":
         ensure_env()
         for step in (

@@ -25,18 +25,24 @@ class GreedyAgent(Agent):
 
     name = "greedy"
 
+    @staticmethod
+    def melds_with(hand: int, card: int) -> bool:
+        """Whether taking ``card`` (then the best discard) puts it in a meld and lowers the deadwood."""
+        # The card taken cannot be thrown back this turn: the best discard is among the others.
+        kept = hand | 1 << card
+        kept ^= 1 << best_discard(kept, hand)
+        after = deadwood_of_mask(kept)
+        # ``card`` is melded iff leaving it out would save less than its own value.
+        in_meld = after < deadwood_of_mask(kept ^ 1 << card) + CARD_VALUES[card]
+        return in_meld and after < deadwood_of_mask(hand)
+
     def act(self, observation: Observation) -> int:
         """Greedy choice for this observation."""
         mask = observation["action_mask"]
         view = decode(observation["observation"])
         hand = view.hand
-        if mask[DRAW_DISCARD] and view.top is not None:
-            with_top = hand | 1 << view.top
-            # The card taken cannot be thrown back this turn, so compare against the best
-            # discard among the others.
-            after = min(deadwood_of_mask(with_top ^ 1 << c) for c in cards_of(hand))
-            if after < deadwood_of_mask(hand):
-                return DRAW_DISCARD
+        if mask[DRAW_DISCARD] and view.top is not None and self.melds_with(hand, view.top):
+            return DRAW_DISCARD
         if mask[PASS]:
             return PASS
         if mask[DRAW_STOCK]:

@@ -1,0 +1,74 @@
+"""The agent registry and the baseline agents (random, greedy) on scripted positions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.base import Agent
+from ginenv import gin_rummy_v0
+from ginenv.actions import NUM_ACTIONS, action_id, action_name
+from ginenv.cards import parse_cards
+
+
+def test_make_and_available() -> None:
+    names = agents.available()
+    assert names[:2] == ["random", "greedy"]
+    agent = agents.make("greedy", seed=0)
+    assert isinstance(agent, Agent) and agent.name == "greedy"
+    with pytest.raises(agents.UnknownAgentError, match="known agents: random, greedy"):
+        agents.make("grandmaster")
+
+
+def test_duplicate_registration_is_refused() -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        agents.register("random", agents.RandomAgent)
+
+
+def test_random_agent_is_legal_and_reproducible() -> None:
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    legal = [action_id("discard 7h"), action_id("discard Kd"), action_id("knock 7h")]
+    mask[legal] = 1
+    obs = {"observation": np.zeros(1, dtype=np.float32), "action_mask": mask}
+    a = agents.make("random", seed=1)
+    picks = [a.act(obs) for _ in range(50)]
+    assert set(picks) <= set(legal) and len(set(picks)) == 3
+    a.reset(seed=7)
+    first = [a.act(obs) for _ in range(10)]
+    a.reset(seed=7)
+    assert [a.act(obs) for _ in range(10)] == first
+
+
+def deck_with(non_dealer: str, dealer: str, upcard: str) -> list[str]:
+    used = parse_cards(f"{non_dealer} {dealer} {upcard}")
+    rest = [c for c in range(52) if c not in used]
+    from ginenv.cards import CARD_NAMES
+
+    return [CARD_NAMES[c] for c in used + rest]
+
+
+def first_decision(deck: list[str], dealer: int = 0) -> tuple[object, dict]:
+    env = gin_rummy_v0.raw_env()
+    env.reset(seed=0, options={"deck": deck, "dealer": dealer})
+    return env, env.observe(env.agent_selection)
+
+
+def test_greedy_takes_an_upcard_that_completes_a_meld_and_passes_otherwise() -> None:
+    hand = "7h 8h Ks Kc 2d 5c 9s Jd 4s Qc"
+    _, obs = first_decision(deck_with(hand, "As 2s 3s 4c 6d 8d Tc Jc Qd Ad", "9h"))
+    assert action_name(agents.make("greedy").act(obs)) == "draw_discard"
+    _, obs = first_decision(deck_with(hand, "As 2s 3s 4c 6d 8d Tc Jc Qd Ad", "3h"))
+    assert action_name(agents.make("greedy").act(obs)) == "pass"
+
+
+def test_greedy_throws_its_highest_useless_card_and_knocks_at_once() -> None:
+    # Non-dealer takes 9h: 7h 8h 9h, Ks Kc Kh... keep it simple: after taking, the best discard is Qc.
+    hand = "7h 8h Ks Kc Kd 2d 3d 4d As Qc"
+    env, obs = first_decision(deck_with(hand, "2s 3s 4c 6d 8d Tc Jc Qd Ad 5s", "9h"))
+    greedy = agents.make("greedy")
+    assert action_name(greedy.act(obs)) == "draw_discard"
+    env.step(greedy.act(obs))
+    obs = env.observe(env.agent_selection)
+    # Melds 7-8-9h, K K K, 2-3-4d; deadwood As + Qc: throwing Qc leaves 1, a legal knock.
+    assert action_name(greedy.act(obs)) == "knock Qc"
