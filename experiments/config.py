@@ -19,7 +19,7 @@ class LadderFile:
 
     #: ``all`` (every registered agent) or a list of agent names.
     agents: str | list[str] = "all"
-    #: ``round_robin`` or ``gauntlet``.
+    #: ``round_robin``, ``gauntlet`` or ``adjacent`` (each agent against the next in the list).
     format: str = "round_robin"
     #: ``hand`` or ``match``.
     unit: str = "hand"

@@ -35,7 +35,7 @@ import numpy as np
 
 from ginenv.rules import Rules
 
-Format = Literal["round_robin", "gauntlet"]
+Format = Literal["round_robin", "gauntlet", "adjacent"]
 Unit = Literal["hand", "match"]
 Backend = Literal["local", "ray"]
 
@@ -50,7 +50,8 @@ class EvalConfig:
 
     #: Agent names (registry names, or ``checkpoint:PATH`` / baseline names when registered).
     agents: tuple[str, ...]
-    #: ``round_robin``: every pair; ``gauntlet``: the first agent against each of the others.
+    #: ``round_robin``: every pair; ``gauntlet``: the first agent against each of the others;
+    #: ``adjacent``: each agent against the next one in the list (a ladder's neighbours).
     format: Format = "round_robin"
     #: Duplicate deals per pairing (each is played twice, seats swapped).
     deals: int = 100
@@ -66,8 +67,8 @@ class EvalConfig:
             raise HarnessError(f"an evaluation needs at least two agents, got {list(self.agents)}")
         if len(set(self.agents)) != len(self.agents):
             raise HarnessError(f"agent names must be distinct, got {list(self.agents)}")
-        if self.format not in ("round_robin", "gauntlet"):
-            raise HarnessError(f"format must be 'round_robin' or 'gauntlet', got {self.format!r}")
+        if self.format not in ("round_robin", "gauntlet", "adjacent"):
+            raise HarnessError(f"format must be 'round_robin', 'gauntlet' or 'adjacent', got {self.format!r}")
         if self.unit not in ("hand", "match"):
             raise HarnessError(f"unit must be 'hand' or 'match', got {self.unit!r}")
         if not isinstance(self.deals, int) or self.deals < 1:
@@ -78,6 +79,8 @@ class EvalConfig:
         a = self.agents
         if self.format == "gauntlet":
             return [(a[0], b) for b in a[1:]]
+        if self.format == "adjacent":
+            return [(a[i + 1], a[i]) for i in range(len(a) - 1)]
         return [(a[i], a[j]) for i in range(len(a)) for j in range(i + 1, len(a))]
 
     def to_dict(self) -> dict[str, Any]:

@@ -116,7 +116,7 @@ def format_table(summary: dict[str, Any]) -> str:
             f"{(p['p_value'] if p['p_value'] is not None else float('nan')):>8.2g} "
             f"{100 * p['a_hand_win_rate']['rate']:>11.1f}% {100 * r['knock']:>6.1f}% {100 * r['gin']:>5.1f}% "
             f"{100 * r['undercut']:>6.1f}% {100 * r['dead']:>5.1f}% {p['decisions_per_hand']:>6.1f} "
-            f"{p['a_ms_per_decision']:>6.2f} {p['b_ms_per_decision']:>6.2f}"
+            f"{p['a_ms_per_decision']:>6.3f} {p['b_ms_per_decision']:>6.3f}"
         )
         if "a_match_win_rate" in p:
             m = p["a_match_win_rate"]
