@@ -1,0 +1,735 @@
+"""
+# Gin Rummy
+
+| Import             | `from ginenv import gin_rummy_v0`                          |
+|--------------------|------------------------------------------------------------|
+| Actions            | Discrete                                                   |
+| Parallel API       | No                                                         |
+| Manual Control     | No                                                         |
+| Agents             | `agents= ['player_0', 'player_1']`                         |
+| Agents             | 2                                                          |
+| Action Shape       | Discrete(108)                                              |
+| Action Values      | Discrete(108)                                              |
+| Observation Shape  | (532,); (584,) with `oracle=True`                          |
+| Observation Values | [0, 1] except the first 5 entries (counts, see below)      |
+
+Two-player gin rummy with the rules of `shared/RULES.md` (the rule options are the fields of
+`ginenv.rules.Rules`). Each player holds 10 cards; on a turn a player draws the top card of the
+stock or of the discard pile, then discards, and may knock when the deadwood of the 10 cards kept is
+at most the knock limit. The first upcard is offered to the non-dealer, then to the dealer, before
+anyone draws. The hand ends with a knock (scored as knock, undercut or gin), with big gin when the
+rules allow it, or dead when a plain discard leaves 2 cards in the stock.
+
+```python
+from ginenv import gin_rummy_v0
+from ginenv.rules import Rules
+
+env = gin_rummy_v0.env(rules=Rules(), mode="hand", render_mode="ansi")
+env.reset(seed=42)
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        action = env.action_space(agent).sample(observation["action_mask"])
+    env.step(action)
+```
+
+### Arguments
+
+``` python
+gin_rummy_v0.env(rules=None, mode="hand", render_mode=None, reward_scale=1.0, oracle=False,
+                 dealer=None, illegal_reward=-1.0)
+```
+
+`rules`: a `ginenv.rules.Rules` (default: the standard rules, `Rules()`).
+
+`mode`: `"hand"`, one hand per episode; or `"match"`, hands until a player reaches `rules.target`.
+
+`render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"` (printed after each step).
+
+`reward_scale`: rewards are points multiplied by this (e.g. `0.01` for a network).
+
+`oracle`: also show each seat the opponent's hand (research only; changes the observation space).
+
+`dealer`: `0` or `1` to fix who deals (the first hand, in match mode); `None` (default) draws the
+dealer of each episode from the seeded random generator.
+
+`illegal_reward` (`env()` only): the reward of an agent whose action is illegal (see below).
+
+Every argument is kept by the env and applies to every `reset()`, seeded or not.
+
+### Resetting
+
+`reset(seed=None, options=None)`: `seed` seeds the deck shuffles and the dealer draw (without a seed,
+the generator carries on). `options` may hold:
+
+- `"deck"`: 52 card names or ids in dealing order (`shared/RULES.md`): cards 0-9 to the non-dealer,
+  10-19 to the dealer, card 20 is the upcard, 21 onwards is the stock, 21 drawn first. A deck that
+  is not 52 distinct known cards raises `ginenv.engine.DeckError` (wrong size, duplicates, unknown
+  names), and the env is left as it was.
+- `"decks"`: match mode, a list of such decks dealt to the successive hands (shuffled after them).
+- `"dealer"`: `0`, `1`, `"player_0"` or `"player_1"` for this episode.
+
+Other keys are ignored with a warning.
+
+### Observation Space
+
+The observation is a dictionary with an `"observation"` vector (`float32`, seat-relative: "own" is
+the observing seat) and an `"action_mask"`. It holds everything the seat may know and nothing else:
+never the opponent's unknown cards (unless `oracle=True`), never the stock order.
+
+| index        | meaning                                                                       |
+|--------------|-------------------------------------------------------------------------------|
+| 0            | stock size (0..31)                                                            |
+| 1            | knock limit of this hand (Oklahoma: the first upcard's value)                 |
+| 2, 3         | own and opponent's running points (match mode; 0 in hand mode)                |
+| 4            | the match target (match mode; 0 in hand mode)                                 |
+| 5..9         | phase one-hot: upcard offer to the non-dealer, to the dealer, draw, discard, over |
+| 10           | 1 if this seat decides now                                                    |
+| 11           | 1 if this seat dealt this hand                                                |
+| 12..63       | own hand                                                                      |
+| 64..115      | top card of the discard pile                                                  |
+| 116..167     | the cards under it                                                            |
+| 168..219     | cards the opponent took from the discard pile and still holds                 |
+| 220..271     | cards the opponent discarded this hand                                        |
+| 272..323     | cards the opponent passed over (declined upcard; top discard left for a stock draw) |
+| 324..375     | own cards taken from the discard pile and still held (what the opponent knows)|
+| 376..427     | cards this seat discarded                                                     |
+| 428..479     | cards this seat passed over                                                   |
+| 480..531     | unseen cards: not in the own hand, the discard pile, or known opponent cards  |
+| 532..583     | `oracle=True` only: the opponent's hand                                       |
+
+Each 52-entry plane has one entry per card id `suit * 13 + rank` (suits `s c d h`, ranks `A..K`).
+The layout constants live in `ginenv.observation` (`PLANES`, `plane_slice`, `OBS_SIZE`, ...), and
+`ginenv.observation.decode` reads a vector back as card bitmasks.
+
+#### Legal Actions Mask
+
+`"action_mask"` is a 1-D `int8` vector over the 108 action ids: 1 for each legal action of the agent
+to move, all zeros for the other agent and once the episode has ended.
+
+### Action Space
+
+| ids     | name            | meaning                                                          |
+|---------|-----------------|------------------------------------------------------------------|
+| 0       | `draw_stock`    | draw the top card of the stock                                   |
+| 1       | `draw_discard`  | take the top of the discard pile (or the upcard when offered)    |
+| 2       | `pass`          | decline the offered upcard                                       |
+| 3       | `big_gin`       | lay down 11 melded cards (when `rules.big_gin_bonus` is set)     |
+| 4..55   | `discard XX`    | discard card `id - 4`                                            |
+| 56..107 | `knock XX`      | discard card `id - 56` and knock (gin at deadwood 0)             |
+
+`env.unwrapped.action_name(a)` and `env.unwrapped.action_id("discard 7h")` convert; the constants
+(`DRAW_STOCK`, `DISCARD_BASE`, ...) are re-exported here from `ginenv.actions`.
+
+### Rewards
+
+Zero-sum, in points times `reward_scale`, given on the step that ends a hand:
+
+| mode    | when a hand ends                                     | at the end of the match                  |
+|---------|------------------------------------------------------|------------------------------------------|
+| `hand`  | winner `+points`, loser `-points`, dead hand 0 and 0 | (the episode is the hand)                |
+| `match` | winner `+points`, loser `-points`, dead hand 0 and 0 | plus own match bonuses minus the other's |
+
+The final hand's rewards carry the match bonuses (`Rules.game_bonus`, `line_bonus`, shutout), so a
+match's return is each seat's total (points plus bonuses) minus the opponent's: the winner
+gets `+margin` and the loser `-margin`. Every other step rewards 0.
+
+### Infos
+
+`infos[agent]` holds only public facts: `"hand_index"` (the current hand, from 0) and `"dealer"`
+(its dealer's seat); in match mode `"scores"` (running points, `[player_0, player_1]`). Once a hand
+has ended, `"result"` describes the latest finished hand (kept until the next one ends):
+`kind` (`"knock"`, `"undercut"`, `"gin"`, `"big_gin"` or `"dead"`), `winner` and `knocker` (agent
+names or `None`), `points` (to the winner), `deadwood` (both seats, after layoffs), `layoffs`,
+`showdown` (the melds and deadwood cards each seat laid down; `None` for a dead hand), `hand_index`
+and `dealer`; at the end of a match also `match_result` (winner, points, hands won, bonuses,
+totals, shutout, hands played, margin). Per-seat values are lists indexed by seat.
+
+### Illegal actions
+
+`raw_env.step` refuses an illegal action (or a non-integer one) with `ginenv.engine.IllegalActionError`
+(`ginenv.actions.UnknownActionError` for an id outside 0..107) naming the legal actions, and changes
+nothing. `env()` follows PettingZoo's wrapper conventions instead: an out-of-range action fails an
+assertion, and an illegal action ends the episode for both agents (terminated and truncated) with
+`illegal_reward` for the offender and 0 for the other.
+
+### Rendering
+
+`"ansi"` returns and `"human"` prints the table: both hands sorted with their melds framed and their
+deadwood shown, the discard pile, the stock size, the scores (match mode), the last action and, once
+a hand ends, the showdown with the layoffs (`ginenv.render`).
+
+### Version History
+
+* v0: Initial release (ginenv 0.1.0)
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import warnings
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import Any, ClassVar, Literal
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils.wrappers import (
+    AssertOutOfBoundsWrapper,
+    OrderEnforcingWrapper,
+    TerminateIllegalWrapper,
+)
+
+from ginenv import actions as _actions
+from ginenv.actions import (
+    ACTION_NAMES,
+    BIG_GIN,
+    DISCARD_BASE,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCK_BASE,
+    NUM_ACTIONS,
+    PASS,
+    UnknownActionError,
+)
+from ginenv.cards import CARD_NAMES, cards_of
+from ginenv.engine import DeckError, HandResult, HandState, IllegalActionError, parse_deck
+from ginenv.match import Match
+from ginenv.observation import OBS_SIZE, ORACLE_OBS_SIZE, Knowledge, Tracker, observation_high
+from ginenv.render import render_table
+from ginenv.rules import Rules
+
+__all__ = [
+    "ACTION_NAMES",
+    "AGENTS",
+    "BIG_GIN",
+    "DISCARD_BASE",
+    "DRAW_DISCARD",
+    "DRAW_STOCK",
+    "KNOCK_BASE",
+    "NUM_ACTIONS",
+    "OBS_SIZE",
+    "ORACLE_OBS_SIZE",
+    "PASS",
+    "DeckError",
+    "IllegalActionError",
+    "UnknownActionError",
+    "env",
+    "raw_env",
+]
+
+#: The two agents; ``dealer`` and per-seat lists index them.
+AGENTS = ("player_0", "player_1")
+_SEAT = {"player_0": 0, "player_1": 1}
+Mode = Literal["hand", "match"]
+_RESET_OPTIONS = frozenset({"deck", "decks", "dealer"})
+# Bytes of a legal-action bitmask (108 bits) for np.unpackbits.
+_MASK_BYTES = (NUM_ACTIONS + 7) // 8
+# Legal masks below this use only the draw / pass / big gin ids: precomputed, copied on demand.
+_LOW_ACTIONS = 1 << DISCARD_BASE
+_LOW_MASKS = tuple(
+    np.array([m >> a & 1 for a in range(NUM_ACTIONS)], dtype=np.int8) for m in range(_LOW_ACTIONS)
+)
+# The most a seat's running score can reach: just under the target, plus one hand's points (the
+# largest bonus plus at most 100 deadwood points).
+_MAX_HAND_DEADWOOD = 100
+
+
+def _seat_of(dealer: object) -> int:
+    if isinstance(dealer, str) and dealer in _SEAT:
+        return _SEAT[dealer]
+    if isinstance(dealer, (int, np.integer)) and not isinstance(dealer, bool) and dealer in (0, 1):
+        return int(dealer)
+    raise ValueError(f"dealer must be 0, 1, 'player_0' or 'player_1', got {dealer!r}")
+
+
+class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
+    """Gin rummy as a PettingZoo AEC environment; see the module docstring (the env card)."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "gin_rummy_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        mode: Mode = "hand",
+        render_mode: str | None = None,
+        reward_scale: float = 1.0,
+        oracle: bool = False,
+        dealer: int | None = None,
+    ) -> None:
+        """Configure the env; every argument survives ``reset()`` (see the module docstring)."""
+        EzPickle.__init__(self, rules, mode, render_mode, reward_scale, oracle, dealer)
+        super().__init__()
+        if rules is not None and not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a ginenv.rules.Rules, got {type(rules).__name__}")
+        if mode not in ("hand", "match"):
+            raise ValueError(f"mode must be 'hand' or 'match', got {mode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)):
+            raise TypeError(f"reward_scale must be a number, got {reward_scale!r}")
+        if not math.isfinite(reward_scale):
+            raise ValueError(f"reward_scale must be finite, got {reward_scale!r}")
+        if not isinstance(oracle, bool):
+            raise TypeError(f"oracle must be True or False, got {oracle!r}")
+        self.rules = rules if rules is not None else Rules()
+        self.mode: Mode = mode
+        self.render_mode = render_mode
+        self.reward_scale = float(reward_scale)
+        self.oracle = oracle
+        self.dealer = None if dealer is None else _seat_of(dealer)
+
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        bonuses = (self.rules.gin_bonus, self.rules.undercut_bonus, self.rules.big_gin_bonus or 0)
+        score_high = self.rules.target + max(bonuses) + _MAX_HAND_DEADWOOD
+        knock_high = max(self.rules.knock_limit, 10)
+        high = observation_high(knock_high, score_high, self.rules.target, oracle)
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(low=0.0, high=high, dtype=np.float32),
+                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for a in AGENTS
+        }
+        self._tracker = Tracker(oracle)
+        self._rng: random.Random | None = None
+        self._match: Match | None = None
+        self._state: HandState | None = None
+        self._finished: HandState | None = None  # the latest finished hand (for render)
+        self._hand_index = 0
+        self._rewards_dirty = False
+
+    # ------------------------------------------------------------------ spaces and names
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        """The (cached) observation space of ``agent``."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """The (cached) action space of ``agent``: ``Discrete(108)``."""
+        return self.action_spaces[agent]
+
+    @staticmethod
+    def action_name(action: int) -> str:
+        """Name of an action id: ``"draw_stock"``, ``"discard 7h"``, ``"knock Td"``, ``"big_gin"``."""
+        return _actions.action_name(int(action) if isinstance(action, np.integer) else action)
+
+    @staticmethod
+    def action_id(name: str) -> int:
+        """Action id of a name (inverse of :meth:`action_name`; ``"knock 10h"`` is read too)."""
+        return _actions.action_id(name)
+
+    # ------------------------------------------------------------------ state access
+
+    @property
+    def hand(self) -> HandState:
+        """The engine state of the current hand (for tests, rendering and analysis, not for agents)."""
+        if self._state is None:
+            raise RuntimeError("call reset() before reading the hand")
+        return self._state
+
+    @property
+    def match(self) -> Match | None:
+        """The engine match in match mode (``None`` in hand mode or before ``reset()``)."""
+        return self._match
+
+    @property
+    def knowledge(self) -> Knowledge:
+        """The public record of the current hand (what both seats have seen moved)."""
+        if self._state is None:
+            raise RuntimeError("call reset() before reading the knowledge")
+        return self._tracker.knowledge
+
+    # ------------------------------------------------------------------ reset
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new episode: shuffled from the seeded generator, or ``options["deck"]``."""
+        options = dict(options or {})
+        unknown = sorted(set(options) - _RESET_OPTIONS, key=str)
+        if unknown:
+            warnings.warn(
+                f"gin_rummy_v0.reset ignores unknown option(s) {unknown}; known options: deck, decks, dealer",
+                stacklevel=2,
+            )
+        decks: list[list[int]] = []
+        # Parse everything before touching the env, so that a bad option leaves it as it was.
+        if options.get("deck") is not None:
+            decks.append(parse_deck(options["deck"]))
+        if options.get("decks") is not None:
+            given = options["decks"]
+            if isinstance(given, str) or not isinstance(given, Sequence):
+                raise DeckError("options['decks'] must be a list of decks (each 52 card names or ids)")
+            if self.mode == "hand" and len(given) + len(decks) > 1:
+                raise DeckError("hand mode plays one hand: give one deck ('deck'), not several")
+            decks.extend(parse_deck(d) for d in given)
+        dealer_option = options.get("dealer")
+        dealer = None if dealer_option is None else _seat_of(dealer_option)
+
+        if seed is not None or self._rng is None:
+            self._rng = random.Random(seed)
+        if dealer is None:
+            dealer = self.dealer if self.dealer is not None else self._rng.randrange(2)
+
+        if self.mode == "match":
+            self._match = Match(self.rules, dealer, rng=self._rng, decks=decks)
+            self._state = self._match.hand
+        else:
+            self._match = None
+            self._state = HandState(self.rules, dealer, deck=decks[0] if decks else None, rng=self._rng)
+        self._tracker.deal(self._state, *self._scores())
+        self._finished = None
+        self._hand_index = 0
+
+        self.agents = list(AGENTS)
+        self.rewards = {a: 0.0 for a in AGENTS}
+        self._cumulative_rewards = {a: 0.0 for a in AGENTS}
+        self.terminations = {a: False for a in AGENTS}
+        self.truncations = {a: False for a in AGENTS}
+        self._rewards_dirty = False
+        self.infos = self._public_infos(None)
+        self.agent_selection = AGENTS[self._state.player]
+
+    # ------------------------------------------------------------------ observe
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """What ``agent`` sees now: ``{"observation": float32 vector, "action_mask": int8 vector}``."""
+        state = self._state
+        if state is None:
+            raise RuntimeError("call reset() before observe()")
+        vec = self._tracker.observe(_SEAT[agent])
+        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+            legal = state.legal_mask()
+            if legal < _LOW_ACTIONS:
+                # Upcard offers and draws: one of a few masks, copied from a table.
+                mask = _LOW_MASKS[legal].copy()
+            else:
+                mask = np.unpackbits(
+                    np.frombuffer(legal.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8),
+                    count=NUM_ACTIONS,
+                    bitorder="little",
+                ).view(np.int8)
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": vec, "action_mask": mask}
+
+    def _scores(self) -> tuple[list[int] | None, int]:
+        match = self._match
+        return (None, 0) if match is None else (match.scores, self.rules.target)
+
+    # ------------------------------------------------------------------ step
+
+    def step(self, action: int | np.integer | None) -> None:
+        """Apply the action of ``agent_selection``; illegal actions raise and change nothing."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self._state
+        assert state is not None
+        if type(action) is not int:
+            action = self._as_action(action)
+        pile = state.discard_pile
+        top = pile[-1] if pile else -1
+        player = state.player
+        hand_before = state.hands[player]
+        try:
+            if self._match is None:
+                state.step(action)
+                result = state.result
+            else:
+                result = self._match.step(action)
+        except IllegalActionError as err:
+            raise IllegalActionError(f"{agent}: {err}") from None
+        # The action is applied: from here on the env changes.
+        if self._rewards_dirty:
+            for a in self.rewards:
+                self.rewards[a] = 0.0
+            self._rewards_dirty = False
+        self._cumulative_rewards[agent] = 0.0
+        if result is None:
+            self._tracker.record(state, player, action, top, hand_before)
+            self.agent_selection = AGENTS[state.player]
+        else:
+            self._tracker.knowledge.record(player, action, top)
+            self._end_of_hand(state, result)
+        if self.render_mode == "human":
+            self.render()
+
+    @staticmethod
+    def _as_action(action: object) -> int:
+        if isinstance(action, np.integer) or (
+            isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer)
+        ):
+            action = int(action)
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise UnknownActionError(f"an action must be an integer id 0..{NUM_ACTIONS - 1}, got {action!r}")
+        return action
+
+    def _end_of_hand(self, state: HandState, result: HandResult) -> None:
+        scale = self.reward_scale
+        d0, d1 = result.score_deltas()
+        rewards = [d0 * scale, d1 * scale]
+        info_result = self._result_info(state, result)
+        self._finished = state
+        match = self._match
+        if match is None:
+            self.terminations = {a: True for a in AGENTS}
+            self.agent_selection = AGENTS[1 - state.player]
+            self._tracker.refresh(state)
+        elif match.result is not None:
+            # The match is over: the final hand's rewards also carry the bonus difference, so that
+            # a match's return is each seat's total minus the opponent's.
+            b0, b1 = match.result.bonuses
+            rewards[0] += (b0 - b1) * scale
+            rewards[1] += (b1 - b0) * scale
+            final = match.result.to_dict()
+            final["winner"] = AGENTS[match.result.winner]
+            info_result["match_result"] = final
+            self.terminations = {a: True for a in AGENTS}
+            self.agent_selection = AGENTS[1 - state.player]
+            self._tracker.refresh(state, match.scores, self.rules.target)
+        else:
+            self._hand_index += 1
+            self._state = match.hand
+            self._tracker.deal(match.hand, match.scores, self.rules.target)
+            self.agent_selection = AGENTS[match.hand.player]
+        self.rewards = {AGENTS[0]: rewards[0], AGENTS[1]: rewards[1]}
+        self._rewards_dirty = True
+        self._accumulate_rewards()
+        self.infos = self._public_infos(info_result)
+
+    def _public_infos(self, result: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+        """Per-agent infos: only public facts (current hand, dealer, scores, latest result)."""
+        state = self._state
+        assert state is not None
+        infos: dict[str, dict[str, Any]] = {}
+        for a in AGENTS:
+            info: dict[str, Any] = {"hand_index": self._hand_index, "dealer": state.dealer}
+            if self._match is not None:
+                info["scores"] = list(self._match.scores)
+            if result is not None:
+                info["result"] = _copy_result(result)
+            infos[a] = info
+        return infos
+
+    def _result_info(self, state: HandState, result: HandResult) -> dict[str, Any]:
+        """The public description of a finished hand (the showdown is public)."""
+        knock = result.knock
+        showdown: list[dict[str, list[Any]]] | None = None
+        if knock is not None and result.knocker is not None:
+            knocker = result.knocker
+            sides: list[dict[str, list[Any]]] = [
+                {
+                    "melds": [[CARD_NAMES[c] for c in cards_of(m)] for m in knock.knocker_melds],
+                    "deadwood_cards": [CARD_NAMES[c] for c in cards_of(knock.knocker_deadwood_cards)],
+                },
+                {
+                    "melds": [[CARD_NAMES[c] for c in cards_of(m)] for m in knock.defender_melds],
+                    "deadwood_cards": [CARD_NAMES[c] for c in cards_of(knock.defender_deadwood_cards)],
+                },
+            ]
+            showdown = [sides[0], sides[1]] if knocker == 0 else [sides[1], sides[0]]
+        return {
+            "hand_index": self._hand_index,
+            "dealer": state.dealer,
+            "kind": result.kind,
+            "winner": None if result.winner is None else AGENTS[result.winner],
+            "knocker": None if result.knocker is None else AGENTS[result.knocker],
+            "points": result.points,
+            "deadwood": list(result.deadwood),
+            "layoffs": [CARD_NAMES[c] for c in knock.layoffs] if knock is not None else [],
+            "showdown": showdown,
+        }
+
+    # ------------------------------------------------------------------ render / close
+
+    def render(self) -> str | None:
+        """The table as text (``ansi`` returns it, ``human`` prints it); see :mod:`ginenv.render`."""
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode. "
+                "Pass render_mode='ansi' or 'human' to gin_rummy_v0.env()."
+            )
+            return None
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        text = self._render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _render_text(self) -> str:
+        state = self._state
+        assert state is not None
+        match = self._match
+        parts = []
+        finished = self._finished
+        # In match mode, a hand that just ended is shown (with its showdown) above the next deal.
+        if finished is not None and finished is not state and not state.history:
+            parts.append(render_table(finished, AGENTS, hand_number=self._hand_index - 1))
+        scores = match.scores if match is not None else None
+        target = self.rules.target if match is not None else None
+        parts.append(
+            render_table(
+                state,
+                AGENTS,
+                scores=scores,
+                target=target,
+                hand_number=self._hand_index if match is not None else None,
+            )
+        )
+        if match is not None and match.result is not None:
+            r = match.result
+            parts.append(
+                f"match over: {AGENTS[r.winner]} wins; points {list(r.points)}, bonuses "
+                f"{list(r.bonuses)}, totals {list(r.totals)}" + (" (shutout)" if r.shutout else "")
+            )
+        return "\n".join(parts)
+
+    def close(self) -> None:
+        """Nothing to release (text rendering only)."""
+
+    def __str__(self) -> str:
+        return "gin_rummy_v0"
+
+
+def _copy_result(result: dict[str, Any]) -> dict[str, Any]:
+    # Each agent gets its own copy, so that one agent's code mutating its info cannot touch the other's.
+    out = dict(result)
+    out["deadwood"] = list(result["deadwood"])
+    out["layoffs"] = list(result["layoffs"])
+    if result["showdown"] is not None:
+        out["showdown"] = [
+            {"melds": [list(m) for m in side["melds"]], "deadwood_cards": list(side["deadwood_cards"])}
+            for side in result["showdown"]
+        ]
+    if "match_result" in result:
+        out["match_result"] = {
+            k: (list(v) if isinstance(v, list) else v) for k, v in result["match_result"].items()
+        }
+    return out
+
+
+# ---------------------------------------------------------------------------- env() wrappers
+#
+# env() wraps raw_env in PettingZoo's three standard wrappers (TerminateIllegalWrapper,
+# AssertOutOfBoundsWrapper, OrderEnforcingWrapper), with their behaviour unchanged. The subclasses
+# below only make attribute reads cheap: a PettingZoo wrapper finds `agents`, `agent_selection`,
+# `terminations`, ... through BaseWrapper.__getattr__, one Python call per wrapper level, which cost
+# about 30 µs per decision (more than the whole game). Here each of those names is a property whose
+# getter is a C-level ``attrgetter("_raw.<name>")`` reading the unwrapped env directly.
+
+_FORWARDED = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos")
+
+
+class _NotReset:
+    """Stands in for the unwrapped env until the first reset(): reading state raises, as
+    OrderEnforcingWrapper does before reset."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"{name} cannot be accessed before reset")
+
+
+def _forwarding(cls: type) -> type:
+    for name in (*_FORWARDED, "_cumulative_rewards"):
+        setattr(cls, name, property(attrgetter(f"_raw.{name}"), doc=f"The unwrapped env's ``{name}``."))
+    return cls
+
+
+@_forwarding
+class _TerminateIllegal(TerminateIllegalWrapper):  # type: ignore[misc]
+    """PettingZoo's TerminateIllegalWrapper with direct attribute reads."""
+
+    def __init__(self, env: raw_env, illegal_reward: float) -> None:
+        self._raw = env.unwrapped
+        super().__init__(env, illegal_reward)
+
+
+@_forwarding
+class _AssertOutOfBounds(AssertOutOfBoundsWrapper):  # type: ignore[misc]
+    """PettingZoo's AssertOutOfBoundsWrapper with direct attribute reads and a fast range check."""
+
+    def __init__(self, env: Any) -> None:
+        self._raw = env.unwrapped
+        super().__init__(env)
+
+    def step(self, action: Any) -> None:
+        """Assert that ``action`` is in the action space (or ``None`` for a finished agent), then step."""
+        if type(action) is int:
+            # Same answer as Discrete(108).contains for a plain int, without its numpy round trip.
+            assert 0 <= action < NUM_ACTIONS, "action is not in action space"
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+@_forwarding
+class _OrderEnforcing(OrderEnforcingWrapper):  # type: ignore[misc]
+    """PettingZoo's OrderEnforcingWrapper with direct attribute reads (refused before reset)."""
+
+    def __init__(self, env: Any) -> None:
+        self._env_after_reset = env.unwrapped
+        self._raw = _NotReset()
+        super().__init__(env)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Reset the env; from now on its state can be read."""
+        super().reset(seed=seed, options=options)
+        self._raw = self._env_after_reset
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last`` reading the unwrapped env's dicts once."""
+        raw = self._raw
+        agent = raw.agent_selection
+        observation = self.observe(agent) if observe else None
+        return (
+            observation,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
+
+
+def env(
+    rules: Rules | None = None,
+    mode: Mode = "hand",
+    render_mode: str | None = None,
+    reward_scale: float = 1.0,
+    oracle: bool = False,
+    dealer: int | None = None,
+    illegal_reward: float = -1.0,
+) -> AECEnv[str, dict[str, np.ndarray], int]:
+    """The wrapped env, as PettingZoo's classic envs build it (see the module docstring).
+
+    ``raw_env`` wrapped in PettingZoo's ``TerminateIllegalWrapper`` (an illegal action ends the
+    episode with ``illegal_reward`` for the offender), ``AssertOutOfBoundsWrapper`` and
+    ``OrderEnforcingWrapper``.
+    """
+    inner = raw_env(
+        rules=rules,
+        mode=mode,
+        render_mode=render_mode,
+        reward_scale=reward_scale,
+        oracle=oracle,
+        dealer=dealer,
+    )
+    wrapped: AECEnv[str, dict[str, np.ndarray], int] = _TerminateIllegal(inner, illegal_reward)
+    wrapped = _AssertOutOfBounds(wrapped)
+    return _OrderEnforcing(wrapped)

@@ -1,0 +1,546 @@
+"""The PettingZoo env gin_rummy_v0: API conformance, seeding, scripted hands of every result kind,
+the turn protocol, rewards and infos in both modes, illegal actions, deck options and rendering.
+
+Hands are scripted by card names and action names; decks are built from named hands (cards 0-9 to
+the non-dealer, 10-19 to the dealer, 20 the upcard, 21.. the stock with 21 drawn first).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+from ginenv import gin_rummy_v0
+from ginenv.actions import UnknownActionError
+from ginenv.cards import CARD_NAMES, parse_cards
+from ginenv.engine import DeckError, IllegalActionError
+from ginenv.observation import KNOCK_LIMIT, OBS_SIZE, ORACLE_OBS_SIZE, decode, plane_slice
+from ginenv.rules import Rules
+
+
+def make_deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
+    """A 52-card dealing order from named hands; the unnamed cards follow the named stock."""
+    named = parse_cards(f"{non_dealer} {dealer} {upcard} {stock}")
+    rest = [c for c in range(52) if c not in set(named)]
+    return [CARD_NAMES[c] for c in named + rest]
+
+
+def play(env, script: list[tuple[str, str]]) -> None:
+    """Apply ``(agent, action name)`` pairs, checking that each agent is the one to move."""
+    for agent, name in script:
+        assert env.agent_selection == agent, f"expected {agent} to move before {name!r}"
+        obs = env.observe(agent)
+        action = env.unwrapped.action_id(name)
+        assert obs["action_mask"][action] == 1, f"{name!r} should be legal for {agent}"
+        env.step(action)
+
+
+def legal_names(env, agent: str) -> set[str]:
+    mask = env.observe(agent)["action_mask"]
+    return {env.unwrapped.action_name(int(a)) for a in np.flatnonzero(mask)}
+
+
+# Scenario hands. player_1 is the non-dealer when player_0 deals (dealer=0).
+KNOCKER = "As 2s 3s 7c 7d 7h 4h 5h 6h Kc"  # deadwood Kc once the melds are counted
+LAYOFF_DEFENDER = "3h 2h 7s 4s Qd Qs Kd 9c Td 5c"  # can lay off 2h 3h, 7s and 4s
+KNOCK_DECK = make_deck(KNOCKER, LAYOFF_DEFENDER, "2d", "3d")
+UNDERCUT_DECK = make_deck(KNOCKER, "9s 9c 9d Js Jc Jd 2c 3c 4c 5d", "8d")
+# Run 8-9-T of spades, deadwood 49; its 3h would lay off on 4h-5h-6h after a plain knock.
+GIN_DEFENDER = "8s 9s Ts 2c 5c 9c Jd Qh Kh 3h"
+GIN_DECK = make_deck(KNOCKER, GIN_DEFENDER, "Qd", "7s")
+BIG_GIN_DECK = make_deck("As 2s 3s 4s 7c 7d 7h Jd Qd Kd", "8s 9s Ts 2c 5c 9c Jh Qh 3h 5d", "Kh", "7s")
+
+
+# ---------------------------------------------------------------------------- PettingZoo conformance
+
+
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_api_test_wrapped_and_raw(mode: str) -> None:
+    with warnings.catch_warnings():
+        # api_test resets with options={"options": 1}: the env warns that it ignores the key.
+        warnings.simplefilter("ignore")
+        api_test(gin_rummy_v0.env(mode=mode), num_cycles=300)
+        api_test(gin_rummy_v0.raw_env(mode=mode), num_cycles=300)
+
+
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_seed_test(mode: str) -> None:
+    seed_test(lambda: gin_rummy_v0.env(mode=mode, rules=Rules(target=40)), num_cycles=300)
+
+
+def test_unknown_reset_option_warns() -> None:
+    env = gin_rummy_v0.env()
+    with pytest.warns(UserWarning, match="ignores unknown option"):
+        env.reset(seed=0, options={"dealr": 1})
+
+
+def test_spaces_and_names() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=0)
+    assert env.possible_agents == ["player_0", "player_1"]
+    assert env.action_space("player_0").n == gin_rummy_v0.NUM_ACTIONS == 108
+    space = env.observation_space("player_1")
+    assert space["observation"].shape == (OBS_SIZE,)
+    assert space["action_mask"].dtype == np.int8
+    u = env.unwrapped
+    assert [u.action_id(u.action_name(a)) for a in range(108)] == list(range(108))
+    assert u.action_name(np.int64(0)) == "draw_stock"
+    assert u.action_name(gin_rummy_v0.DISCARD_BASE + parse_cards("7h")[0]) == "discard 7h"
+    assert u.action_id("knock 10h") == u.action_id("knock Th") == gin_rummy_v0.KNOCK_BASE + 48
+    assert u.action_id("big_gin") == gin_rummy_v0.BIG_GIN
+    with pytest.raises(UnknownActionError):
+        u.action_id("discard 1z")
+
+
+def test_reset_seed_reproduces_the_deal_and_seeds_differ() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=11)
+    first = (env.unwrapped.hand.deck, env.unwrapped.hand.dealer)
+    obs = env.observe(env.agent_selection)["observation"]
+    env.reset(seed=11)
+    assert (env.unwrapped.hand.deck, env.unwrapped.hand.dealer) == first
+    assert np.array_equal(env.observe(env.agent_selection)["observation"], obs)
+    env.reset(seed=12)
+    assert env.unwrapped.hand.deck != first[0]
+    env.reset()  # no seed: the generator carries on
+    assert env.unwrapped.hand.deck != first[0]
+
+
+def test_configuration_survives_seeded_resets() -> None:
+    rules = Rules(knock_limit=5, target=60)
+    env = gin_rummy_v0.env(rules=rules, mode="match", reward_scale=0.5, oracle=True, dealer=1)
+    for seed in (1, 2, None):
+        env.reset(seed=seed)
+        u = env.unwrapped
+        assert (u.rules, u.mode, u.reward_scale, u.oracle) == (rules, "match", 0.5, True)
+        assert u.hand.dealer == 1
+        obs = env.observe(env.agent_selection)["observation"]
+        assert obs.shape == (ORACLE_OBS_SIZE,)
+        assert obs[KNOCK_LIMIT] == 5
+        assert env.infos["player_0"]["scores"] == [0, 0]
+
+
+def test_dealer_is_drawn_from_the_seed_by_default() -> None:
+    env = gin_rummy_v0.raw_env()
+    dealers = set()
+    for seed in range(20):
+        env.reset(seed=seed)
+        dealers.add(env.hand.dealer)
+        # The non-dealer decides first.
+        assert env.agent_selection == gin_rummy_v0.AGENTS[1 - env.hand.dealer]
+    assert dealers == {0, 1}
+
+
+# ---------------------------------------------------------------------------- deck options
+
+
+def test_given_deck_is_dealt_in_order() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    hand = env.unwrapped.hand
+    assert hand.hands[1] == sum(1 << c for c in parse_cards(KNOCKER))
+    assert hand.hands[0] == sum(1 << c for c in parse_cards(LAYOFF_DEFENDER))
+    view = decode(env.observe("player_1")["observation"])
+    assert view.top == parse_cards("2d")[0]
+    assert view.stock_size == 31
+    env.reset(options={"deck": KNOCK_DECK, "dealer": "player_1"})
+    assert env.unwrapped.hand.hands[0] == sum(1 << c for c in parse_cards(KNOCKER))
+
+
+@pytest.mark.parametrize(
+    "deck, message",
+    [
+        (KNOCK_DECK[:51], "51 cards"),
+        ([*KNOCK_DECK[:51], "As"], "appears twice"),
+        ([*KNOCK_DECK[:51], "Xx"], "unknown card"),
+        (" ".join(KNOCK_DECK), "list of 52"),
+    ],
+)
+def test_malformed_deck_is_refused_and_changes_nothing(deck: object, message: str) -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=5)
+    before = env.observe(env.agent_selection)
+    with pytest.raises(DeckError, match=message):
+        env.reset(options={"deck": deck})
+    after = env.observe(env.agent_selection)
+    assert np.array_equal(before["observation"], after["observation"])
+
+
+def test_bad_dealer_option_is_refused() -> None:
+    env = gin_rummy_v0.env()
+    with pytest.raises(ValueError, match="dealer must be"):
+        env.reset(options={"dealer": 2})
+
+
+# ---------------------------------------------------------------------------- turn protocol
+
+
+def test_upcard_passed_by_both_forces_a_stock_draw() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    assert legal_names(env, "player_1") == {"draw_discard", "pass"}
+    assert not env.observe("player_0")["action_mask"].any()  # not its turn
+    play(env, [("player_1", "pass")])
+    assert legal_names(env, "player_0") == {"draw_discard", "pass"}
+    play(env, [("player_0", "pass")])
+    assert legal_names(env, "player_1") == {"draw_stock"}
+    play(env, [("player_1", "draw_stock")])
+    names = legal_names(env, "player_1")
+    # Kc or 3d may go with a knock (deadwood 3 or 10); breaking the sevens may not (27).
+    assert {"discard 3d", "knock Kc", "knock 3d", "discard 7c"} <= names and "knock 7c" not in names
+
+
+def test_upcard_taken_cannot_be_discarded_then_turns_alternate() -> None:
+    env = gin_rummy_v0.raw_env()
+    env.reset(options={"deck": UNDERCUT_DECK, "dealer": 0})
+    play(env, [("player_1", "draw_discard")])
+    names = legal_names(env, "player_1")
+    assert "discard 8d" not in names and "knock 8d" not in names
+    assert {"discard Kc", "knock Kc"} <= names
+    play(env, [("player_1", "discard Kc")])
+    # The dealer now draws normally: stock or the Kc just thrown.
+    assert legal_names(env, "player_0") == {"draw_stock", "draw_discard"}
+
+
+def test_dealer_may_take_the_upcard_after_a_pass() -> None:
+    env = gin_rummy_v0.raw_env()
+    env.reset(options={"deck": UNDERCUT_DECK, "dealer": 0})
+    play(env, [("player_1", "pass"), ("player_0", "draw_discard")])
+    assert "discard 8d" not in legal_names(env, "player_0")
+    play(env, [("player_0", "discard Jd")])
+    assert env.agent_selection == "player_1"
+    assert legal_names(env, "player_1") == {"draw_stock", "draw_discard"}
+
+
+# ---------------------------------------------------------------------------- result kinds
+
+
+def finished(env, agent: str = "player_0") -> dict:
+    assert all(env.terminations.values())
+    return env.infos[agent]["result"]
+
+
+def test_knock_with_layoffs() -> None:
+    env = gin_rummy_v0.env(render_mode="ansi")
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    play(
+        env,
+        [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock"), ("player_1", "knock Kc")],
+    )
+    result = finished(env)
+    # Knocker: [As 2s 3s] [7c 7d 7h] [4h 5h 6h], deadwood 3d = 3. The defender lays off 2h 3h on
+    # the heart run, 7s on the sevens and 4s on the spade run, leaving Qd Qs Kd 9c Td 5c = 54.
+    assert result["kind"] == "knock"
+    assert (result["winner"], result["knocker"]) == ("player_1", "player_1")
+    assert result["deadwood"] == [54, 3]
+    assert result["points"] == 51
+    assert result["layoffs"] == ["4s", "7s", "2h", "3h"]
+    assert result["showdown"][1]["melds"] == [["As", "2s", "3s"], ["7c", "7d", "7h"], ["4h", "5h", "6h"]]
+    assert result["showdown"][1]["deadwood_cards"] == ["3d"]
+    assert env.rewards == {"player_0": -51.0, "player_1": 51.0}
+    assert env.infos["player_1"]["result"] == result
+    text = env.render()
+    assert "showdown: player_1 knocks" in text
+    assert "player_0 lays off 3h on [4h 5h 6h]" in text
+    assert "player_0 lays off 7s on [7c 7d 7h]" in text
+    assert "result: knock, player_1 scores 51" in text
+
+
+def test_undercut() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": UNDERCUT_DECK, "dealer": 0})
+    play(env, [("player_1", "draw_discard"), ("player_1", "knock Kc")])
+    result = finished(env, "player_1")
+    # Knocker deadwood 8 (8d); the defender melds 999 JJJ 2-3-4c and keeps 5d: 8 - 5 + 25.
+    assert (result["kind"], result["winner"], result["knocker"]) == ("undercut", "player_0", "player_1")
+    assert result["deadwood"] == [5, 8]
+    assert result["points"] == 28
+    assert env.rewards == {"player_0": 28.0, "player_1": -28.0}
+
+
+def test_gin_has_no_layoffs() -> None:
+    env = gin_rummy_v0.env(reward_scale=0.01)
+    env.reset(options={"deck": GIN_DECK, "dealer": 0})
+    play(
+        env,
+        [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock"), ("player_1", "knock Kc")],
+    )
+    result = finished(env)
+    assert (result["kind"], result["winner"]) == ("gin", "player_1")
+    assert result["deadwood"] == [49, 0]
+    assert result["points"] == 25 + 49
+    assert result["layoffs"] == []  # 3h stays deadwood: no layoffs against gin
+    assert env.rewards == pytest.approx({"player_0": -0.74, "player_1": 0.74})
+
+
+def test_big_gin_when_enabled() -> None:
+    env = gin_rummy_v0.env(rules=Rules(big_gin_bonus=31))
+    env.reset(options={"deck": BIG_GIN_DECK, "dealer": 0})
+    play(env, [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock")])
+    assert "big_gin" in legal_names(env, "player_1")
+    play(env, [("player_1", "big_gin")])
+    result = finished(env)
+    assert (result["kind"], result["winner"]) == ("big_gin", "player_1")
+    assert result["deadwood"] == [44, 0]
+    assert result["points"] == 31 + 44
+    assert len(result["showdown"][1]["melds"]) == 3
+
+
+def test_big_gin_is_not_offered_by_default() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": BIG_GIN_DECK, "dealer": 0})
+    play(env, [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock")])
+    names = legal_names(env, "player_1")
+    assert "big_gin" not in names and "knock 4s" in names  # gin with 10 cards is still there
+
+
+def test_dead_hand_when_the_stock_runs_down() -> None:
+    deck = make_deck(KNOCKER, LAYOFF_DEFENDER, "2d")
+    env = gin_rummy_v0.env(render_mode="ansi")
+    env.reset(options={"deck": deck, "dealer": 0})
+    play(env, [("player_1", "pass"), ("player_0", "pass")])
+    agent = "player_1"
+    # Each turn draws the next stock card and throws it straight back: 29 turns leave 2 cards.
+    for i in range(29):
+        card = deck[21 + i]
+        assert not any(env.terminations.values())
+        play(env, [(agent, "draw_stock"), (agent, f"discard {card}")])
+        agent = "player_0" if agent == "player_1" else "player_1"
+    result = finished(env)
+    assert result["kind"] == "dead"
+    assert (result["winner"], result["knocker"], result["points"], result["showdown"]) == (
+        None,
+        None,
+        0,
+        None,
+    )
+    assert env.rewards == {"player_0": 0.0, "player_1": 0.0}
+    assert env.unwrapped.hand.stock.__len__() == 2
+    assert "dead hand" in env.render()
+
+
+# ---------------------------------------------------------------------------- episode end, rewards, infos
+
+
+def test_hand_mode_episode_ends_and_agents_leave() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": UNDERCUT_DECK, "dealer": 0})
+    assert env.infos["player_0"] == {"hand_index": 0, "dealer": 0}
+    play(env, [("player_1", "draw_discard"), ("player_1", "knock Kc")])
+    returns = {}
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        assert term and not trunc
+        assert not obs["action_mask"].any()
+        assert info["result"]["kind"] == "undercut"
+        returns[agent] = reward
+        env.step(None)
+    assert returns == {"player_0": 28.0, "player_1": -28.0}
+    assert env.agents == []
+
+
+def test_infos_do_not_change_during_a_hand() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    before = {a: dict(i) for a, i in env.infos.items()}
+    play(env, [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock")])
+    assert env.infos == before
+    assert "result" not in env.infos["player_0"]
+
+
+def test_match_mode_rewards_sum_to_the_final_margin() -> None:
+    rules = Rules(target=100, game_bonus=100, line_bonus=25, shutout_multiplier=2)
+    env = gin_rummy_v0.env(rules=rules, mode="match", render_mode="ansi")
+    # Dealers alternate 0, 1, 0: player_1 knocks (51), then player_0 goes gin (74), then player_1 (74).
+    env.reset(options={"decks": [KNOCK_DECK, GIN_DECK, GIN_DECK], "dealer": 0})
+    returns = {"player_0": 0.0, "player_1": 0.0}
+
+    def collect() -> None:
+        for a in returns:
+            returns[a] += env.rewards[a]
+
+    play(
+        env,
+        [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock"), ("player_1", "knock Kc")],
+    )
+    collect()
+    info = env.infos["player_0"]
+    assert info["result"]["kind"] == "knock" and info["result"]["hand_index"] == 0
+    assert info["scores"] == [0, 51] and info["hand_index"] == 1 and info["dealer"] == 1
+    assert not any(env.terminations.values())
+    assert env.rewards == {"player_0": -51.0, "player_1": 51.0}
+    # The next deal is shown under the finished hand's showdown.
+    text = env.render()
+    assert "showdown: player_1 knocks" in text and "hand 1 - player_0 0, player_1 51 (target 100)" in text
+    view = decode(env.observe("player_0")["observation"])
+    assert (view.own_score, view.opponent_score, view.target, view.stock_size) == (0, 51, 100, 31)
+    assert view.opponent_discarded == 0 and view.own_passed == 0  # a fresh hand's record
+
+    play(
+        env,
+        [("player_0", "pass"), ("player_1", "pass"), ("player_0", "draw_stock"), ("player_0", "knock Kc")],
+    )
+    collect()
+    assert env.infos["player_1"]["result"]["kind"] == "gin"
+    assert env.infos["player_1"]["scores"] == [74, 51]
+
+    play(
+        env,
+        [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock"), ("player_1", "knock Kc")],
+    )
+    collect()
+    assert all(env.terminations.values())
+    final = env.infos["player_0"]["result"]["match_result"]
+    # player_1: 125 points, game 100 + 2 lines; player_0: 74 points + 1 line. No shutout.
+    assert final["winner"] == "player_1"
+    assert final["points"] == [74, 125]
+    assert final["bonuses"] == [25, 150]
+    assert final["totals"] == [99, 275]
+    assert final["margin"] == 176
+    assert env.rewards == {"player_0": -74.0 - 125.0, "player_1": 74.0 + 125.0}
+    assert returns == {"player_0": -176.0, "player_1": 176.0}
+    assert "match over: player_1 wins" in env.render()
+
+
+def test_match_shutout_bonus_in_last_reward() -> None:
+    rules = Rules(target=50, game_bonus=100, line_bonus=25, shutout_multiplier=2)
+    env = gin_rummy_v0.env(rules=rules, mode="match")
+    env.reset(options={"deck": GIN_DECK, "dealer": 0})
+    play(
+        env,
+        [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock"), ("player_1", "knock Kc")],
+    )
+    assert all(env.terminations.values())
+    # 74 points, then (100 + 25) doubled by the shutout.
+    assert env.rewards == {"player_0": -324.0, "player_1": 324.0}
+    assert env.infos["player_1"]["result"]["match_result"]["shutout"] is True
+
+
+# ---------------------------------------------------------------------------- illegal actions
+
+
+def snapshot(env) -> tuple:
+    u = env.unwrapped
+    obs = [env.observe(a) for a in u.possible_agents]
+    return (
+        u.agent_selection,
+        len(u.hand.history),
+        dict(u.rewards),
+        dict(u._cumulative_rewards),
+        [o["observation"].tobytes() + o["action_mask"].tobytes() for o in obs],
+    )
+
+
+def test_raw_env_refuses_illegal_actions_and_changes_nothing() -> None:
+    env = gin_rummy_v0.raw_env()
+    env.reset(options={"deck": UNDERCUT_DECK, "dealer": 0})
+    play(env, [("player_1", "draw_discard")])
+    before = snapshot(env)
+    with pytest.raises(
+        IllegalActionError, match=r"player_1: 'discard 8d' \(id 37\) is not legal.*discard Kc"
+    ):
+        env.step(env.action_id("discard 8d"))
+    with pytest.raises(IllegalActionError, match="draw_stock"):
+        env.step(env.action_id("draw_stock"))
+    with pytest.raises(UnknownActionError, match=r"0\.\.107"):
+        env.step(108)
+    with pytest.raises(UnknownActionError):
+        env.step(None)
+    with pytest.raises(UnknownActionError):
+        env.step(3.0)  # type: ignore[arg-type]
+    assert snapshot(env) == before
+    env.step(np.int32(env.action_id("discard Kc")))  # numpy integers are fine
+    assert env.agent_selection == "player_0"
+
+
+def test_wrapped_env_ends_the_episode_on_an_illegal_action(caplog: pytest.LogCaptureFixture) -> None:
+    env = gin_rummy_v0.env(illegal_reward=-5.0)
+    env.reset(options={"deck": UNDERCUT_DECK, "dealer": 0})
+    env.step(env.unwrapped.action_id("draw_stock"))  # not offered during the upcard offer
+    assert "Illegal move" in caplog.text  # PettingZoo's logger, not an exception
+    assert all(env.terminations.values()) and all(env.truncations.values())
+    rewards = {}
+    for agent in env.agent_iter():
+        _, reward, term, trunc, _ = env.last()
+        assert term and trunc
+        rewards[agent] = reward
+        env.step(None)
+    assert rewards == {"player_0": 0.0, "player_1": -5.0}
+
+
+def test_wrapped_env_asserts_out_of_range_actions() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=0)
+    with pytest.raises(AssertionError, match="action space"):
+        env.step(200)
+    with pytest.raises(AssertionError):
+        env.step(-1)
+
+
+def test_wrapped_env_enforces_reset_first() -> None:
+    env = gin_rummy_v0.env()
+    with pytest.raises(AttributeError, match="before reset"):
+        _ = env.agent_selection
+    env.reset(seed=0)
+    assert env.agent_selection in env.possible_agents
+
+
+# ---------------------------------------------------------------------------- observation and oracle
+
+
+def test_oracle_shows_the_opponent_hand_only_when_asked() -> None:
+    plain = gin_rummy_v0.env()
+    oracle = gin_rummy_v0.env(oracle=True)
+    for env in (plain, oracle):
+        env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    assert oracle.observation_space("player_0")["observation"].shape == (ORACLE_OBS_SIZE,)
+    assert plain.observation_space("player_0")["observation"].shape == (OBS_SIZE,)
+    seen = oracle.observe("player_1")["observation"][plane_slice("opponent_hand")]
+    assert {CARD_NAMES[c] for c in np.flatnonzero(seen)} == set(LAYOFF_DEFENDER.split())
+    base = oracle.observe("player_1")["observation"][:OBS_SIZE]
+    assert np.array_equal(base, plain.observe("player_1")["observation"])
+    assert decode(plain.observe("player_1")["observation"]).opponent_hand is None
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def test_render_ansi_frames_melds_and_shows_the_table() -> None:
+    env = gin_rummy_v0.env(render_mode="ansi")
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    play(env, [("player_1", "pass"), ("player_0", "pass"), ("player_1", "draw_stock")])
+    text = env.render()
+    assert "│ As 2s 3s │" in text and "│ 7c 7d 7h │" in text and "│ 4h 5h 6h │" in text
+    assert "Kc 3d  deadwood 13; best discard Kc -> deadwood 3 (can knock)" in text
+    assert "discard pile: top 2d" in text
+    assert "stock: 30 cards" in text
+    assert "last action: player_1 draw_stock" in text
+
+
+def test_render_human_prints_each_step(capsys: pytest.CaptureFixture[str]) -> None:
+    env = gin_rummy_v0.env(render_mode="human")
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    play(env, [("player_1", "pass")])
+    out = capsys.readouterr().out
+    assert "last action: player_1 pass" in out and "upcard offer to the dealer" in out
+
+
+def test_render_without_mode_warns_and_returns_none() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=0)
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert env.render() is None
+
+
+def test_bad_constructor_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="mode"):
+        gin_rummy_v0.env(mode="tournament")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="render_mode"):
+        gin_rummy_v0.env(render_mode="rgb_array")
+    with pytest.raises(TypeError, match="rules"):
+        gin_rummy_v0.env(rules={"knock_limit": 5})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="finite"):
+        gin_rummy_v0.env(reward_scale=float("nan"))
