@@ -111,10 +111,65 @@ def _cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import agents
+    from experiments.config import resolve_rules
+    from ginenv import gin_rummy_v0
+    from ginenv.replay import hand_replay, match_replay, save_replay
+
+    registered = _registered()
+    for name in args.players:
+        if name not in registered:
+            raise HarnessError(f"unknown agent {name!r}; known agents: {', '.join(registered)}")
+    env = gin_rummy_v0.raw_env(rules=resolve_rules(args.rules), mode=args.mode, render_mode="ansi")
+    env.reset(seed=args.seed)
+    seats = list(env.possible_agents)
+    players = [agents.make(name, seed=args.seed + i) for i, name in enumerate(args.players)]
+    labels = [f"{seat} ({name})" for seat, name in zip(seats, args.players, strict=True)]
+    print(f"ginenv demo: one {args.mode}, seed {args.seed}, rules {args.rules!r}: {labels[0]} vs {labels[1]}")
+    print(env.render())
+    hand = -1
+    for seat in env.agent_iter():
+        obs, _, termination, truncation, info = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        if info["hand_index"] != hand:
+            hand = info["hand_index"]
+            for i, player in enumerate(players):
+                player.reset(args.seed * 1000 + 2 * hand + i)
+            if hand:
+                print(env.render())
+        action = players[seats.index(seat)].act(obs)
+        print(f"  {labels[seats.index(seat)]}: {env.action_name(action)}")
+        env.step(action)
+    print(env.render())
+    if args.save:
+        match = env.match
+        save_replay(match_replay(match) if match is not None else hand_replay(env.hand), args.save)
+        print(f"replay written to {args.save}")
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from ginenv.match import Match
+    from ginenv.replay import load_replay, play_replay
+
+    game = play_replay(load_replay(args.file))
+    if isinstance(game, Match):
+        print(f"replayed a match of {len(game.records)} hands: scores {game.scores}")
+        if game.result:
+            print(f"player_{game.result.winner} wins: totals {list(game.result.totals)}")
+    else:
+        print(f"replayed one hand of {len(game.history)} actions")
+        if game.result:
+            print(f"result: {game.result.to_dict()}")
+    print("every recorded result matches")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``ginenv`` command."""
-    from ginenv import cli as engine_cli
-
     parser = argparse.ArgumentParser(prog="ginenv", description="Gin rummy for RL research.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -153,12 +208,29 @@ def build_parser() -> argparse.ArgumentParser:
     run_options(mat)
     mat.set_defaults(func=_cmd_match)
 
-    engine_cli.add_subcommands(sub)
+    demo = sub.add_parser("demo", help="play and print one seeded hand (or match) between two agents")
+    demo.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
+    demo.add_argument("--mode", choices=("hand", "match"), default="hand")
+    demo.add_argument("--rules", default="standard", help="rules preset")
+    demo.add_argument(
+        "--players",
+        nargs=2,
+        default=["greedy", "greedy"],
+        metavar=("P0", "P1"),
+        help="agents in seats player_0 and player_1 (default greedy greedy)",
+    )
+    demo.add_argument("--save", metavar="FILE", help="write the replay as JSON")
+    demo.set_defaults(func=_cmd_demo)
+
+    rep = sub.add_parser("replay", help="play a replay file back and check its results")
+    rep.add_argument("file")
+    rep.set_defaults(func=_cmd_replay)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ginenv`` console script."""
+    from ginenv.replay import ReplayError
     from ginenv.rules import RulesError
 
     args = build_parser().parse_args(argv)
@@ -173,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     try:
         return int(args.func(args))
-    except (HarnessError, RulesError, ValueError) as err:
+    except (HarnessError, RulesError, ReplayError, ValueError) as err:
         print(f"ginenv: {err}", file=sys.stderr)
         return 2
 

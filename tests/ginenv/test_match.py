@@ -6,15 +6,15 @@ import itertools
 import random
 
 import pytest
+from policies import knock_first
 
-from ginenv.cli import greedy_action
 from ginenv.match import Match, match_bonuses
 from ginenv.rules import PRESETS, Rules
 
 
 def play_out(match: Match) -> Match:
     while not match.is_over:
-        match.step(greedy_action(match.hand))
+        match.step(knock_first(match.hand))
     return match
 
 

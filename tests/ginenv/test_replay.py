@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from policies import knock_first
 
-from ginenv.cli import greedy_action
 from ginenv.engine import HandState
 from ginenv.match import Match
 from ginenv.replay import ReplayError, hand_replay, load_replay, match_replay, play_replay, save_replay
@@ -20,14 +20,14 @@ from ginenv.rules import PRESETS
 def finished_hand(seed: int) -> HandState:
     state = HandState(PRESETS["seed004"], dealer=seed % 2, rng=random.Random(seed))
     while not state.is_over:
-        state.step(greedy_action(state))
+        state.step(knock_first(state))
     return state
 
 
 def finished_match(seed: int) -> Match:
     match = Match(PRESETS["seed000_short"], dealer=0, rng=random.Random(seed))
     while not match.is_over:
-        match.step(greedy_action(match.hand))
+        match.step(knock_first(match.hand))
     return match
 
 
@@ -55,7 +55,7 @@ def test_match_round_trip(tmp_path: Path) -> None:
 def test_unfinished_hand_replays_to_the_same_state() -> None:
     state = HandState(rng=random.Random(5))
     for _ in range(9):
-        state.step(greedy_action(state))
+        state.step(knock_first(state))
     again = play_replay(json.loads(json.dumps(hand_replay(state))))
     assert isinstance(again, HandState)
     assert again.hands == state.hands and again.phase == state.phase
