@@ -39,7 +39,9 @@ def ensure_env(extras: str = "dev") -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     # A local CPU build of torch, if pip's find-links has one; fails fast (no index) otherwise.
-    if sh(*pip, "--no-index", "torch>=2.2", check=False) != 0:
+    # --no-deps: its dependencies are not on the local disk; the project install below pulls them
+    # from the index while keeping the torch already installed.
+    if sh(*pip, "--no-index", "--no-deps", "torch>=2.2", check=False) != 0:
         print("no local torch wheel; pip will choose torch from the index", flush=True)
     sh(*pip, "-e", f".[{extras}]")
     STAMP.write_text(digest)
