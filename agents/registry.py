@@ -47,12 +47,30 @@ def _spec(name: str) -> AgentSpec:
         return _REGISTRY[name]
     except KeyError:
         raise UnknownAgentError(
-            f"unknown agent {name!r}; known agents: {', '.join(_REGISTRY) or 'none'}"
+            f"unknown agent {name!r}; known agents: {', '.join(_REGISTRY) or 'none'}, "
+            f"or {CHECKPOINT_PREFIX}PATH for a trained network"
         ) from None
 
 
+CHECKPOINT_PREFIX = "checkpoint:"
+
+
+def is_known(name: str) -> bool:
+    """Whether :func:`make` accepts ``name``: a registered name or ``checkpoint:PATH``."""
+    return name in _REGISTRY or name.startswith(CHECKPOINT_PREFIX)
+
+
 def make(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
-    """A new agent of the registered kind ``name``; unknown names list the known ones."""
+    """A new agent of the registered kind ``name``, or a neural agent from ``checkpoint:PATH``.
+
+    Unknown names are refused with the list of known ones.
+    """
+    if name.startswith(CHECKPOINT_PREFIX):
+        from agents.neural import NeuralAgent
+
+        agent: Agent = NeuralAgent.from_checkpoint(name[len(CHECKPOINT_PREFIX) :], seed=seed, **kwargs)
+        agent.name = name
+        return agent
     agent = _spec(name).factory(seed=seed, **kwargs)
     agent.name = name
     return agent

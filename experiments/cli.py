@@ -66,13 +66,10 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
-    from experiments.config import resolve_rules
+    from experiments.config import check_agent_names, resolve_rules
     from experiments.report import format_table
 
-    registered = _registered()
-    for name in (args.a, args.b):
-        if name not in registered:
-            raise HarnessError(f"unknown agent {name!r}; known agents: {', '.join(registered)}")
+    check_agent_names([args.a, args.b], _registered())
     if args.matches is not None:
         unit, deals = "match", max(1, math.ceil(args.matches / 2))
     else:

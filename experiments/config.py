@@ -62,6 +62,26 @@ def load_ladder_file(path: str | Path) -> LadderFile:
     return LadderFile(**data)
 
 
+def check_agent_names(names: tuple[str, ...] | list[str], registered: list[str]) -> None:
+    """Refuse unknown agent names and unreadable checkpoints before any work starts."""
+    from agents.registry import CHECKPOINT_PREFIX
+
+    unknown = [a for a in names if a not in registered and not a.startswith(CHECKPOINT_PREFIX)]
+    if unknown:
+        raise HarnessError(
+            f"unknown agent(s) {', '.join(unknown)}; known agents: {', '.join(registered)}, "
+            f"or {CHECKPOINT_PREFIX}PATH"
+        )
+    for name in names:
+        if name.startswith(CHECKPOINT_PREFIX):
+            from agents.neural import CheckpointError, load_checkpoint
+
+            try:
+                load_checkpoint(name[len(CHECKPOINT_PREFIX) :])
+            except CheckpointError as err:
+                raise HarnessError(str(err)) from None
+
+
 def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:
     """The harness config of a ladder file (``all`` expands to every registered agent)."""
     if spec.agents == "all":
@@ -70,9 +90,7 @@ def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:
         names = tuple(spec.agents)
     else:
         raise HarnessError(f"agents must be 'all' or a list of names, got {spec.agents!r}")
-    unknown = [a for a in names if a not in registered]
-    if unknown:
-        raise HarnessError(f"unknown agent(s) {', '.join(unknown)}; known agents: {', '.join(registered)}")
+    check_agent_names(names, registered)
     return EvalConfig(
         agents=names,
         format=spec.format,  # type: ignore[arg-type]
