@@ -5,12 +5,22 @@ Every agent sees only what the env's ``observe()`` returns for its seat.
 """
 
 from agents.base import Agent, Observation
+from agents.easy import EasyAgent
+from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
+from agents.hard import HardAgent
+from agents.master import MasterAgent
+from agents.normal import NormalAgent
 from agents.random_agent import RandomAgent
 from agents.registry import UnknownAgentError, available, describe, make, register
 
 register("random", RandomAgent, "uniformly random legal actions")
 register("greedy", GreedyAgent, "takes discards that meld, dumps deadwood, knocks at once")
+register("easy", EasyAgent, "keeps melds and pairs, throws the highest useless card, knocks near gin")
+register("normal", NormalAgent, "least deadwood, avoids feeding the opponent, knocks at once")
+register("hard", HardAgent, "outs, expected deadwood after the next draw, danger, knock or play for gin")
+register("expert", ExpertAgent, "Bayesian estimate of the opponent's hand, weighs discards and knocks on it")
+register("master", MasterAgent, "knocks or plays on by simulating hundreds of opponent hands drawn from it")
 
 __all__ = [
     "Agent",
@@ -23,3 +33,9 @@ __all__ = [
     "make",
     "register",
 ]
+
+# Published baselines (optional extra "baselines": open-spiel, rlcard): registered only where the
+# package is installed ("openspiel_simple", "rlcard_novice"); each imports its package when built.
+from agents.baselines import register_available as _register_baselines  # noqa: E402
+
+_register_baselines()

@@ -1,0 +1,767 @@
+"""Published gin rummy baselines as ginenv agents: OpenSpiel's simple bot and RLCard's novice agent.
+
+They anchor the ladder to players other people wrote. Both packages are optional (the ``baselines``
+extra: ``open-spiel`` and ``rlcard``); :func:`register_available` registers ``openspiel_simple`` and
+``rlcard_novice`` only where the package is installed, and each adapter imports its package when it
+is first built. Like every agent, an adapter sees nothing but the observations of its own seat
+(``observe()`` and the legal-action mask): it never reads the env, the engine or the opponent's cards.
+
+``openspiel_simple`` (:class:`OpenSpielSimpleAgent`)
+    ``pyspiel.make_simple_gin_rummy_bot`` decides on a ``pyspiel`` gin_rummy state seen from its own
+    player. At each decision the adapter builds such a state from the seat's observations alone:
+
+    * :class:`PublicHistory` follows the hand from the seat's successive observations: its initial
+      hand (the first observation of a hand comes before the seat's first action, so it shows the 10
+      dealt cards), the first upcard, its own actions and stock draws, and the opponent's moves read
+      from what changed in between (a card of ours in ``opponent_taken``: it took our discard, else it
+      drew from the stock; the new top of the pile: its discard). Every decision checks the record
+      against the observation (own hand, pile, stock size, the opponent's known cards).
+    * The cards the seat never saw are filled in with any cards consistent with the public record:
+      each opponent discard that did not come from the pile is given to the stock draw of the same
+      turn (else to an unknown card of its initial hand), and the opponent's unknown cards now held are
+      filled with cards from the ``unseen`` plane (the choice is kept from one decision to the next
+      while it stays consistent). The fill depends on the observations only.
+    * The deal (OpenSpiel's player 0 is always the non-dealer, who acts first), the upcard and the
+      public action history are replayed with ``pyspiel`` (stock draws are chance outcomes there: the
+      seat's own draws are the cards it drew, the opponent's the filled-in ones). The state is checked
+      against the observation (hand, top card, pile, stock size, player to move), the bot is asked for
+      its action, and the action is mapped to ours: draw upcard -> ``draw_discard``, draw stock ->
+      ``draw_stock``, pass -> ``pass``, card -> ``discard <card>``. OpenSpiel knocks in two steps
+      (knock, then a discard); the adapter applies the knock to a copy and asks the bot again for the
+      discard, giving ``knock <card>``. Meld declaration and layoffs do not exist as decisions here:
+      the env scores the showdown.
+
+    Fidelity: the bot reads only its own observation tensor (own hand, top card, pile, stock size,
+    knock card, laid melds) and the legal actions, so its decisions are exactly OpenSpiel's on the
+    same cards. The adapter restarts the bot before each decision (its only memory is the knock flag
+    and the meld actions queued after a knock, both of which end the hand here). When the replay
+    cannot be built (OpenSpiel ends a hand after 50 discard-pile draws), a one-decision state with the
+    seat's current hand and top card is used instead; the tests check that both give the same action.
+    Where the bot's choice is illegal here, the adapter plays the closest legal action and counts it in
+    :attr:`OpenSpielSimpleAgent.fallbacks` (see the rule differences below).
+
+``rlcard_novice`` (:class:`RLCardNoviceAgent`)
+    ``rlcard.models.gin_rummy_rule_models.GinRummyNoviceRuleAgent`` reads ``state["obs"][0]`` (its
+    hand) and ``state["legal_actions"]`` (RLCard action ids). The adapter builds RLCard's whole
+    5 x 52 observation from the seat's own observation (hand, top discard, the cards under it, the
+    opponent's known cards, unknown cards; RLCard orders suits S H D C, ours s c d h) and the legal
+    actions from our mask as RLCard's judge lists them: gin alone when a gin knock is legal, else the
+    discards and knocks. Its strategy: gin if it can; else knock if it can (uniformly among the knock
+    cards); else discard uniformly among the cards whose discard leaves the least deadwood (RLCard's
+    own ``_get_best_discards``); draw decisions are uniformly random. The adapter runs the agent's
+    ``step`` logic with the agent's own helper for the discards, but draws from the seeded generator
+    of :class:`agents.base.Agent` instead of ``numpy``'s global one (so hands replay with the harness'
+    seeds); a test checks that it picks from the same candidates as RLCard's ``step``.
+
+Rule differences (ginenv's standard rules, ``shared/RULES.md``, against each package's defaults)
+
+OpenSpiel ``gin_rummy`` (knock_card 10, gin_bonus 25, undercut_bonus 25, oklahoma off: the same
+numbers as ours; the adapter passes the hand's knock limit from the observation, so Oklahoma hands
+play with the right limit; limits above 10 do not exist in OpenSpiel and are refused):
+
+* Same deal order and first-upcard offer (non-dealer, then dealer; if both pass the non-dealer must
+  draw from the stock).
+* OpenSpiel lets a player discard the card just taken from the pile (the hand ends if it happens twice
+  in a row); ours forbids it. The bot can only choose it when the card it took is its highest
+  deadwood card, typically after taking the first upcard to knock at once; the adapter then plays the
+  legal discard (or knock) leaving the least deadwood, highest card on ties (counted in
+  ``fallbacks``; none in thousands of decisions against random, greedy and expert). Two adapters
+  playing each other in ginenv make move for move the game two simple bots play in OpenSpiel on the
+  same deck (tested), up to OpenSpiel's wall.
+* The wall: OpenSpiel lets the next player knock with the upcard when a discard leaves 2 cards in the
+  stock, else the hand ends with no score; here the hand is dead at once, so that decision never
+  reaches the bot.
+* Knock: OpenSpiel's 11-card minimum deadwood is an upper bound on rare hands (``DESIGN.md``), so the
+  bot can miss a knock that is legal here. It never uses big gin (OpenSpiel has none): with 11 melded
+  cards it knocks with gin.
+* Showdown: the bot lays the best meld group and never lays off as defender; here layoffs are chosen
+  by the env for both players, which helps the bot as defender. A tie in deadwood scores 0 in
+  OpenSpiel and is an undercut here. Matches, targets and match bonuses are ginenv's.
+* OpenSpiel ends a hand after 50 draws from the discard pile; ginenv has no such cap (the adapter
+  falls back to the one-decision state).
+
+RLCard ``gin-rummy`` (default settings: going_out_deadwood_count 10, stockpile_dead_card_count 2):
+
+* RLCard has no upcard offer: the non-dealer is dealt 11 cards and discards first. The offer is shown
+  to the agent as a draw decision (take: pick up the discard; pass: draw a card), which it decides
+  at random like every draw.
+* RLCard forbids discarding the card just picked up, as ours does, but lets a player knock with it;
+  the agent is offered ours (the legal knocks of our mask).
+* Gin is RLCard's ``GinAction`` (the game picks the discard): mapped to ``knock <card>`` with the
+  lowest-id card that keeps gin; it never uses big gin.
+* RLCard's dead hand: a player facing a stock of 2 may still pick up the discard or declare a dead
+  hand; here the hand is dead as soon as a discard leaves 2 cards. RLCard also ends a hand after 200
+  moves. RLCard's payoffs are not points (1 for gin, 0.2 for a knock, else minus deadwood / 100, no
+  undercut); in ginenv the agent is scored by ginenv's rules.
+* RLCard's knock test hard-codes 10 in one place (``judge._get_going_out_cards``); the adapter
+  takes the knocks from our mask, so other knock limits (Oklahoma) are respected.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, Observation
+from ginenv.actions import (
+    BIG_GIN,
+    DISCARD_BASE,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCK_BASE,
+    NUM_ACTIONS,
+    PASS,
+    action_name,
+)
+from ginenv.cards import CARD_NAMES, NUM_CARDS, cards_of
+from ginenv.engine import HAND_SIZE, Phase
+from ginenv.melds import deadwood_of_mask
+from ginenv.observation import MAX_STOCK, SeatView, decode
+
+__all__ = [
+    "OpenSpielSimpleAgent",
+    "PublicHistory",
+    "RLCardNoviceAgent",
+    "ReconstructionError",
+    "openspiel_installed",
+    "register_available",
+    "rlcard_installed",
+]
+
+
+class ReconstructionError(RuntimeError):
+    """The observations of a seat do not form a hand the adapter can follow (or a bug)."""
+
+
+def openspiel_installed() -> bool:
+    """Whether ``pyspiel`` (the ``open-spiel`` package) can be found, without importing it."""
+    return importlib.util.find_spec("pyspiel") is not None
+
+
+def rlcard_installed() -> bool:
+    """Whether ``rlcard`` can be found, without importing it (it imports torch: about 2 s)."""
+    return importlib.util.find_spec("rlcard") is not None
+
+
+def register_available() -> list[str]:
+    """Register the baselines whose package is installed; returns the names registered."""
+    from agents.registry import available, register
+
+    names = []
+    known = set(available())
+    if openspiel_installed() and "openspiel_simple" not in known:
+        register(
+            "openspiel_simple",
+            OpenSpielSimpleAgent,
+            "OpenSpiel's simple_gin_rummy_bot (published baseline; needs open-spiel)",
+        )
+        names.append("openspiel_simple")
+    if rlcard_installed() and "rlcard_novice" not in known:
+        register(
+            "rlcard_novice",
+            RLCardNoviceAgent,
+            "RLCard's gin rummy novice rule agent (published baseline; needs rlcard)",
+        )
+        names.append("rlcard_novice")
+    return names
+
+
+def _bit(card: int) -> int:
+    return 1 << card
+
+
+def _single_card(mask: int) -> int:
+    """The card of a one-card mask; anything else is a reconstruction error."""
+    if mask == 0 or mask & (mask - 1):
+        raise ReconstructionError(f"expected exactly one card, got {len(cards_of(mask))}")
+    return mask.bit_length() - 1
+
+
+# ---------------------------------------------------------------------------- the public record
+
+#: Who acted: this seat or its opponent.
+ME, OPP = 0, 1
+#: Kinds of event: decline the upcard, take the top discard, draw from the stock, discard.
+EV_PASS, EV_TAKE, EV_STOCK, EV_DISCARD = 0, 1, 2, 3
+#: Card of an event the seat could not see (the opponent's stock draws).
+UNSEEN_CARD = -1
+
+_EVENT_NAMES = ("pass", "take", "stock", "discard")
+
+
+class PublicHistory:
+    """One hand as one seat saw it, rebuilt from that seat's observations alone.
+
+    Create it from the first observation of a hand (before the seat's first action); then call
+    :meth:`record` with each action the seat takes and :meth:`observe` with each later observation.
+    ``events`` lists ``(who, kind, card)`` in play order (``who``: :data:`ME` or :data:`OPP`; ``kind``:
+    ``EV_PASS``, ``EV_TAKE``, ``EV_STOCK``, ``EV_DISCARD``); ``card`` is :data:`UNSEEN_CARD` for the
+    opponent's stock draws. Every observation is checked against the record (:meth:`check`).
+    """
+
+    __slots__ = ("_pending", "events", "hand", "initial_hand", "role", "upcard")
+
+    def __init__(self, view: SeatView) -> None:
+        """Start the record from the first observation of a hand."""
+        if view.own_taken | view.own_discarded | view.own_passed:
+            raise ReconstructionError(
+                "the first observation of a hand must come before the seat's first action"
+            )
+        #: OpenSpiel's player id of the seat: 0 for the non-dealer (who acts first), 1 for the dealer.
+        self.role = 1 if view.is_dealer else 0
+        #: The 10 cards the seat was dealt, and the seat's cards now (as bitmasks).
+        self.initial_hand = view.hand
+        self.hand = view.hand
+        self.events: list[tuple[int, int, int]] = []
+        self._pending: tuple[int, int] | None = None
+        phase = view.phase
+        if phase is Phase.UPCARD_NON_DEALER and not view.is_dealer and view.top is not None:
+            self.upcard = view.top
+        elif phase is Phase.UPCARD_DEALER and view.is_dealer and view.top is not None:
+            self.upcard = view.top
+            self.events.append((OPP, EV_PASS, view.top))
+        elif phase is Phase.DRAW and view.is_dealer and view.top is not None:
+            # The non-dealer took the upcard and discarded: the upcard is the one card it holds openly.
+            self.upcard = _single_card(view.opponent_taken)
+            self.events += [(OPP, EV_TAKE, self.upcard), (OPP, EV_DISCARD, view.top)]
+        else:
+            raise ReconstructionError(
+                f"cannot start a hand at phase {phase.name} (dealer: {view.is_dealer}); "
+                "the adapter must see every decision of its seat from the first one"
+            )
+        self.check(view)
+
+    def record(self, action: int, view: SeatView) -> None:
+        """Note the seat's own ``action``, taken on observation ``view``."""
+        if action == PASS:
+            self.events.append((ME, EV_PASS, self._top(view)))
+        elif action == DRAW_DISCARD:
+            card = self._top(view)
+            self.events.append((ME, EV_TAKE, card))
+            self.hand |= _bit(card)
+        elif action == DRAW_STOCK:
+            self.events.append((ME, EV_STOCK, UNSEEN_CARD))  # the card shows in the next observation
+        elif DISCARD_BASE <= action < KNOCK_BASE:
+            card = action - DISCARD_BASE
+            self.events.append((ME, EV_DISCARD, card))
+            self.hand &= ~_bit(card)
+        else:
+            # A knock or big gin ends the hand: no further observation belongs to it.
+            self._pending = None
+            return
+        self._pending = (self.events[-1][1], self.events[-1][2])
+
+    def observe(self, view: SeatView) -> None:
+        """Bring the record up to a later observation of the same hand (the seat's next decision)."""
+        pending = self._pending
+        if pending is None:
+            raise ReconstructionError("no action of the seat was recorded since its last observation")
+        self._pending = None
+        kind, card = pending
+        events = self.events
+        if kind == EV_STOCK:
+            drawn = _single_card(view.hand & ~self.hand)
+            events[-1] = (ME, EV_STOCK, drawn)
+            self.hand |= _bit(drawn)
+        elif kind == EV_PASS:
+            if self.role == 0:
+                # The dealer answers the offer: take it (and discard) or pass (then we must draw).
+                if view.opponent_taken >> card & 1:
+                    events += [(OPP, EV_TAKE, card), (OPP, EV_DISCARD, self._top(view))]
+                else:
+                    events.append((OPP, EV_PASS, card))
+            else:
+                # Both passed: the non-dealer's first draw is from the stock, then it discards.
+                events += [(OPP, EV_STOCK, UNSEEN_CARD), (OPP, EV_DISCARD, self._top(view))]
+        elif kind == EV_DISCARD:
+            # The opponent's turn: it took our discard (it shows among its known cards) or drew.
+            if view.opponent_taken >> card & 1:
+                events.append((OPP, EV_TAKE, card))
+            else:
+                events.append((OPP, EV_STOCK, UNSEEN_CARD))
+            events.append((OPP, EV_DISCARD, self._top(view)))
+        # EV_TAKE: the seat discards next, nothing happened in between.
+        self.check(view)
+
+    @staticmethod
+    def _top(view: SeatView) -> int:
+        if view.top is None:
+            raise ReconstructionError("expected a card on the discard pile")
+        return view.top
+
+    def public_state(self) -> tuple[list[int], int, int]:
+        """Replay the record: (discard pile bottom to top, opponent's known cards, stock size)."""
+        pile = [self.upcard]
+        opp_known = 0
+        stock = MAX_STOCK
+        for who, kind, card in self.events:
+            if kind == EV_TAKE:
+                if not pile or pile[-1] != card:
+                    raise ReconstructionError(f"took {CARD_NAMES[card]}, which is not the top discard")
+                pile.pop()
+                if who == OPP:
+                    opp_known |= _bit(card)
+            elif kind == EV_STOCK:
+                stock -= 1
+            elif kind == EV_DISCARD:
+                pile.append(card)
+                if who == OPP:
+                    opp_known &= ~_bit(card)
+        return pile, opp_known, stock
+
+    def check(self, view: SeatView) -> None:
+        """Raise :class:`ReconstructionError` unless the record agrees with the observation."""
+        pile, opp_known, stock = self.public_state()
+        top = pile[-1] if pile else None
+        problems = []
+        if self.hand != view.hand:
+            problems.append(f"hand {cards_of(self.hand)} != observed {cards_of(view.hand)}")
+        if top != view.top or sum(_bit(c) for c in pile) != view.discard_pile:
+            problems.append("discard pile differs")
+        if opp_known != view.opponent_taken:
+            problems.append("opponent's known cards differ")
+        if stock != view.stock_size:
+            problems.append(f"stock size {stock} != observed {view.stock_size}")
+        if problems:
+            raise ReconstructionError("; ".join(problems))
+
+    def __repr__(self) -> str:
+        moves = ", ".join(
+            f"{'me' if who == ME else 'opp'} {_EVENT_NAMES[kind]}"
+            + (f" {CARD_NAMES[card]}" if card >= 0 else "")
+            for who, kind, card in self.events
+        )
+        return f"PublicHistory(role={self.role}, upcard={CARD_NAMES[self.upcard]}, events=[{moves}])"
+
+
+def _track(history: PublicHistory | None, view: SeatView) -> PublicHistory:
+    """The record for ``view``: a new one at the first decision of a hand, else ``history`` updated."""
+    if history is None or not (view.own_taken | view.own_discarded | view.own_passed):
+        return PublicHistory(view)
+    history.observe(view)
+    return history
+
+
+# ---------------------------------------------------------------------------- OpenSpiel
+
+# OpenSpiel gin_rummy action ids (open_spiel/games/gin_rummy/gin_rummy.h): 0..51 cards (discards,
+# and chance outcomes), then these.
+OS_DRAW_UPCARD = 52
+OS_DRAW_STOCK = 53
+OS_PASS = 54
+OS_KNOCK = 55
+#: OpenSpiel ends a hand when a player draws from the discard pile for the 50th time.
+OS_MAX_DRAW_UPCARD = 50
+_OS_EVENT = {EV_PASS: OS_PASS, EV_TAKE: OS_DRAW_UPCARD, EV_STOCK: OS_DRAW_STOCK}
+
+
+def openspiel_actions(
+    history: PublicHistory, unseen: int, fill: dict[int, int] | None = None
+) -> tuple[list[int], dict[int, int]]:
+    """A pyspiel gin_rummy action sequence (chance outcomes included) consistent with ``history``.
+
+    The opponent's hidden cards are "slots": its 10 dealt cards, then one per stock draw. A discard
+    that did not come from the pile takes the stock draw of the same turn when there is one, else the
+    first slot of its hand still unknown. Slots still unknown (the cards it holds unseen) get cards of
+    ``unseen``, keeping ``fill`` (slot -> card, from the previous decision) where still possible.
+    Returns the actions and the new fill. Uses nothing but the record and ``unseen``.
+    """
+    known = 0  # the opponent's cards taken from the pile, still held
+    held: list[int] = list(range(HAND_SIZE))  # the opponent's slots still unknown
+    slot_card: dict[int, int] = {}
+    draw_slot: dict[int, int] = {}  # event index -> slot of an opponent stock draw
+    slots = HAND_SIZE
+    last_draw: int | None = None
+    for i, (who, kind, card) in enumerate(history.events):
+        if who != OPP:
+            last_draw = None
+            continue
+        if kind == EV_TAKE:
+            known |= _bit(card)
+            last_draw = None
+        elif kind == EV_STOCK:
+            held.append(slots)
+            draw_slot[i] = last_draw = slots
+            slots += 1
+        elif kind == EV_DISCARD:
+            if known >> card & 1:
+                known &= ~_bit(card)
+            else:
+                slot = last_draw if last_draw is not None and last_draw in held else held[0]
+                held.remove(slot)
+                slot_card[slot] = card
+            last_draw = None
+        else:
+            last_draw = None
+    # The slots still held unknown: keep the previous choice where it is still unseen.
+    used = 0
+    new_fill: dict[int, int] = {}
+    old = fill or {}
+    for slot in held:
+        card = old.get(slot, UNSEEN_CARD)
+        if card >= 0 and unseen >> card & 1 and not used >> card & 1:
+            new_fill[slot] = card
+            used |= _bit(card)
+    for slot in held:
+        if slot not in new_fill:
+            free = unseen & ~used
+            if not free:
+                raise ReconstructionError("not enough unseen cards for the opponent's hand")
+            card = (free & -free).bit_length() - 1
+            new_fill[slot] = card
+            used |= _bit(card)
+    slot_card.update(new_fill)
+
+    mine = cards_of(history.initial_hand)
+    theirs = [slot_card[s] for s in range(HAND_SIZE)]
+    actions = (mine + theirs if history.role == 0 else theirs + mine) + [history.upcard]
+    for i, (who, kind, card) in enumerate(history.events):
+        if kind == EV_DISCARD:
+            actions.append(card)
+            continue
+        actions.append(_OS_EVENT[kind])
+        if kind == EV_STOCK:
+            actions.append(card if who == ME else slot_card[draw_slot[i]])
+    return actions, new_fill
+
+
+def _openspiel_cards_dealt(actions: list[int]) -> list[int]:
+    """The chance outcomes of an action sequence built by :func:`openspiel_actions`."""
+    dealt = actions[: 2 * HAND_SIZE + 1]
+    dealt += [actions[i + 1] for i in range(2 * HAND_SIZE + 1, len(actions)) if actions[i] == OS_DRAW_STOCK]
+    return dealt
+
+
+class OpenSpielSimpleAgent(Agent):
+    """OpenSpiel's ``simple_gin_rummy_bot`` on a pyspiel state rebuilt from this seat's observations.
+
+    See the module docstring for the reconstruction and the rule differences. After each decision,
+    :attr:`last_state` is the pyspiel state the bot decided on and :attr:`last_source` says how it was
+    built (``"replay"``, ``"minimal"`` or ``"forced"`` for a decision with one legal action);
+    :attr:`fallbacks` counts the bot's choices that were illegal here and replaced.
+    """
+
+    name = "openspiel_simple"
+
+    def __init__(self, seed: int | None = None, replay: bool = True) -> None:
+        """``replay=False`` always decides on the one-decision state (for tests and speed)."""
+        super().__init__(seed)
+        import pyspiel
+
+        self._pyspiel = pyspiel
+        self.replay = replay
+        self._games: dict[int, Any] = {}
+        self._bots: dict[tuple[int, int], Any] = {}
+        self.history: PublicHistory | None = None
+        self._fill: dict[int, int] = {}
+        self._cache: tuple[list[int], Any] | None = None
+        #: The pyspiel state of the latest decision, and how it was built.
+        self.last_state: Any = None
+        self.last_source = ""
+        #: Bot choices that were illegal in ginenv and replaced by the closest legal action.
+        self.fallbacks = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start of a hand: forget the record (the bot itself is restarted at every decision)."""
+        super().reset(seed)
+        self.history = None
+        self._fill = {}
+        self._cache = None
+
+    # -- pyspiel objects
+
+    def _game(self, knock_limit: int) -> Any:
+        game = self._games.get(knock_limit)
+        if game is None:
+            if not 0 <= knock_limit <= 10:
+                raise ValueError(
+                    f"OpenSpiel's gin_rummy has knock cards 0..10, this hand's limit is {knock_limit}"
+                )
+            game = self._pyspiel.load_game("gin_rummy", {"knock_card": knock_limit})
+            self._games[knock_limit] = game
+        return game
+
+    def _bot(self, knock_limit: int, player: int) -> Any:
+        bot = self._bots.get((knock_limit, player))
+        if bot is None:
+            params = self._game(knock_limit).get_parameters()
+            bot = self._pyspiel.make_simple_gin_rummy_bot(params, player)
+            self._bots[(knock_limit, player)] = bot
+        return bot
+
+    # -- states
+
+    def replay_state(self, history: PublicHistory, view: SeatView) -> Any:
+        """The pyspiel state of the whole hand so far, rebuilt from ``history`` (see the module doc)."""
+        actions, self._fill = openspiel_actions(history, view.unseen, self._fill)
+        dealt = _openspiel_cards_dealt(actions)
+        if len(set(dealt)) != len(dealt):
+            raise ReconstructionError("a card would be dealt twice")
+        cache = self._cache
+        if cache is not None and actions[: len(cache[0])] == cache[0]:
+            state = cache[1].clone()
+            rest = actions[len(cache[0]) :]
+        else:
+            state = self._game(view.knock_limit).new_initial_state()
+            rest = actions
+        for a in rest:
+            if state.is_terminal():
+                raise ReconstructionError("OpenSpiel ended the hand during the replay")
+            state.apply_action(a)
+        self._cache = (actions, state)
+        self._check_state(state, history.role, view)
+        return state
+
+    def minimal_state(self, view: SeatView, mask: np.ndarray) -> Any:
+        """A pyspiel state that shows the bot only this decision: its hand and the top card.
+
+        Draw decisions: the seat holds its 10 cards and the top card is offered as OpenSpiel's first
+        upcard (the dealer's seat after the non-dealer passed). Discard decisions: the seat was dealt
+        10 of its 11 cards (all but the card it may not discard, else its highest card) and took the
+        11th as the upcard. The opponent gets the lowest other cards.
+        """
+        role = 1 if view.is_dealer else 0
+        hand = view.hand
+        discarding = view.phase is Phase.DISCARD
+        if discarding:
+            banned = [c for c in cards_of(hand) if not mask[DISCARD_BASE + c]]
+            upcard = banned[0] if banned else hand.bit_length() - 1
+            hand &= ~_bit(upcard)
+        else:
+            if view.top is None:
+                raise ReconstructionError("a draw decision without a top card")
+            upcard = view.top
+        rest = [c for c in range(NUM_CARDS) if not (hand | _bit(upcard)) >> c & 1][:HAND_SIZE]
+        mine = cards_of(hand)
+        deal = (mine + rest if role == 0 else rest + mine) + [upcard]
+        state = self._game(view.knock_limit).new_initial_state()
+        for a in deal:
+            state.apply_action(a)
+        if role == 1:
+            state.apply_action(OS_PASS)
+        if discarding:
+            state.apply_action(OS_DRAW_UPCARD)
+        return state
+
+    @staticmethod
+    def _check_state(state: Any, role: int, view: SeatView) -> None:
+        problems = []
+        if state.current_player() != role:
+            problems.append(f"player to move {state.current_player()} != {role}")
+        if sum(_bit(c) for c in state.hands()[role]) != view.hand:
+            problems.append("hand differs")
+        upcard = state.upcard()
+        pile = list(state.discard_pile()) + ([upcard] if upcard is not None and upcard >= 0 else [])
+        if (pile[-1] if pile else None) != view.top or sum(_bit(c) for c in pile) != view.discard_pile:
+            problems.append("discard pile differs")
+        if state.stock_size() != view.stock_size:
+            problems.append(f"stock size {state.stock_size()} != {view.stock_size}")
+        if problems:
+            raise ReconstructionError("replayed pyspiel state: " + "; ".join(problems))
+
+    # -- deciding
+
+    def act(self, observation: Observation) -> int:
+        """The simple bot's action for this observation (see the module docstring)."""
+        view = decode(observation["observation"])
+        mask = observation["action_mask"]
+        self.history = history = _track(self.history, view)
+        legal = np.flatnonzero(mask)
+        if len(legal) == 1:
+            # Forced (the stock draw after both passed): the bot's only legal action.
+            action = int(legal[0])
+            self.last_source = "forced"
+        else:
+            state = None
+            if self.replay:
+                try:
+                    state = self.replay_state(history, view)
+                    self.last_source = "replay"
+                except (self._pyspiel.SpielError, ReconstructionError):
+                    # Only OpenSpiel's cap on discard-pile draws may stop a replay; anything else is a bug.
+                    if not self._replay_capped(history):
+                        raise
+            if state is None:
+                state = self.minimal_state(view, mask)
+                self.last_source = "minimal"
+            self.last_state = state
+            action = self._decide(state, view, mask)
+        history.record(action, view)
+        return action
+
+    @staticmethod
+    def _replay_capped(history: PublicHistory) -> bool:
+        # OpenSpiel ends a hand at its 50th draw of a discard (first upcard offer not counted).
+        takes = sum(1 for _, kind, _ in history.events if kind == EV_TAKE)
+        return takes >= OS_MAX_DRAW_UPCARD
+
+    def _decide(self, state: Any, view: SeatView, mask: np.ndarray) -> int:
+        bot = self._bot(view.knock_limit, state.current_player())
+        bot.restart()
+        choice = int(bot.step(state))
+        knock = choice == OS_KNOCK
+        if knock:
+            after = state.clone()
+            after.apply_action(OS_KNOCK)
+            card = int(bot.step(after))
+            bot.restart()
+            action = KNOCK_BASE + card
+        elif choice < NUM_CARDS:
+            action = DISCARD_BASE + choice
+        elif choice == OS_DRAW_UPCARD:
+            action = DRAW_DISCARD
+        elif choice == OS_DRAW_STOCK:
+            action = DRAW_STOCK
+        elif choice == OS_PASS:
+            # Declining OpenSpiel's upcard offer: a pass here, or a stock draw when our phase is a draw.
+            action = PASS if mask[PASS] else DRAW_STOCK
+        else:
+            raise ReconstructionError(f"unexpected OpenSpiel action {choice}")
+        if 0 <= action < NUM_ACTIONS and mask[action]:
+            return action
+        self.fallbacks += 1
+        return _closest_discard(view.hand, mask, knock)
+
+
+def _closest_discard(hand: int, mask: np.ndarray, knock: bool) -> int:
+    """The legal discard (a knock if ``knock`` and one is legal) leaving the least deadwood, highest
+    card on ties: the simple bot's rule with the card it may not throw left out."""
+    knocks = [c for c in cards_of(hand) if mask[KNOCK_BASE + c]]
+    if knock and knocks:
+        base, cards = KNOCK_BASE, knocks
+    else:
+        base, cards = DISCARD_BASE, [c for c in cards_of(hand) if mask[DISCARD_BASE + c]]
+    if not cards:
+        legal = np.flatnonzero(mask)
+        raise ReconstructionError(f"no legal discard; legal: {[action_name(int(a)) for a in legal]}")
+    return base + min(cards, key=lambda c: (deadwood_of_mask(hand & ~_bit(c)), -(c % 13), -c))
+
+
+# ---------------------------------------------------------------------------- RLCard
+
+# RLCard gin rummy action ids (rlcard/games/gin_rummy/utils/action_event.py).
+RL_DRAW_CARD = 2
+RL_PICK_UP_DISCARD = 3
+RL_GIN = 5
+RL_DISCARD_BASE = 6
+RL_KNOCK_BASE = RL_DISCARD_BASE + NUM_CARDS
+
+
+def rlcard_card_ids() -> tuple[int, ...]:
+    """RLCard's card id of each of our card ids (RLCard: rank + 13 * suit, suits ``S H D C``)."""
+    rl_suits = "SHDC"
+    return tuple("A23456789TJQK".index(name[0]) + 13 * rl_suits.index(name[1].upper()) for name in CARD_NAMES)
+
+
+_RL_ID = rlcard_card_ids()
+
+
+class RLCardNoviceAgent(Agent):
+    """RLCard's ``GinRummyNoviceRuleAgent`` on RLCard's state rebuilt from this seat's observation.
+
+    Memoryless: everything it reads is in the current observation. :attr:`last_state` is the RLCard
+    state dict of the latest decision (``obs``: 5 x 52, ``legal_actions``: RLCard ids).
+    """
+
+    name = "rlcard_novice"
+
+    def __init__(self, seed: int | None = None) -> None:
+        """Import RLCard's agent (the first import of rlcard takes seconds: it loads torch)."""
+        super().__init__(seed)
+        from rlcard.games.gin_rummy.utils import action_event
+        from rlcard.models.gin_rummy_rule_models import GinRummyNoviceRuleAgent
+
+        self._rl_agent = GinRummyNoviceRuleAgent
+        self._events = action_event
+        self.last_state: dict[str, Any] | None = None
+
+    @staticmethod
+    def rlcard_plane(mask: int) -> np.ndarray:
+        """A card bitmask as RLCard's 52-entry plane (RLCard card order)."""
+        plane = np.zeros(NUM_CARDS, dtype=int)
+        for c in cards_of(mask):
+            plane[_RL_ID[c]] = 1
+        return plane
+
+    def rlcard_state(self, observation: Observation) -> tuple[dict[str, Any], dict[int, int]]:
+        """RLCard's state dict for this observation and the map from its action ids to ours."""
+        view = decode(observation["observation"])
+        mask = observation["action_mask"]
+        top = _bit(view.top) if view.top is not None else 0
+        obs = np.array(
+            [
+                self.rlcard_plane(view.hand),
+                self.rlcard_plane(top),
+                self.rlcard_plane(view.pile),
+                self.rlcard_plane(view.opponent_taken),
+                self.rlcard_plane(view.unseen),
+            ]
+        )
+        ours: dict[int, int] = {}
+        if mask[PASS]:
+            # The upcard offer, shown as RLCard's draw decision.
+            ours[RL_DRAW_CARD] = PASS
+            ours[RL_PICK_UP_DISCARD] = DRAW_DISCARD
+        elif mask[DRAW_STOCK] or mask[DRAW_DISCARD]:
+            if mask[DRAW_STOCK]:
+                ours[RL_DRAW_CARD] = DRAW_STOCK
+            if mask[DRAW_DISCARD]:
+                ours[RL_PICK_UP_DISCARD] = DRAW_DISCARD
+        else:
+            hand = view.hand
+            knocks = [c for c in cards_of(hand) if mask[KNOCK_BASE + c]]
+            gins = [c for c in knocks if deadwood_of_mask(hand & ~_bit(c)) == 0]
+            if gins:
+                # RLCard's judge offers gin alone; the game then picks the discard.
+                ours[RL_GIN] = KNOCK_BASE + min(gins)
+            else:
+                for c in cards_of(hand):
+                    if mask[DISCARD_BASE + c]:
+                        ours[RL_DISCARD_BASE + _RL_ID[c]] = DISCARD_BASE + c
+                for c in knocks:
+                    ours[RL_KNOCK_BASE + _RL_ID[c]] = KNOCK_BASE + c
+            if not ours and mask[BIG_GIN]:
+                ours[RL_GIN] = BIG_GIN
+        if not ours:
+            raise ReconstructionError("no legal action to offer RLCard's agent")
+        legal = sorted(ours)
+        state = {
+            "obs": obs,
+            "legal_actions": OrderedDict((a, None) for a in legal),
+            "raw_obs": obs,
+            "raw_legal_actions": legal,
+        }
+        return state, ours
+
+    def candidates(self, state: dict[str, Any]) -> list[int]:
+        """The RLCard action ids the novice agent's ``step`` chooses among (uniformly) in ``state``.
+
+        The same cases as ``GinRummyNoviceRuleAgent.step``: gin, else knocks, else the best discards
+        (its own ``_get_best_discards``), else every legal action.
+        """
+        ev = self._events
+        legal = list(state["legal_actions"])
+        decoded = [ev.ActionEvent.decode_action(a) for a in legal]
+        gins = [e.action_id for e in decoded if isinstance(e, ev.GinAction)]
+        if gins:
+            return gins
+        knocks = [e.action_id for e in decoded if isinstance(e, ev.KnockAction)]
+        if knocks:
+            return knocks
+        discards = [e for e in decoded if isinstance(e, ev.DiscardAction)]
+        if discards:
+            best = self._rl_agent._get_best_discards(discard_action_events=discards, state=state)
+            if best:
+                return [ev.DiscardAction(card=card).action_id for card in best]
+        return legal
+
+    def act(self, observation: Observation) -> int:
+        """The novice agent's action for this observation, drawn from this agent's generator."""
+        state, ours = self.rlcard_state(observation)
+        self.last_state = state
+        options = self.candidates(state)
+        pick = options[int(self.rng.integers(len(options)))] if len(options) > 1 else options[0]
+        return ours[int(pick)]

@@ -1,0 +1,95 @@
+"""easy: the beginner level of the seeds ("Facile" / "Lihtne", seeds 001-003).
+
+Strategy, precisely:
+
+* **Melds and pairs.** The melds it has made are the cards melded in every least-deadwood
+  arrangement of its hand (:func:`agents.common.melded_cards`); the others are its deadwood. A
+  deadwood card with a *partner* among the other deadwood cards (same rank, or same suit within two
+  ranks: a pair or a run draw) is kept; a deadwood card without one is *useless*.
+* **Draw.** A beginner sees pairs, not run draws: it takes the upcard or the top discard only when
+  that card makes a set with a pair (or three) of its rank in the hand and the deadwood falls
+  (:func:`makes_set`); otherwise it passes or draws from the stock. (Taking every discard that
+  helps is the next level's skill.)
+* **Discard.** The highest-valued useless card; when every deadwood card has a partner, the highest
+  deadwood card; with no deadwood at all (a full hand of melds and one extra card), the card whose
+  discard leaves the least deadwood. Ties between equal values (Kh or Ks) are broken at random,
+  from the generator seeded by ``reset``. It never looks at the opponent's history.
+* **Knock.** Only with very little deadwood: at most :data:`EASY_KNOCK_DEADWOOD` (3) points, or
+  gin; big gin whenever the rules allow it.
+"""
+
+from __future__ import annotations
+
+from agents.base import Agent, Observation
+from agents.common import (
+    card_bits,
+    completes_meld,
+    deadwood,
+    deadwood_cards,
+    legal_discards,
+    partner_cards,
+)
+from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.cards import CARD_VALUES
+from ginenv.observation import decode
+
+#: Easy knocks only when the deadwood left is at most this many points (gin always).
+EASY_KNOCK_DEADWOOD = 3
+
+
+def makes_set(hand: int, card: int) -> bool:
+    """Whether ``hand`` holds two or three cards of ``card``'s rank and taking ``card`` completes a
+    meld that lowers the deadwood (:func:`agents.common.completes_meld`)."""
+    r = card % 13
+    same_rank = sum(hand >> (s * 13 + r) & 1 for s in range(4))
+    return same_rank >= 2 and completes_meld(hand, card)
+
+
+class EasyAgent(Agent):
+    """Keeps melds and pairs, throws the highest useless card, knocks only near gin."""
+
+    name = "easy"
+
+    #: Knock only with at most this much deadwood (see :data:`EASY_KNOCK_DEADWOOD`).
+    knock_deadwood: int = EASY_KNOCK_DEADWOOD
+
+    def choose_discard(self, hand: int, allowed: int) -> int:
+        """The card to throw: the highest useless card (see the module docstring)."""
+        loose = deadwood_cards(hand) & allowed
+        if not loose:
+            # Everything melds: throw the card that keeps the least deadwood.
+            options = card_bits(allowed)
+            best = min(deadwood(hand ^ 1 << c) for c in options)
+            return self._pick([c for c in options if deadwood(hand ^ 1 << c) == best])
+        useless = loose & ~partner_cards(deadwood_cards(hand))
+        pool = card_bits(useless or loose)
+        top = max(CARD_VALUES[c] for c in pool)
+        return self._pick([c for c in pool if CARD_VALUES[c] == top])
+
+    def _pick(self, cards: list[int]) -> int:
+        """One of ``cards`` at random (from the seeded generator) when there is a choice."""
+        if len(cards) == 1:
+            return cards[0]
+        return cards[int(self.rng.integers(len(cards)))]
+
+    def act(self, observation: Observation) -> int:
+        """Easy's choice for this observation."""
+        mask = observation["action_mask"]
+        view = decode(observation["observation"])
+        hand = view.hand
+        if mask[DRAW_DISCARD] and view.top is not None and makes_set(hand, view.top):
+            return DRAW_DISCARD
+        if mask[PASS]:
+            return PASS
+        if mask[DRAW_STOCK]:
+            return DRAW_STOCK
+        if mask[BIG_GIN]:
+            return BIG_GIN
+        card = self.choose_discard(hand, legal_discards(observation))
+        left = deadwood(hand ^ 1 << card)
+        if mask[KNOCK_BASE + card] and left <= min(self.knock_deadwood, view.knock_limit):
+            return KNOCK_BASE + card
+        return DISCARD_BASE + card
+
+
+__all__ = ["EASY_KNOCK_DEADWOOD", "EasyAgent", "makes_set"]

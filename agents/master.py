@@ -1,0 +1,516 @@
+"""master: the expert's estimate, turned into decisions by simulating the rest of the hand.
+
+The seeds' "Master" / "Maître" (000): it decides to knock by simulating hundreds of plausible opponent
+hands drawn from the Bayesian estimate, undercut risk included; it never sees the opponent's cards.
+
+Strategy, precisely. Each decision feeds the observation to the :class:`agents.belief.OpponentModel`
+(as the expert does) and draws ``N`` *worlds*: an opponent hand sampled from the estimate with the
+hand-quality tilt (:meth:`OpponentModel.sample_hands`), and an order of the stock (the unseen cards
+that hand leaves, shuffled). Every option of the decision is then scored in the same worlds (common
+random numbers, so the options' differences are measured far more precisely than their values):
+
+* **knock with discard d**: the exact showdown against the world's opponent hand (the engine's
+  arrangement of the knocker and the defender's best melds and layoffs,
+  :class:`agents.belief.Knock`): the knock's points, negative when undercut, gin bonus at 0.
+* **discard d and play on**: a *rollout*, the rest of the hand played out in the world by a fast
+  numba policy for both players (:func:`rollout`): take the top discard when it goes into a meld and
+  lowers the deadwood, otherwise draw from the stock; discard the card leaving the least deadwood
+  (the higher card on ties); knock as soon as the deadwood allows; the dead-hand rule applies. The
+  rollout's showdown arranges the knocker's melds by the first least-deadwood arrangement found
+  (the engine's tie-break between equal arrangements is ignored there) and scores layoffs exactly.
+  Playing on for gin is this option when a knock was legal.
+* **take the top discard / draw from the stock**: a rollout that starts with that draw.
+
+The option with the best mean points is played. The candidates are pruned first with the expert's
+evaluation (:mod:`agents.expert`): every legal knock (the least deadwood for each distinct deadwood
+value, at most :attr:`MasterAgent.knock_candidates`) and the :attr:`MasterAgent.discard_candidates`
+plain discards with the best expert score ``S``. A plain discard is preferred over a knock only if
+it wins by more than :attr:`MasterAgent.play_on_margin` points (rollouts play both sides simply, so
+the play-on values carry a small bias). Worlds: :attr:`MasterAgent.worlds_knock` when a knock is
+legal (the knock decision is the one the seeds name), :attr:`MasterAgent.worlds` otherwise. When the
+pruned discard candidates are all within :attr:`MasterAgent.tie_margin` of the best expert score,
+or there is only one, the decision is left to the expert's score without simulating (it would not
+change; this keeps the median decision fast). Gin and big gin are always taken.
+
+Time: the draws of worlds and the rollouts are numba code; the median decision is a few
+milliseconds and the slowest (a knock decision late in the hand) well under the 250 ms target
+(``tests/agents/test_master.py`` and the report measure it). Random only through the worlds, drawn
+from the generator that ``reset(seed)`` seeds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.base import Observation
+from agents.belief import Knock, _lowest_card, defender_deadwood
+from agents.expert import ExpertAgent, discard_values
+from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
+from ginenv.melds import _meldable, _min_deadwood
+from ginenv.observation import SeatView, decode
+
+_VALUE = np.array(CARD_VALUES, dtype=np.int64)
+_RANK_MASK = np.array([sum(1 << (r + 13 * s) for s in range(4)) for r in range(NUM_RANKS)], dtype=np.int64)
+
+# --------------------------------------------------------------------------- numba simulation
+
+
+@njit(cache=True)
+def policy_discard(hand: int, banned: int) -> tuple[int, int]:
+    """(card, deadwood left) of the rollout policy's discard: least deadwood, then the higher card."""
+    best = 1 << 30
+    card = -1
+    rest = hand
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        c = _lowest_card(low)
+        if c == banned:
+            continue
+        v = _min_deadwood(hand ^ low)
+        if v < best or (v == best and _VALUE[c] > _VALUE[card]):
+            best = v
+            card = c
+    return card, best
+
+
+@njit(cache=True)
+def policy_takes(hand: int, top: int) -> bool:
+    """The rollout policy's draw: take ``top`` when it goes into a meld and lowers the deadwood."""
+    bit = 1 << top
+    grown = hand | bit
+    if not _meldable(grown) & bit:
+        return False
+    _, after = policy_discard(grown, top)
+    return after < _min_deadwood(hand)
+
+
+@njit(cache=True)
+def arrange(hand: int) -> np.ndarray:
+    """The melds of a least-deadwood arrangement of ``hand`` (the first one the search finds)."""
+    melds = np.zeros(4, dtype=np.int64)
+    n = 0
+    mask = hand
+    while mask:
+        free = mask & ~_meldable(mask)
+        mask ^= free
+        if not mask:
+            break
+        target = _min_deadwood(mask)
+        card = _lowest_card(mask)
+        bit = 1 << card
+        # Leave the lowest card out?
+        if _VALUE[card] + _min_deadwood(mask ^ bit) == target:
+            mask ^= bit
+            continue
+        found = False
+        # Runs from the lowest card, longest first.
+        r = card % 13
+        length = 1
+        while r + length < 13 and (mask >> (card + length)) & 1:
+            length += 1
+        for size in range(length, 2, -1):
+            run = ((1 << size) - 1) << card
+            if _min_deadwood(mask ^ run) == target:
+                melds[n] = run
+                n += 1
+                mask ^= run
+                found = True
+                break
+        if found:
+            continue
+        others = (mask & _RANK_MASK[r]) ^ bit
+        cand = np.zeros(4, dtype=np.int64)
+        nc = 0
+        if _popcount(others) == 3:
+            cand[nc] = others | bit
+            nc += 1
+        o = np.zeros(3, dtype=np.int64)
+        no = 0
+        rest = others
+        while rest:
+            low = rest & -rest
+            o[no] = low
+            no += 1
+            rest ^= low
+        for i in range(no):
+            for j in range(i + 1, no):
+                cand[nc] = bit | o[i] | o[j]
+                nc += 1
+        for i in range(nc):
+            if _min_deadwood(mask ^ cand[i]) == target:
+                melds[n] = cand[i]
+                n += 1
+                mask ^= cand[i]
+                found = True
+                break
+        if not found:  # cannot happen: one branch always reaches the optimum
+            mask ^= bit
+    return melds[:n]
+
+
+@njit(cache=True)
+def _popcount(x: int) -> int:
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def showdown(knocker: int, defender: int, gin_bonus: int, undercut_bonus: int) -> int:
+    """Points of a knock for the knocker (negative when undercut), with exact layoffs."""
+    kdw = _min_deadwood(knocker)
+    if kdw == 0:
+        return gin_bonus + _min_deadwood(defender)
+    dd = defender_deadwood(arrange(knocker), defender)
+    if dd <= kdw:
+        return -(kdw - dd + undercut_bonus)
+    return dd - kdw
+
+
+@njit(cache=True)
+def policy_knocks(left: int, limit: int, trap: int, stock_left: int, trap_stock: int) -> bool:
+    """The rollout policy's knock: allowed, and not a low hand kept to trap a knock (deadwood 1 to
+    ``trap`` with at least ``trap_stock`` cards in the stock waits for gin or an undercut)."""
+    if left > limit:
+        return False
+    return left == 0 or left > trap or stock_left < trap_stock
+
+
+@njit(cache=True)
+def rollout(
+    me: int,
+    opp: int,
+    stock: np.ndarray,
+    top: int,
+    mover: int,
+    limit: int,
+    dead_stock: int,
+    gin_bonus: int,
+    undercut_bonus: int,
+    traps: np.ndarray,
+    trap_stock: int,
+) -> int:
+    """Play the hand out from a draw phase: ``mover`` (0 me, 1 the opponent) draws next, ``top`` is
+    the top discard (-1 if none) and ``stock`` the stock in drawing order; ``traps[p]`` is player
+    ``p``'s trap deadwood (:func:`policy_knocks`). Points for me."""
+    hands = np.empty(2, dtype=np.int64)
+    hands[0] = me
+    hands[1] = opp
+    sp = 0
+    n = stock.size
+    p = mover
+    while True:
+        h = hands[p]
+        banned = -1
+        if top >= 0 and policy_takes(h, top):
+            h |= 1 << top
+            banned = top
+        else:
+            if sp >= n:
+                return 0
+            h |= 1 << stock[sp]
+            sp += 1
+        card, left = policy_discard(h, banned)
+        h ^= 1 << card
+        if policy_knocks(left, limit, traps[p], n - sp, trap_stock):
+            pts = showdown(h, hands[1 - p], gin_bonus, undercut_bonus)
+            return pts if p == 0 else -pts
+        if n - sp <= dead_stock:
+            return 0
+        hands[p] = h
+        top = card
+        p = 1 - p
+
+
+@njit(cache=True)
+def _shuffled_stock(unseen_ids: np.ndarray, opp: int, u: np.ndarray) -> np.ndarray:
+    """The unseen cards not in ``opp``, in the random order given by the uniforms ``u``."""
+    out = np.empty(unseen_ids.size, dtype=np.int64)
+    n = 0
+    for i in range(unseen_ids.size):
+        if not (opp >> unseen_ids[i]) & 1:
+            out[n] = unseen_ids[i]
+            n += 1
+    for i in range(n - 1, 0, -1):
+        j = int(u[i] * (i + 1))
+        out[i], out[j] = out[j], out[i]
+    return out[:n]
+
+
+@njit(cache=True)
+def simulate_options(
+    hand: int,
+    kinds: np.ndarray,
+    cards: np.ndarray,
+    opps: np.ndarray,
+    unseen_ids: np.ndarray,
+    u: np.ndarray,
+    top: int,
+    limit: int,
+    dead_stock: int,
+    gin_bonus: int,
+    undercut_bonus: int,
+    knock_melds: np.ndarray,
+    knock_deadwood: np.ndarray,
+    traps: np.ndarray,
+    trap_stock: int,
+) -> np.ndarray:
+    """Points of each option in each world: ``out[world, option]``.
+
+    Option kinds: 0 knock discarding ``cards[i]`` (``knock_melds[i]``/``knock_deadwood[i]``: the
+    engine's arrangement), 1 discard ``cards[i]`` and play on (``hand`` holds 11 cards), 2 take the
+    top discard, 3 draw from the stock (``hand`` holds 10 cards; ``top`` is the top discard).
+    ``traps[world]`` holds the two players' trap deadwoods in that world (:func:`policy_knocks`).
+    """
+    nw = opps.size
+    no = kinds.size
+    out = np.zeros((nw, no))
+    for w in range(nw):
+        opp = opps[w]
+        stock = _shuffled_stock(unseen_ids, opp, u[w])
+        for i in range(no):
+            k = kinds[i]
+            if k == 0:
+                kdw = knock_deadwood[i]
+                if kdw == 0:
+                    out[w, i] = gin_bonus + _min_deadwood(opp)
+                else:
+                    melds = knock_melds[i]
+                    m = melds[melds != 0]
+                    dd = defender_deadwood(m, opp)
+                    out[w, i] = -(kdw - dd + undercut_bonus) if dd <= kdw else dd - kdw
+            elif k == 1:
+                c = cards[i]
+                kept = hand ^ (1 << c)
+                if stock.size <= dead_stock:
+                    out[w, i] = 0.0
+                else:
+                    out[w, i] = rollout(
+                        kept,
+                        opp,
+                        stock,
+                        c,
+                        1,
+                        limit,
+                        dead_stock,
+                        gin_bonus,
+                        undercut_bonus,
+                        traps[w],
+                        trap_stock,
+                    )
+            elif k == 2:
+                grown = hand | (1 << top)
+                card, left = policy_discard(grown, top)
+                kept = grown ^ (1 << card)
+                if policy_knocks(left, limit, traps[w, 0], stock.size, trap_stock):
+                    out[w, i] = showdown(kept, opp, gin_bonus, undercut_bonus)
+                elif stock.size <= dead_stock:
+                    out[w, i] = 0.0
+                else:
+                    out[w, i] = rollout(
+                        kept,
+                        opp,
+                        stock,
+                        card,
+                        1,
+                        limit,
+                        dead_stock,
+                        gin_bonus,
+                        undercut_bonus,
+                        traps[w],
+                        trap_stock,
+                    )
+            else:
+                out[w, i] = rollout(
+                    hand,
+                    opp,
+                    stock,
+                    -1,
+                    0,
+                    limit,
+                    dead_stock,
+                    gin_bonus,
+                    undercut_bonus,
+                    traps[w],
+                    trap_stock,
+                )
+    return out
+
+
+# --------------------------------------------------------------------------- the agent
+
+
+@njit(cache=True)
+def meld_rate(hands: np.ndarray) -> np.ndarray:
+    """For every card: the share of the sampled opponent ``hands`` it would go into a meld with."""
+    out = np.zeros(NUM_CARDS)
+    for h in hands:
+        for c in range(NUM_CARDS):
+            bit = 1 << c
+            if not h & bit and _meldable(h | bit) & bit:
+                out[c] += 1.0
+    return out / max(1, hands.size)
+
+
+KNOCK, PLAY_ON, TAKE_TOP, DRAW = 0, 1, 2, 3
+
+
+class MasterAgent(ExpertAgent):
+    """Simulates its knock decisions in worlds drawn from the opponent estimate."""
+
+    name = "master"
+
+    #: Worlds simulated for a knock decision.
+    worlds_knock: int = 512
+    #: Worlds for the other simulated decisions (discards, draws) when those are switched on.
+    worlds: int = 128
+    #: Opponent hands sampled for the feeding risk of discards (:func:`meld_rate`).
+    feed_samples: int = 128
+    #: Knocks simulated (the least deadwood for each distinct deadwood left).
+    knock_candidates: int = 2
+    #: Plain discards simulated against the knocks (the best by the expert's score).
+    discard_candidates: int = 1
+    #: A plain discard must beat the best knock by this many points to be preferred.
+    play_on_margin: float = 0.0
+    #: Simulate plain discards when no knock is legal (else the expert's score decides).
+    simulate_discards: bool = False
+    #: Simulate the draw decision (else the expert's draw rule).
+    simulate_draws: bool = False
+    #: Own trap deadwood in the rollouts after the decision (:func:`policy_knocks`).
+    own_trap: int = 5
+    #: The opponent's trap deadwood, one value per share of the worlds (a mixture of styles).
+    opponent_traps: tuple[int, ...] = (0, 8)
+    #: Traps are sprung (knock anyway) once the stock holds fewer cards than this.
+    trap_stock: int = 0
+
+    # ------------------------------------------------------------------ worlds
+
+    def draw_worlds(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(opponent hands, unseen card ids, uniforms for the stock orders, traps) of ``n`` worlds."""
+        styles = self.opponent_traps
+        share = -(-n // len(styles))
+        opps = np.concatenate([self.model.sample_hands(share, self.rng, trap=t) for t in styles])[:n]
+        traps = np.array([[self.own_trap, t] for t in styles for _ in range(share)], dtype=np.int64)[:n]
+        unseen_ids = np.array(cards_of(self.model.unknown), dtype=np.int64)
+        u = self.rng.random((n, max(1, unseen_ids.size)))
+        return opps, unseen_ids, u, traps
+
+    def simulate(self, view: SeatView, options: list[tuple[int, int]], n: int) -> np.ndarray:
+        """Mean points of each ``(kind, card)`` option over ``n`` worlds."""
+        kinds = np.array([k for k, _ in options], dtype=np.int64)
+        cards = np.array([c for _, c in options], dtype=np.int64)
+        knock_melds = np.zeros((len(options), 4), dtype=np.int64)
+        knock_dw = np.zeros(len(options), dtype=np.int64)
+        for i, (k, c) in enumerate(options):
+            if k == KNOCK:
+                kn = Knock.of(view.hand ^ 1 << c)
+                knock_melds[i, : kn.melds.size] = kn.melds
+                knock_dw[i] = kn.deadwood
+        opps, unseen_ids, u, traps = self.draw_worlds(n)
+        top = -1 if view.top is None else view.top
+        points = simulate_options(
+            view.hand,
+            kinds,
+            cards,
+            opps,
+            unseen_ids,
+            u,
+            top,
+            view.knock_limit,
+            self.rules.dead_hand_stock,
+            self.rules.gin_bonus,
+            self.rules.undercut_bonus,
+            knock_melds,
+            knock_dw,
+            traps,
+            self.trap_stock,
+        )
+        return points.mean(axis=0)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ decisions
+
+    def penalty(self, view: SeatView) -> np.ndarray:
+        """``w * M(d)`` with ``M(d)`` the share of sampled opponent hands ``d`` melds with."""
+        rate = self.model._cache.get("master_penalty")
+        if not isinstance(rate, np.ndarray):
+            rate = meld_rate(self.model.sample_hands(self.feed_samples, self.rng))
+            self.model._cache["master_penalty"] = rate
+        return self.feed_weight(view) * rate
+
+    def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
+        """(card, knock?) for the discard phase; knock or play on by simulation."""
+        mask = observation["action_mask"]
+        hand = view.hand
+        allowed = knocks = 0
+        for c in cards_of(hand):
+            if mask[DISCARD_BASE + c]:
+                allowed |= 1 << c
+            if mask[KNOCK_BASE + c]:
+                knocks |= 1 << c
+        values = discard_values(hand, allowed | knocks, self.stock_odds(), self.penalty(view), -1)
+        ranked = sorted(cards_of(allowed), key=lambda c: (values[c], -CARD_VALUES[c], c))
+        options: list[tuple[int, int]] = []
+        if knocks:
+            by_left: dict[int, int] = {}
+            for c in sorted(cards_of(knocks), key=lambda c: (values[c], -CARD_VALUES[c], c)):
+                by_left.setdefault(int(_min_deadwood(hand ^ 1 << c)), c)
+            if 0 in by_left:
+                return by_left[0], True
+            knock_options = [(KNOCK, by_left[left]) for left in sorted(by_left)[: self.knock_candidates]]
+            plain = ranked[: self.discard_candidates]
+            # Playing on with the knock's own discard keeps the knockable hand for later.
+            for _, c in knock_options[:1]:
+                if c not in plain:
+                    plain.append(c)
+            options = knock_options + [(PLAY_ON, c) for c in plain]
+            means = self.simulate(view, options, self.worlds_knock)
+            means -= np.array([self.play_on_margin if k == PLAY_ON else 0.0 for k, _ in options])
+        elif self.simulate_discards and len(ranked) > 1:
+            options = [(PLAY_ON, c) for c in ranked[: max(2, self.discard_candidates)]]
+            means = self.simulate(view, options, self.worlds)
+        else:
+            return ranked[0], False
+        kind, card = options[int(np.argmax(means))]
+        return card, kind == KNOCK
+
+    def wants_top(self, view: SeatView) -> bool:
+        """Take the top discard or draw from the stock (simulated only with ``simulate_draws``)."""
+        if not self.simulate_draws:
+            return super().wants_top(view)
+        assert view.top is not None
+        means = self.simulate(view, [(TAKE_TOP, view.top), (DRAW, -1)], self.worlds)
+        return bool(means[0] > means[1])
+
+    def act(self, observation: Observation) -> int:
+        """Master's choice for this observation."""
+        mask = observation["action_mask"]
+        view = decode(observation["observation"])
+        self.model.update(view)
+        if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view):
+            return DRAW_DISCARD
+        if mask[PASS]:
+            return PASS
+        if mask[DRAW_STOCK]:
+            return DRAW_STOCK
+        if mask[BIG_GIN]:
+            return BIG_GIN
+        card, knock = self.choose_discard(observation, view)
+        return (KNOCK_BASE if knock else DISCARD_BASE) + card
+
+
+__all__ = [
+    "MasterAgent",
+    "arrange",
+    "meld_rate",
+    "policy_discard",
+    "policy_knocks",
+    "policy_takes",
+    "rollout",
+    "showdown",
+    "simulate_options",
+]

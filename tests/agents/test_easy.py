@@ -1,0 +1,105 @@
+"""The easy level on scripted positions: highest useless card, pairs kept, sets only, knocks late."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import agents
+from agents.common import deadwood
+from ginenv import gin_rummy_v0
+from ginenv.actions import action_name
+from ginenv.cards import CARD_NAMES, mask_of, parse_cards
+
+DEALER = "6s Ts Js 3d 6d 8d 3h 4h Jh 2c"
+
+
+def deck_with(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
+    """A full deck: the named cards in dealing order, then every other card."""
+    used = parse_cards(f"{non_dealer} {dealer} {upcard} {stock}")
+    return [CARD_NAMES[c] for c in used + [c for c in range(52) if c not in used]]
+
+
+def start(deck: list[str]) -> Any:
+    """An env dealt from ``deck`` with player_0 dealing (player_1 decides first)."""
+    env = gin_rummy_v0.raw_env()
+    env.reset(seed=0, options={"deck": deck, "dealer": 0})
+    return env
+
+
+def play(env: Any, *actions: str) -> dict:
+    """Apply scripted actions; the observation of whoever is to move next."""
+    for name in actions:
+        env.step(env.unwrapped.action_id(name))
+    return env.observe(env.agent_selection)
+
+
+def decide(agent_name: str, obs: dict, seed: int = 0) -> str:
+    agent = agents.make(agent_name, seed=seed)
+    agent.reset(seed)
+    return action_name(agent.act(obs))
+
+
+def test_easy_throws_its_highest_useless_card_not_the_least_deadwood() -> None:
+    hand = "As 2s 3s 7c 8c 9c Kh Kd 9h 5d"
+    env = start(deck_with(hand, DEALER, "Qc", stock="2h"))
+    assert decide("easy", play(env)) == "pass"  # Qc makes no set with its hand
+    obs = play(env, "pass", "pass", "draw_stock")
+    # Deadwood Kh Kd 9h 5d 2h: the kings are a pair, 9h is the highest card without a partner.
+    assert decide("easy", obs) == "discard 9h"
+    held = mask_of(parse_cards(hand + " 2h"))
+    # A deadwood-minimiser would throw a king instead.
+    assert deadwood(held ^ 1 << parse_cards("Kh")[0]) < deadwood(held ^ 1 << parse_cards("9h")[0])
+
+
+def test_easy_does_not_knock_with_moderate_deadwood() -> None:
+    env = start(deck_with("As 2s 3s 7c 8c 9c Jd Qd Kd 6h", DEALER, "Qc", stock="Th"))
+    obs = play(env, "pass", "pass", "draw_stock")
+    assert obs["action_mask"][env.unwrapped.action_id("knock Th")] == 1  # 6 points: a legal knock
+    assert decide("easy", obs) == "discard Th"
+
+
+def test_easy_knocks_with_very_little_deadwood() -> None:
+    env = start(deck_with("As 2s 3s 7c 8c 9c Jd Qd Kd 2h", DEALER, "Qc", stock="Th"))
+    obs = play(env, "pass", "pass", "draw_stock")
+    assert decide("easy", obs) == "knock Th"
+
+
+def test_easy_takes_a_discard_for_a_set_but_not_for_a_run() -> None:
+    hand = "5s 5c 7h 8h As 2s 3s Jd Qd 9c"
+    env = start(deck_with(hand, DEALER, "5d"))
+    assert decide("easy", play(env)) == "draw_discard"
+    env = start(deck_with(hand, DEALER, "9h"))
+    obs = play(env)
+    assert decide("easy", obs) == "pass"
+    assert decide("normal", obs) == "draw_discard"  # the next level sees the run
+
+
+def test_easy_breaks_ties_with_its_seeded_generator() -> None:
+    # Kh and Qs are both useless tens: the choice between them is random, and reproducible.
+    env = start(deck_with("As 2s 3s 7c 8c 9c Kh Qs 5d 2h", DEALER, "Qc", stock="7d"))
+    obs = play(env, "pass", "pass", "draw_stock")
+    picks = {seed: decide("easy", obs, seed) for seed in range(24)}
+    assert set(picks.values()) == {"discard Kh", "discard Qs"}
+    assert all(decide("easy", obs, seed) == pick for seed, pick in picks.items())
+
+
+def test_easy_is_reproducible_over_whole_hands() -> None:
+    def actions(seed: int) -> list[int]:
+        env = gin_rummy_v0.raw_env()
+        env.reset(seed=seed, options={"dealer": seed % 2})
+        players = [agents.make("easy"), agents.make("easy")]
+        for p, agent in enumerate(players):
+            agent.reset(100 * seed + p)
+        out = []
+        for agent_id in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            out.append(int(players[int(agent_id[-1])].act(obs)))
+            env.step(out[-1])
+        return out
+
+    for seed in range(4):
+        first = actions(seed)
+        assert len(first) > 4 and actions(seed) == first

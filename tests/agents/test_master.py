@@ -1,0 +1,175 @@
+"""The master level: the simulation's fast paths proven equal to the engine's showdown, rollouts that
+follow the rules, and its knock / play-on decisions on scripted positions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.belief import Knock
+from agents.master import (
+    KNOCK,
+    PLAY_ON,
+    MasterAgent,
+    arrange,
+    meld_rate,
+    policy_discard,
+    rollout,
+    showdown,
+    simulate_options,
+)
+from ginenv.actions import DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_name
+from ginenv.cards import CARD_NAMES, FULL_DECK, cards_of, mask_of, mask_value, parse_cards
+from ginenv.engine import Phase
+from ginenv.melds import best_arrangements, deadwood_of_mask, is_meld
+from ginenv.observation import KNOCK_LIMIT, OBS_SIZE, PHASE_BASE, STOCK_SIZE, TO_MOVE, decode, plane_slice
+from ginenv.scoring import score_knock
+
+
+def cards(text: str) -> int:
+    return mask_of(parse_cards(text)) if text else 0
+
+
+def meld_rich(rng: np.random.Generator, size: int = 10) -> int:
+    """A random hand of ``size`` cards made mostly of sets and runs."""
+    while True:
+        mask = 0
+        while mask.bit_count() < size - 2:
+            if rng.random() < 0.5:
+                r = int(rng.integers(13))
+                for s in rng.choice(4, 3, replace=False):
+                    mask |= 1 << (int(s) * 13 + r)
+            else:
+                s, start = int(rng.integers(4)), int(rng.integers(0, 10))
+                mask |= sum(1 << (s * 13 + start + i) for i in range(int(rng.integers(3, 5))))
+        if mask.bit_count() > size:
+            continue
+        rest = [c for c in range(52) if not mask >> c & 1]
+        return mask | mask_of(int(c) for c in rng.choice(rest, size - mask.bit_count(), replace=False))
+
+
+def test_arrange_finds_a_least_deadwood_arrangement() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(1500):
+        hand = meld_rich(rng, int(rng.integers(8, 12)))
+        melds = [int(m) for m in arrange(hand)]
+        used = 0
+        for m in melds:
+            assert is_meld(m) and not used & m
+            used |= m
+        assert mask_value(hand & ~used) == deadwood_of_mask(hand)
+
+
+def test_rollout_showdown_equals_score_knock_when_the_arrangement_is_unique() -> None:
+    rng = np.random.default_rng(1)
+    checked = 0
+    while checked < 800:
+        knocker = meld_rich(rng)
+        if deadwood_of_mask(knocker) > 10 or len(best_arrangements(knocker)) != 1:
+            continue
+        rest = [c for c in range(52) if not knocker >> c & 1]
+        defender = mask_of(int(c) for c in rng.choice(rest, 10, replace=False))
+        ref = score_knock(knocker, defender)
+        assert showdown(knocker, defender, 25, 25) == (ref.points if ref.winner == "knocker" else -ref.points)
+        checked += 1
+
+
+def test_simulated_knocks_are_scored_exactly() -> None:
+    rng = np.random.default_rng(2)
+    hand = cards("As 2s 3s 4h 5h 6h 7c 7d 7h 2c Kc")
+    unseen_ids = np.array([c for c in range(52) if not hand >> c & 1][:35], dtype=np.int64)
+    opps = np.array(
+        [mask_of(int(c) for c in rng.choice(unseen_ids, 10, replace=False)) for _ in range(200)],
+        dtype=np.int64,
+    )
+    kc = parse_cards("Kc")[0]
+    knock = Knock.of(hand ^ 1 << kc)
+    melds = np.zeros((2, 4), dtype=np.int64)
+    melds[0, : knock.melds.size] = knock.melds
+    points = simulate_options(
+        hand,
+        np.array([KNOCK, PLAY_ON]),
+        np.array([kc, kc]),
+        opps,
+        unseen_ids,
+        rng.random((200, 35)),
+        -1,
+        10,
+        2,
+        25,
+        25,
+        melds,
+        np.array([knock.deadwood, 0]),
+        np.zeros((200, 2), dtype=np.int64),
+        0,
+    )
+    assert np.array_equal(points[:, 0], knock.points(opps))
+
+
+def test_rollouts_end_by_the_rules() -> None:
+    traps = np.zeros(2, dtype=np.int64)
+    # Nobody can come near a knock: the hand is dead once 2 cards are left in the stock.
+    me, opp = cards("As 3s 5s 7s 9s Jc Kc 2d 4d 6d"), cards("8d Td Qd Ah 3h 5h 7h 9h Jh Ks")
+    stock = np.array(parse_cards("Kh Qh Ts 8s 6c 4c"), dtype=np.int64)
+    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0) == 0
+    # I draw the card that gives me gin at once: gin bonus plus the opponent's deadwood.
+    me = cards("As 2s 3s 4h 5h 6h 7c 7d 7h Kc")
+    stock = np.array(parse_cards("7s 2d 2h"), dtype=np.int64)
+    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0) == 25 + deadwood_of_mask(opp)
+    card, left = policy_discard(me | cards("7s"), -1)
+    assert CARD_NAMES[card] == "Kc" and left == 0
+
+
+def test_meld_rate_counts_sampled_hands() -> None:
+    hands = np.array([cards("Js Jh 2c 4d 6h 8s Tc Qd Kh As"), cards("Ts Th 2c 4d 6h 8s 3c Qd Kh As")])
+    rate = meld_rate(hands)
+    assert rate[parse_cards("Jd")[0]] == 0.5 and rate[parse_cards("Td")[0]] == 0.5
+    assert rate[parse_cards("9c")[0]] == 0.0
+
+
+def position(hand: str, stock: int, seed: int = 5) -> dict[str, np.ndarray]:
+    """``hand`` (11 cards) to discard with ``stock`` cards left; a random spread of discards."""
+    h = cards(hand)
+    rng = np.random.default_rng(seed)
+    rest = [int(c) for c in rng.permutation([c for c in range(52) if not h >> c & 1])]
+    n = 31 - stock
+    top, pile = rest[n - 1], mask_of(rest[: n - 1])
+    unseen = FULL_DECK & ~(h | pile | 1 << top)
+    vec = np.zeros(OBS_SIZE, dtype=np.float32)
+    vec[STOCK_SIZE], vec[KNOCK_LIMIT] = stock, 10
+    vec[PHASE_BASE + Phase.DISCARD] = vec[TO_MOVE] = 1
+    for name, mask in (("hand", h), ("top", 1 << top), ("pile", pile), ("unseen", unseen)):
+        vec[plane_slice(name)] = [(mask >> c) & 1 for c in range(52)]
+    vec[plane_slice("opponent_discarded")] = [(mask_of(rest[:n:2]) >> c) & 1 for c in range(52)]
+    legal = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for c in cards_of(h):
+        legal[DISCARD_BASE + c] = 1
+        legal[KNOCK_BASE + c] = deadwood_of_mask(h ^ 1 << c) <= 10
+    assert decode(vec).stock_size == stock
+    return {"observation": vec, "action_mask": legal}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_knocks_or_plays_on_by_the_stage(seed: int) -> None:
+    """One point of deadwood: knock while the opponent's hand is still poor, play on for gin (or an
+    undercut) in mid-hand, knock again when the stock is nearly gone (a dead hand pays nothing)."""
+    hand = "As 2s 3s 4h 5h 6h 7c 7d 7h Ac Kc"
+    master = agents.make("master", seed=seed)
+    decisions = {}
+    for stock in (27, 16, 2):
+        master.reset(seed)
+        decisions[stock] = action_name(master.act(position(hand, stock)))
+    assert decisions == {27: "knock Kc", 16: "discard Kc", 2: "knock Kc"}
+
+
+def test_seeded_decisions_and_fresh_worlds_per_seed() -> None:
+    obs = position("As 2s 3s 4h 5h 6h 7c 7d 9h Ac Kc", 14)
+    a, b = MasterAgent(seed=3), MasterAgent(seed=3)
+    assert a.act(obs) == b.act(obs)
+    worlds_a = a.draw_worlds(16)[0]
+    worlds_b = b.draw_worlds(16)[0]
+    assert np.array_equal(worlds_a, worlds_b)
+    c = MasterAgent(seed=4)
+    c.model.update(decode(obs["observation"]))
+    assert not np.array_equal(c.draw_worlds(16)[0], worlds_a)

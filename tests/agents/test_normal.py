@@ -1,0 +1,97 @@
+"""The normal level on scripted positions: takes discards that help, knocks at once, avoids feeding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import agents
+from ginenv import gin_rummy_v0
+from ginenv.actions import action_name
+from ginenv.cards import CARD_NAMES, parse_cards
+
+DEALER = "6s Ts Js 3d 6d 8d 3h 4h Jh 2c"
+
+
+def deck_with(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
+    """A full deck: the named cards in dealing order, then every other card."""
+    used = parse_cards(f"{non_dealer} {dealer} {upcard} {stock}")
+    return [CARD_NAMES[c] for c in used + [c for c in range(52) if c not in used]]
+
+
+def start(deck: list[str]) -> Any:
+    """An env dealt from ``deck`` with player_0 dealing (player_1 decides first)."""
+    env = gin_rummy_v0.raw_env()
+    env.reset(seed=0, options={"deck": deck, "dealer": 0})
+    return env
+
+
+def play(env: Any, *actions: str) -> dict:
+    """Apply scripted actions; the observation of whoever is to move next."""
+    for name in actions:
+        env.step(env.unwrapped.action_id(name))
+    return env.observe(env.agent_selection)
+
+
+def decide(agent_name: str, obs: dict) -> str:
+    agent = agents.make(agent_name, seed=0)
+    agent.reset(0)
+    return action_name(agent.act(obs))
+
+
+def test_normal_takes_a_discard_that_completes_a_meld_and_passes_otherwise() -> None:
+    hand = "5s 5c 7h 8h As 2s 3s Jd Qd 9c"
+    for upcard in ("9h", "6h", "5d"):  # two runs and a set
+        assert decide("normal", play(start(deck_with(hand, DEALER, upcard)))) == "draw_discard"
+    assert decide("normal", play(start(deck_with(hand, DEALER, "Kc")))) == "pass"
+
+
+def test_normal_takes_a_discard_that_lets_it_knock() -> None:
+    # 8c melds nothing, but with it the hand can throw Kh and knock with 9 points.
+    hand = "As 2s 3s 4c 5c 6c 9d Td Jd Kh"
+    obs = play(start(deck_with(hand, DEALER, "8c")))
+    assert decide("normal", obs) == "draw_discard"
+    assert decide("easy", obs) == "pass"
+
+
+def test_normal_knocks_as_soon_as_it_can() -> None:
+    env = start(deck_with("As 2s 3s 7c 8c 9c Jd Qd 5h 9h", DEALER, "Kh", stock="Kd"))
+    assert decide("normal", play(env)) == "pass"
+    obs = play(env, "pass", "pass", "draw_stock")
+    # Jd Qd Kd melds: throwing 9h leaves 5 points.
+    assert decide("normal", obs) == "knock 9h"
+    assert decide("easy", obs) == "discard 9h"  # easy waits for 3 points or fewer
+
+
+def test_normal_avoids_a_discard_next_to_a_card_the_opponent_took() -> None:
+    hand = "As 2s 3s Js Qs Ks Ad 3d 5d 8h"
+    opponent = "Kh 5h 9s 9d Tc Qc 6d Ac 7s Jd"
+    # The opponent (the dealer) takes the upcard 7c: 8c would help it, 8h would not.
+    env = start(deck_with(hand, opponent, "7c", stock="8c"))
+    obs = play(env, "pass", "draw_discard", "discard Kh", "draw_stock")
+    assert decide("normal", obs) == "discard 8h"
+    # The same hand when nobody took the 7c: the two eights are equal and 8c (lower id) goes.
+    env = start(deck_with(hand, opponent, "7c", stock="8c"))
+    obs = play(env, "pass", "pass", "draw_stock")
+    assert decide("normal", obs) == "discard 8c"
+
+
+def test_normal_is_deterministic_over_whole_hands() -> None:
+    def actions(seed: int, agent_seed: int) -> list[int]:
+        env = gin_rummy_v0.raw_env()
+        env.reset(seed=seed, options={"dealer": seed % 2})
+        players = [agents.make("normal"), agents.make("random")]
+        for p, agent in enumerate(players):
+            agent.reset(agent_seed + p)
+        out = []
+        for agent_id in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            out.append(int(players[int(agent_id[-1])].act(obs)))
+            env.step(out[-1])
+        return out
+
+    for seed in range(3):
+        first = actions(seed, 7)
+        assert len(first) > 4 and actions(seed, 7) == first
