@@ -74,16 +74,40 @@ def summarise(records: Sequence[dict[str, Any]], agents: Sequence[str], unit: st
             wins[(b, a)] += 1.0 if s < 0 else 0.5 if s == 0 else 0.0
     ratings: list[dict[str, Any]] = []
     if len({n for pair in by_pair for n in pair}) >= 2:
-        anchor = "random" if "random" in agents else None
+        anchor = rating_anchor(wins, agents)
         bt = bradley_terry(dict(wins), anchor=anchor)
         ratings = sorted(
             (
-                {"agent": n, "elo": bt.elo[i], "low": bt.low[i], "high": bt.high[i]}
+                {
+                    "agent": n,
+                    "elo": bt.elo[i],
+                    "low": bt.low[i],
+                    "high": bt.high[i],
+                    "deals_won": sum(v for (a, _), v in wins.items() if a == n),
+                    "deals_lost": sum(v for (_, b), v in wins.items() if b == n),
+                }
                 for i, n in enumerate(bt.names)
             ),
             key=lambda row: -row["elo"],
         )
-    return {"unit": unit, "agents": list(agents), "pairs": pairs, "ratings": ratings}
+    else:
+        anchor = None
+    return {"unit": unit, "agents": list(agents), "pairs": pairs, "ratings": ratings, "anchor": anchor}
+
+
+def rating_anchor(wins: dict[tuple[str, str], float], agents: Sequence[str]) -> str | None:
+    """The Elo 0 of the ratings: the first listed agent that has both won and lost deals.
+
+    An agent that never wins (random against the levels) has no finite strength in the data, only
+    a bound from the regulariser; anchoring there would give every other rating an interval
+    thousands of Elo wide. Anchoring on an agent with wins and losses keeps the intervals honest.
+    """
+    for name in agents:
+        won = sum(v for (a, _), v in wins.items() if a == name)
+        lost = sum(v for (_, b), v in wins.items() if b == name)
+        if won > 0 and lost > 0:
+            return name
+    return None
 
 
 def _fmt_ci(d: dict[str, float]) -> str:
@@ -95,9 +119,16 @@ def format_table(summary: dict[str, Any]) -> str:
     unit = summary["unit"]
     lines = []
     if summary["ratings"]:
-        lines.append("Ratings (Bradley-Terry over duplicate deals, Elo scale, 95% CI)")
+        anchor = summary.get("anchor")
+        note = f"; {anchor} = 0" if anchor else ""
+        lines.append(f"Ratings (Bradley-Terry over duplicate deals, Elo scale, 95% CI{note})")
         lines.append(f"  {'rank':>4}  {'agent':<16} {'elo':>8}  {'95% CI':>20}")
         for i, r in enumerate(summary["ratings"], 1):
+            if r.get("deals_won", 1) == 0 or r.get("deals_lost", 1) == 0:
+                # Only a bound from the regulariser: no number to print.
+                what = "won" if r.get("deals_won", 1) == 0 else "lost"
+                lines.append(f"  {i:>4}  {r['agent']:<16} {'-':>8}  never {what} a deal: no finite rating")
+                continue
             lines.append(
                 f"  {i:>4}  {r['agent']:<16} {r['elo']:>8.0f}  [{r['low']:>7.0f}, {r['high']:>7.0f}]"
             )
@@ -193,7 +224,10 @@ def plot_summary(summary: dict[str, Any], out: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ratings = summary["ratings"][::-1]
+    # Agents that never won (or never lost) a deal have no finite rating to draw.
+    ratings = [r for r in summary["ratings"] if r.get("deals_won", 1) and r.get("deals_lost", 1)][::-1]
+    if not ratings:
+        ratings = summary["ratings"][::-1]
     fig, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * len(ratings)))
     y = np.arange(len(ratings))
     elo = np.array([r["elo"] for r in ratings])
