@@ -41,6 +41,7 @@ import numpy as np
 import agents
 from agents.belief import BeliefParams, Event, OpponentModel
 from ginenv import gin_rummy_v0
+from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.cards import cards_of
 from ginenv.melds import deadwood_of_mask
 from ginenv.observation import SeatView, decode
@@ -98,64 +99,75 @@ def model_of(rec: Record, params: BeliefParams) -> OpponentModel:
     return m
 
 
-def score(records: list[Record], params: BeliefParams) -> dict[str, Any]:
-    """Log-loss, Brier by stage for the model and the uniform baseline; calibration counts."""
-    acc = {s: {"n": 0, "decisions": 0, "ll": 0.0, "brier": 0.0, "ll_u": 0.0, "brier_u": 0.0} for s in STAGES}
-    bins_n = np.zeros(len(BINS) - 1)
-    bins_p = np.zeros(len(BINS) - 1)
-    bins_y = np.zeros(len(BINS) - 1)
+ESTIMATES = ("model", "sampled", "uniform")
+
+
+def score(records: list[Record], params: BeliefParams, samples: int = 0, seed: int = 0) -> dict[str, Any]:
+    """Log-loss and Brier by stage for each estimate; calibration counts of the model and samples.
+
+    ``model``: the exact marginals of the posterior (:meth:`OpponentModel.probabilities`, what the
+    expert uses); ``sampled``: the card frequencies of ``samples`` hands drawn with the hand-quality
+    tilt (what the master simulates; skipped when ``samples`` is 0); ``uniform``: the baseline.
+    """
+    rng = np.random.default_rng(seed)
+    names = ESTIMATES if samples else ("model", "uniform")
+    acc = {
+        s: {"n": 0, "decisions": 0} | {f"{k}_{e}": 0.0 for e in names for k in ("ll", "br")} for s in STAGES
+    }
+    nb = len(BINS) - 1
+    cal = {e: np.zeros((3, nb)) for e in names if e != "uniform"}
     for rec in records:
         m = model_of(rec, params)
         ids = cards_of(rec.view.unseen)
         if not ids or m.slots == 0:
             continue
-        p = m.probabilities()[ids]
-        u = m.uniform_probabilities()[ids]
+        est = {"model": m.probabilities()[ids], "uniform": m.uniform_probabilities()[ids]}
+        if samples:
+            hands = m.sample_hands(samples, rng)
+            freq = np.array([(hands >> c & 1).mean() for c in ids])
+            # A light pull towards the exact marginals keeps unsampled cards off 0 and 1.
+            est["sampled"] = (freq * samples + est["model"] * 8) / (samples + 8)
         y = np.array([rec.truth >> c & 1 for c in ids], dtype=float)
         a = acc[stage_of(rec.view.stock_size)]
         a["n"] += len(ids)
         a["decisions"] += 1
-        for key, q in (("", p), ("_u", u)):
-            q = np.clip(q, EPS, 1 - EPS)
-            a["ll" + key] += float(-(y * np.log(q) + (1 - y) * np.log(1 - q)).sum())
-            a["brier" + key] += float(((q - y) ** 2).sum())
-        b = np.clip(np.digitize(p, BINS) - 1, 0, len(BINS) - 2)
-        np.add.at(bins_n, b, 1)
-        np.add.at(bins_p, b, p)
-        np.add.at(bins_y, b, y)
+        for e in names:
+            q = np.clip(est[e], EPS, 1 - EPS)
+            a[f"ll_{e}"] += float(-(y * np.log(q) + (1 - y) * np.log(1 - q)).sum())
+            a[f"br_{e}"] += float(((q - y) ** 2).sum())
+            if e in cal:
+                b = np.clip(np.digitize(est[e], BINS) - 1, 0, nb - 1)
+                np.add.at(cal[e][0], b, 1)
+                np.add.at(cal[e][1], b, est[e])
+                np.add.at(cal[e][2], b, y)
     out: dict[str, Any] = {"stages": {}, "calibration": []}
-    tot = {k: 0.0 for k in ("n", "decisions", "ll", "brier", "ll_u", "brier_u")}
+    tot = {k: 0.0 for k in acc[STAGES[0]]}
     for s in STAGES:
-        a = acc[s]
         for k in tot:
-            tot[k] += a[k]
-        out["stages"][s] = summarise(a)
-    out["stages"]["all"] = summarise(tot)
-    for i in range(len(BINS) - 1):
-        if bins_n[i]:
-            out["calibration"].append(
-                {
-                    "bin": f"{BINS[i]:.1f}-{BINS[i + 1]:.1f}",
-                    "cards": int(bins_n[i]),
-                    "mean_p": bins_p[i] / bins_n[i],
-                    "observed": bins_y[i] / bins_n[i],
-                }
-            )
+            tot[k] += acc[s][k]
+        out["stages"][s] = summarise(acc[s], names)
+    out["stages"]["all"] = summarise(tot, names)
+    for i in range(nb):
+        row: dict[str, Any] = {"bin": f"{BINS[i]:.1f}-{BINS[i + 1]:.1f}"}
+        for e, c in cal.items():
+            row[f"{e}_cards"] = int(c[0, i])
+            row[f"{e}_mean_p"] = c[1, i] / c[0, i] if c[0, i] else None
+            row[f"{e}_observed"] = c[2, i] / c[0, i] if c[0, i] else None
+        out["calibration"].append(row)
     return out
 
 
-def summarise(a: dict[str, float]) -> dict[str, float]:
+def summarise(a: dict[str, float], names: tuple[str, ...]) -> dict[str, Any]:
     n = max(1.0, a["n"])
-    return {
-        "decisions": int(a["decisions"]),
-        "cards": int(a["n"]),
-        "log_loss": a["ll"] / n,
-        "log_loss_uniform": a["ll_u"] / n,
-        "brier": a["brier"] / n,
-        "brier_uniform": a["brier_u"] / n,
-        "log_loss_gain_pct": 100.0 * (1 - a["ll"] / a["ll_u"]) if a["ll_u"] else 0.0,
-        "brier_gain_pct": 100.0 * (1 - a["brier"] / a["brier_u"]) if a["brier_u"] else 0.0,
-    }
+    out: dict[str, Any] = {"decisions": int(a["decisions"]), "cards": int(a["n"])}
+    for e in names:
+        out[f"log_loss_{e}"] = a[f"ll_{e}"] / n
+        out[f"brier_{e}"] = a[f"br_{e}"] / n
+    for e in names:
+        if e != "uniform" and a["ll_uniform"]:
+            out[f"log_loss_gain_pct_{e}"] = 100.0 * (1 - a[f"ll_{e}"] / a["ll_uniform"])
+            out[f"brier_gain_pct_{e}"] = 100.0 * (1 - a[f"br_{e}"] / a["br_uniform"])
+    return out
 
 
 def tilt_check(records: list[Record], params: BeliefParams, samples: int, seed: int) -> list[dict[str, Any]]:
@@ -190,7 +202,7 @@ def fit(records: list[Record], start: BeliefParams, rounds: int = 3) -> BeliefPa
 
     def loss(p: BeliefParams) -> float:
         s = score(records, p)["stages"]["all"]
-        return float(s["log_loss"])
+        return float(s["log_loss_model"])
 
     best = start
     best_loss = loss(best)
@@ -212,28 +224,98 @@ def fit(records: list[Record], start: BeliefParams, rounds: int = 3) -> BeliefPa
 
 def print_report(result: dict[str, Any]) -> None:
     print(f"agents {result['agents']}, {result['hands']} hands, {result['decisions']} decisions")
-    print("\nper unseen card          log-loss            Brier")
-    cols = ("model", "uniform", "gain")
-    print(f"{'stage':8} {'decisions':>9} " + " ".join(f"{c:>8}" for c in cols * 2))
-    for s, a in result["quality"]["stages"].items():
+    stages = result["quality"]["stages"]
+    names = [e for e in ESTIMATES if f"log_loss_{e}" in stages["all"]]
+    for metric, label in (("log_loss", "log-loss"), ("brier", "Brier")):
+        print(f"\n{label} per unseen card (gain: reduction from the uniform baseline)")
         print(
-            f"{s:8} {a['decisions']:9d} {a['log_loss']:8.4f} {a['log_loss_uniform']:8.4f} "
-            f"{a['log_loss_gain_pct']:7.1f}% {a['brier']:8.4f} {a['brier_uniform']:8.4f} "
-            f"{a['brier_gain_pct']:7.1f}%"
+            f"{'stage':6} {'decisions':>9} "
+            + " ".join(f"{e:>8}" for e in names)
+            + "   gain "
+            + " / ".join(e for e in names if e != "uniform")
         )
-    print("\ncalibration (model probability bins)")
-    print(f"{'bin':10} {'cards':>8} {'mean p':>8} {'observed':>9}")
+        for s, a in stages.items():
+            gains = " / ".join(f"{a[f'{metric}_gain_pct_{e}']:.1f}%" for e in names if e != "uniform")
+            values = " ".join(f"{a[f'{metric}_{e}']:8.4f}" for e in names)
+            print(f"{s:6} {a['decisions']:9d} {values}   {gains}")
+    print("\ncalibration: probability bin, cards, mean probability, observed frequency")
+    cal_names = [e for e in names if e != "uniform"]
+    print(f"{'bin':8} " + "   ".join(f"{e + ' cards':>13} {'mean p':>6} {'obs':>6}" for e in cal_names))
     for row in result["quality"]["calibration"]:
-        print(f"{row['bin']:10} {row['cards']:8d} {row['mean_p']:8.3f} {row['observed']:9.3f}")
+        cells = []
+        for e in cal_names:
+            if row[f"{e}_cards"]:
+                cells.append(f"{row[f'{e}_cards']:13d} {row[f'{e}_mean_p']:6.3f} {row[f'{e}_observed']:6.3f}")
+            else:
+                cells.append(f"{0:13d} {'-':>6} {'-':>6}")
+        print(f"{row['bin']:8} " + "   ".join(cells))
     if result.get("deadwood"):
-        print("\nopponent deadwood: truth vs sampled hands (flat = no quality tilt)")
-        print(f"{'turns':>5} {'n':>5} {'truth':>6} {'flat':>6} {'tilt':>6}   P(dw<=10) truth/flat/tilt")
+        print("\nopponent deadwood by opponent turns: truth vs sampled hands (flat: no quality tilt)")
+        print(f"{'turns':>5} {'n':>5} {'truth':>6} {'flat':>6} {'tilt':>6}   P(dw<=10) truth / flat / tilt")
         for r in result["deadwood"]:
             print(
                 f"{r['opp_turns']:5d} {r['decisions']:5d} {r['truth_mean']:6.1f} {r['flat_mean']:6.1f} "
                 f"{r['tilt_mean']:6.1f}   {r['truth_le10']:.2f} / {r['flat_le10']:.2f} / {r['tilt_le10']:.2f}"
             )
+    if result.get("timing"):
+        t = result["timing"]
+        print(f"\ndecision time of {t['agent']} (against {t['opponent']}, {t['decisions']} decisions):")
+        for kind, row in t["by_kind"].items():
+            print(
+                f"  {kind:9} n={row['n']:6d} median {row['median_ms']:7.2f} ms  p90 {row['p90_ms']:7.2f}"
+                f"  p99 {row['p99_ms']:7.2f}  max {row['max_ms']:7.2f}"
+            )
     print(f"\ntime: play {result['seconds_play']:.1f} s, scoring {result['seconds_score']:.1f} s")
+
+
+def timing(name: str, opponent: str, hands: int, seed: int) -> dict[str, Any]:
+    """Wall time of ``act()`` for every decision of ``name`` over ``hands`` hands (after one warm-up
+    hand, so that compilation and cache loading are not counted), by kind of decision."""
+    env = gin_rummy_v0.raw_env()
+    me, other = agents.make(name, seed=seed), agents.make(opponent, seed=seed + 1)
+    times: dict[str, list[float]] = {"draw": [], "discard": [], "knockable": []}
+    for h in range(hands + 1):
+        env.reset(seed=seed * 7_777 + h, options={"dealer": h % 2})
+        me.reset(seed + 2 * h)
+        other.reset(seed + 2 * h + 1)
+        seat = f"player_{h % 2}"
+        for agent_id in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if agent_id != seat:
+                env.step(other.act(obs))
+                continue
+            t0 = time.perf_counter()
+            action = me.act(obs)
+            dt = (time.perf_counter() - t0) * 1000.0
+            mask = obs["action_mask"]
+            kind = (
+                "knockable" if mask[KNOCK_BASE:].any() else "discard" if mask[DISCARD_BASE:].any() else "draw"
+            )
+            if h:
+                times[kind].append(dt)
+            env.step(action)
+    times["all"] = [t for k in ("draw", "discard", "knockable") for t in times[k]]
+    by_kind = {}
+    for kind, values in times.items():
+        if values:
+            arr = np.array(values)
+            by_kind[kind] = {
+                "n": int(arr.size),
+                "median_ms": float(np.median(arr)),
+                "p90_ms": float(np.percentile(arr, 90)),
+                "p99_ms": float(np.percentile(arr, 99)),
+                "max_ms": float(arr.max()),
+            }
+    return {
+        "agent": name,
+        "opponent": opponent,
+        "hands": hands,
+        "decisions": len(times["all"]),
+        "by_kind": by_kind,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,9 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agents", nargs=2, default=["expert", "expert"], help="the two registered agents")
     ap.add_argument("--hands", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--samples", type=int, default=64, help="sampled hands per decision (deadwood check)")
+    ap.add_argument("--samples", type=int, default=128, help="sampled hands per decision (0: model only)")
     ap.add_argument("--no-deadwood", action="store_true", help="skip the sampled-deadwood check")
     ap.add_argument("--fit", action="store_true", help="fit the likelihood factors, report with the fit")
+    ap.add_argument("--time", metavar="AGENT", help="also time AGENT's decisions (e.g. master)")
+    ap.add_argument("--time-opponent", default="expert", help="the timed agent's opponent")
+    ap.add_argument("--time-hands", type=int, default=200, help="hands played for the timing")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = ap.parse_args(argv)
 
@@ -260,18 +345,22 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "decisions": len(records),
         "params": dataclasses.asdict(params),
-        "quality": score(records, params),
+        "samples": args.samples,
+        "quality": score(records, params, args.samples, args.seed),
     }
     if not args.no_deadwood:
-        result["deadwood"] = tilt_check(records, params, args.samples, args.seed)
+        result["deadwood"] = tilt_check(records, params, max(32, args.samples // 2), args.seed)
     result["seconds_play"] = t1 - t0
     result["seconds_score"] = time.perf_counter() - t1
+    if args.time:
+        result["timing"] = timing(args.time, args.time_opponent, args.time_hands, args.seed)
     print_report(result)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1, default=float)
         print(f"written: {args.json}")
-    return 0 if all(math.isfinite(v["log_loss"]) for v in result["quality"]["stages"].values()) else 1
+    ok = all(math.isfinite(v["log_loss_model"]) for v in result["quality"]["stages"].values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
