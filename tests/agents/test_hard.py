@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from scenarios import DEALER, decide, deck_with, play, start
 
 import agents
 from agents.common import discard_expectations
@@ -13,35 +12,6 @@ from ginenv import gin_rummy_v0
 from ginenv.actions import action_name
 from ginenv.cards import CARD_NAMES, mask_of, parse_cards
 from ginenv.observation import decode
-
-DEALER = "6s Ts Js 3d 6d 8d 3h 4h Jh 2c"
-
-
-def deck_with(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
-    """A full deck: the named cards in dealing order, then every other card."""
-    used = parse_cards(f"{non_dealer} {dealer} {upcard} {stock}")
-    return [CARD_NAMES[c] for c in used + [c for c in range(52) if c not in used]]
-
-
-def start(deck: list[str]) -> Any:
-    """An env dealt from ``deck`` with player_0 dealing (player_1 decides first)."""
-    env = gin_rummy_v0.raw_env()
-    env.reset(seed=0, options={"deck": deck, "dealer": 0})
-    return env
-
-
-def play(env: Any, *actions: str) -> dict:
-    """Apply scripted actions; the observation of whoever is to move next."""
-    for name in actions:
-        env.step(env.unwrapped.action_id(name))
-    return env.observe(env.agent_selection)
-
-
-def decide(agent_name: str, obs: dict) -> str:
-    agent = agents.make(agent_name, seed=0)
-    agent.reset(0)
-    return action_name(agent.act(obs))
-
 
 HAND = "As 2s 3s Js Qs Ks Ad 3d 5d 8h"
 OPPONENT = "Kh 5h 9s 9d Tc Qc 6d Ac 7s Jd"
