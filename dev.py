@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -47,6 +48,24 @@ def ensure_env(extras: str = "dev") -> None:
     STAMP.write_text(digest)
 
 
+def typecheck_tree() -> Path:
+    """The installed layout (``ginenv``, ``ginenv.agents``, ``ginenv.experiments``) as links, for mypy.
+
+    The repository keeps ``agents/`` and ``experiments/`` at the top level and setuptools maps them under
+    ``ginenv``; mypy does not run import hooks, so it checks this mirror of the installed tree instead.
+    """
+    tree = VENV / "typecheck"
+    if tree.exists():
+        shutil.rmtree(tree)
+    package = tree / "ginenv"
+    package.mkdir(parents=True)
+    for source in (ROOT / "ginenv").glob("*.py"):
+        (package / source.name).symlink_to(source)
+    for sub in ("agents", "experiments"):
+        (package / sub).symlink_to(ROOT / sub, target_is_directory=True)
+    return package
+
+
 def main(argv: list[str]) -> int:
     task = argv[0] if argv else "help"
     rest = argv[1:]
@@ -58,7 +77,7 @@ def main(argv: list[str]) -> int:
         for step in (
             [PY, "-m", "ruff", "check", "."],
             [PY, "-m", "ruff", "format", "--check", "."],
-            [PY, "-m", "mypy"],
+            [PY, "-m", "mypy", typecheck_tree()],
         ):
             if sh(*step, check=False) != 0:
                 return 1

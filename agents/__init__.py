@@ -4,15 +4,15 @@
 Every agent sees only what the env's ``observe()`` returns for its seat.
 """
 
-from agents.base import Agent, Observation
-from agents.easy import EasyAgent
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
-from agents.hard import HardAgent
-from agents.master import MasterAgent
-from agents.normal import NormalAgent
-from agents.random_agent import RandomAgent
-from agents.registry import UnknownAgentError, available, describe, make, register
+from ginenv.agents.base import Agent, Observation
+from ginenv.agents.easy import EasyAgent
+from ginenv.agents.expert import ExpertAgent
+from ginenv.agents.greedy import GreedyAgent
+from ginenv.agents.hard import HardAgent
+from ginenv.agents.master import MasterAgent
+from ginenv.agents.normal import NormalAgent
+from ginenv.agents.random_agent import RandomAgent
+from ginenv.agents.registry import UnknownAgentError, available, describe, make, register
 
 register("random", RandomAgent, "uniformly random legal actions")
 register("greedy", GreedyAgent, "takes discards that meld, dumps deadwood, knocks at once")
@@ -36,6 +36,6 @@ __all__ = [
 
 # Published baselines (optional extra "baselines": open-spiel, rlcard): registered only where the
 # package is installed ("openspiel_simple", "rlcard_novice"); each imports its package when built.
-from agents.baselines import register_available as _register_baselines  # noqa: E402
+from ginenv.agents.baselines import register_available as _register_baselines  # noqa: E402
 
 _register_baselines()

@@ -20,7 +20,7 @@ Observation = Mapping[str, np.ndarray]
 class Agent(abc.ABC):
     """Base class of every player: ``reset`` per hand, ``act`` per decision."""
 
-    #: Registry name of the agent (set by :func:`agents.registry.register`).
+    #: Registry name of the agent (set by :func:`ginenv.agents.registry.register`).
     name: str = "agent"
 
     def __init__(self, seed: int | None = None) -> None:

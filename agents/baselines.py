@@ -50,7 +50,7 @@ is first built. Like every agent, an adapter sees nothing but the observations o
     cards); else discard uniformly among the cards whose discard leaves the least deadwood (RLCard's
     own ``_get_best_discards``); draw decisions are uniformly random. The adapter runs the agent's
     ``step`` logic with the agent's own helper for the discards, but draws from the seeded generator
-    of :class:`agents.base.Agent` instead of ``numpy``'s global one (so hands replay with the harness'
+    of :class:`ginenv.agents.base.Agent` instead of ``numpy``'s global one (so hands replay with the harness'
     seeds); a test checks that it picks from the same candidates as RLCard's ``step``.
 
 Rule differences (ginenv's standard rules, ``shared/RULES.md``, against each package's defaults)
@@ -104,8 +104,8 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+from ginenv.agents.base import Agent, Observation
 
-from agents.base import Agent, Observation
 from ginenv.actions import (
     BIG_GIN,
     DISCARD_BASE,
@@ -148,7 +148,7 @@ def rlcard_installed() -> bool:
 
 def register_available() -> list[str]:
     """Register the baselines whose package is installed; returns the names registered."""
-    from agents.registry import available, register
+    from ginenv.agents.registry import available, register
 
     names = []
     known = set(available())

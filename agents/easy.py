@@ -3,7 +3,7 @@
 Strategy, precisely:
 
 * **Melds and pairs.** The melds it has made are the cards melded in every least-deadwood
-  arrangement of its hand (:func:`agents.common.melded_cards`); the others are its deadwood. A
+  arrangement of its hand (:func:`ginenv.agents.common.melded_cards`); the others are its deadwood. A
   deadwood card with a *partner* among the other deadwood cards (same rank, or same suit within two
   ranks: a pair or a run draw) is kept; a deadwood card without one is *useless*.
 * **Draw.** A beginner sees pairs, not run draws: it takes the upcard or the top discard only when
@@ -20,8 +20,8 @@ Strategy, precisely:
 
 from __future__ import annotations
 
-from agents.base import Agent, Observation
-from agents.common import (
+from ginenv.agents.base import Agent, Observation
+from ginenv.agents.common import (
     card_bits,
     completes_meld,
     deadwood,
@@ -29,6 +29,7 @@ from agents.common import (
     legal_discards,
     partner_cards,
 )
+
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES
 from ginenv.observation import decode
@@ -39,7 +40,7 @@ EASY_KNOCK_DEADWOOD = 3
 
 def makes_set(hand: int, card: int) -> bool:
     """Whether ``hand`` holds two or three cards of ``card``'s rank and taking ``card`` completes a
-    meld that lowers the deadwood (:func:`agents.common.completes_meld`)."""
+    meld that lowers the deadwood (:func:`ginenv.agents.common.completes_meld`)."""
     r = card % 13
     same_rank = sum(hand >> (s * 13 + r) & 1 for s in range(4))
     return same_rank >= 2 and completes_meld(hand, card)

@@ -1,7 +1,7 @@
 """expert: the hard level's evaluation, weighed against the Bayesian estimate of the opponent's hand.
 
 The seeds' "Expert" (000, 002): it keeps a record of the cards the opponent takes, passes over and
-discards, turns it into a Bayesian estimate of the opponent's hand (:mod:`agents.belief`), and weighs
+discards, turns it into a Bayesian estimate of the opponent's hand (:mod:`ginenv.agents.belief`), and weighs
 every discard and every knock against that estimate.
 
 Strategy, precisely. Each decision first feeds the observation to the :class:`OpponentModel`, which
@@ -29,7 +29,7 @@ probability that ``c`` is the next stock card (the unseen cards the opponent doe
   knock is usually undercut (25 bonus) and gin pays 25 more, so waiting risks little (seed 004).
   Otherwise :attr:`ExpertAgent.samples` opponent hands are drawn from the estimate
   (:meth:`OpponentModel.sample_hands`, with the hand-quality tilt) and the knock is scored against
-  each with the engine's showdown (layoffs included, :class:`agents.belief.Knock`): it knocks when
+  each with the engine's showdown (layoffs included, :class:`ginenv.agents.belief.Knock`): it knocks when
   the mean points are positive and the undercut rate is at most :attr:`ExpertAgent.max_undercut`.
   When it does not knock it discards by ``S``.
 * Big gin whenever the rules allow it.
@@ -40,10 +40,10 @@ Random only through the sampled hands, drawn from the generator ``reset(seed)`` 
 from __future__ import annotations
 
 import numpy as np
+from ginenv.agents.base import Agent, Observation
+from ginenv.agents.belief import BeliefParams, Knock, OpponentModel
 from numba import njit
 
-from agents.base import Agent, Observation
-from agents.belief import BeliefParams, Knock, OpponentModel
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
 from ginenv.melds import _best_discards, _meldable, _min_deadwood

@@ -8,7 +8,8 @@ when it can. Deterministic: it never uses its random generator.
 
 from __future__ import annotations
 
-from agents.base import Agent, Observation
+from ginenv.agents.base import Agent, Observation
+
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, cards_of
 from ginenv.melds import deadwood_of_mask

@@ -5,10 +5,10 @@ the next stock card is taken as uniform over them) and, for a 10-card hand ``h``
 *expected cost after the next draw*: the mean over the cards ``c`` of ``U`` of ``x_c + m [x_c > L]``,
 where ``x_c`` is the least deadwood of ``h + c`` after its best discard, ``L`` the knock limit and
 ``m`` = :attr:`HardAgent.miss` a surcharge for still being unable to knock. With ``m = 0`` this is
-the expected deadwood after the next draw (:func:`agents.common.expected_deadwood`); it rewards
+the expected deadwood after the next draw (:func:`ginenv.agents.common.expected_deadwood`); it rewards
 hands with many live outs (the unseen cards that would help) and forgets dead draws (cards already
 in the pile or in its hand). ``D(c)`` is the *danger* of discarding ``c``
-(:func:`agents.common.danger_scores`: the meld windows through ``c`` the opponent could still fill
+(:func:`ginenv.agents.common.danger_scores`: the meld windows through ``c`` the opponent could still fill
 with cards it may hold, weighted up by the cards it took from the pile, down by the ranks and suits
 it discarded or passed), and ``w`` the danger weight, rising linearly from
 :attr:`HardAgent.danger_early` to :attr:`HardAgent.danger_late` as the stock runs down (offence
@@ -18,7 +18,7 @@ first, defence later, seed 004). The score of discarding ``d`` from an 11-card h
 * **Discard.** The allowed card with the least ``S`` (ties: the higher card, then the lower id).
 * **Draw.** Take the upcard or the top discard ``t`` when ``min_d S(H + t, d)`` (``d`` not ``t``)
   is lower than the value of the stock, the mean over ``c`` in ``U`` of ``min_d S(H + c, d)``
-  (:func:`agents.common.stock_value`): both are the expected cost after the *following* draw, so
+  (:func:`ginenv.agents.common.stock_value`): both are the expected cost after the *following* draw, so
   the comparison is like for like. A card that could neither meld nor replace a higher deadwood
   card is never taken (no search needed).
 * **Knock now, or play on for gin.** With a legal knock it considers the discard leaving the least
@@ -40,9 +40,8 @@ pick-ups are rare). Deterministic: it never uses its random generator.
 from __future__ import annotations
 
 import numpy as np
-
-from agents.base import Agent, Observation
-from agents.common import (
+from ginenv.agents.base import Agent, Observation
+from ginenv.agents.common import (
     card_bits,
     danger_scores,
     deadwood,
@@ -55,6 +54,7 @@ from agents.common import (
     meldable,
     stock_value,
 )
+
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES
 from ginenv.observation import MAX_STOCK, SeatView, decode

@@ -3,7 +3,7 @@
 The seeds' "Master" / "Maître" (000): it decides to knock by simulating hundreds of plausible opponent
 hands drawn from the Bayesian estimate, undercut risk included; it never sees the opponent's cards.
 
-Strategy, precisely. Each decision feeds the observation to the :class:`agents.belief.OpponentModel`
+Strategy, precisely. Each decision feeds the observation to the :class:`ginenv.agents.belief.OpponentModel`
 (as the expert does) and draws ``N`` *worlds*: an opponent hand sampled from the estimate with the
 hand-quality tilt (:meth:`OpponentModel.sample_hands`), and an order of the stock (the unseen cards
 that hand leaves, shuffled). Every option of the decision is then scored in the same worlds (common
@@ -11,7 +11,7 @@ random numbers, so the options' differences are measured far more precisely than
 
 * **knock with discard d**: the exact showdown against the world's opponent hand (the engine's
   arrangement of the knocker and the defender's best melds and layoffs,
-  :class:`agents.belief.Knock`): the knock's points, negative when undercut, gin bonus at 0.
+  :class:`ginenv.agents.belief.Knock`): the knock's points, negative when undercut, gin bonus at 0.
 * **discard d and play on**: a *rollout*, the rest of the hand played out in the world by a fast
   numba policy for both players (:func:`rollout`): take the top discard when it goes into a meld and
   lowers the deadwood, otherwise draw from the stock; discard the card leaving the least deadwood
@@ -22,7 +22,7 @@ random numbers, so the options' differences are measured far more precisely than
 * **take the top discard / draw from the stock**: a rollout that starts with that draw.
 
 The option with the best mean points is played. The candidates are pruned first with the expert's
-evaluation (:mod:`agents.expert`): every legal knock (the least deadwood for each distinct deadwood
+evaluation (:mod:`ginenv.agents.expert`): every legal knock (the least deadwood for each distinct deadwood
 value, at most :attr:`MasterAgent.knock_candidates`) and the :attr:`MasterAgent.discard_candidates`
 plain discards with the best expert score ``S``. A plain discard is preferred over a knock only if
 it wins by more than :attr:`MasterAgent.play_on_margin` points (rollouts play both sides simply, so
@@ -41,11 +41,11 @@ from the generator that ``reset(seed)`` seeds.
 from __future__ import annotations
 
 import numpy as np
+from ginenv.agents.base import Observation
+from ginenv.agents.belief import Knock, _lowest_card, defender_deadwood
+from ginenv.agents.expert import ExpertAgent, discard_values
 from numba import njit
 
-from agents.base import Observation
-from agents.belief import Knock, _lowest_card, defender_deadwood
-from agents.expert import ExpertAgent, discard_values
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
 from ginenv.melds import _meldable, _min_deadwood

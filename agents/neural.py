@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from ginenv.agents.base import Agent, Observation
 from torch import nn
 
-from agents.base import Agent, Observation
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE
 

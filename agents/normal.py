@@ -9,7 +9,7 @@ Strategy, precisely:
   this very turn. Otherwise it passes or draws from the stock.
 * **Discard.** Among the discards leaving the least deadwood, in this order of preference:
   a card the opponent's visible history does not say is useful to it (it took no card of the same
-  rank, nor of the same suit within two ranks: :func:`agents.common.interest_cards` of the cards it
+  rank, nor of the same suit within two ranks: :func:`ginenv.agents.common.interest_cards` of the cards it
   picked up and still holds); a card of a rank the opponent already discarded or passed over; a card
   with no partner among its own deadwood (pairs and run draws are kept); the highest-valued card;
   the lowest card id. Deterministic.
@@ -19,8 +19,8 @@ Strategy, precisely:
 
 from __future__ import annotations
 
-from agents.base import Agent, Observation
-from agents.common import (
+from ginenv.agents.base import Agent, Observation
+from ginenv.agents.common import (
     card_bits,
     completes_meld,
     deadwood,
@@ -30,6 +30,7 @@ from agents.common import (
     legal_discards,
     partner_cards,
 )
+
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES
 from ginenv.observation import SeatView, decode

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.base import Agent, Observation
+from ginenv.agents.base import Agent, Observation
 
 
 class RandomAgent(Agent):

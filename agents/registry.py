@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agents.base import Agent
+from ginenv.agents.base import Agent
 
 
 class UnknownAgentError(ValueError):
@@ -66,7 +66,7 @@ def make(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
     Unknown names are refused with the list of known ones.
     """
     if name.startswith(CHECKPOINT_PREFIX):
-        from agents.neural import NeuralAgent
+        from ginenv.agents.neural import NeuralAgent
 
         agent: Agent = NeuralAgent.from_checkpoint(name[len(CHECKPOINT_PREFIX) :], seed=seed, **kwargs)
         agent.name = name

@@ -1,4 +1,4 @@
-"""Quality of the Bayesian opponent model (``agents.belief``) against the true opponent hands.
+"""Quality of the Bayesian opponent model (``ginenv.agents.belief``) against the true opponent hands.
 
 Hands are played through ``ginenv.gin_rummy_v0.raw_env()`` between two registered agents (default
 ``expert`` against ``expert``). At every decision of either seat an :class:`OpponentModel` fed with
@@ -37,10 +37,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from ginenv.agents.belief import BeliefParams, Event, OpponentModel
 
-import agents
-from agents.belief import BeliefParams, Event, OpponentModel
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.cards import cards_of
 from ginenv.melds import deadwood_of_mask

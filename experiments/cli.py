@@ -16,19 +16,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments.harness import EvalConfig, HarnessError, evaluate
+from ginenv.experiments.harness import EvalConfig, HarnessError, evaluate
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ladder.yaml"
 
 
 def _registered() -> list[str]:
-    import agents
+    from ginenv import agents
 
     return agents.available()
 
 
 def _run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    from experiments.report import summarise, write_outputs
+    from ginenv.experiments.report import summarise, write_outputs
 
     records = evaluate(cfg, out, backend=args.backend, workers=args.workers, progress=not args.quiet)
     summary = summarise(records, cfg.agents, cfg.unit)
@@ -38,8 +38,8 @@ def _run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dic
 
 
 def _cmd_ladder(args: argparse.Namespace) -> int:
-    from experiments.config import load_ladder_file, to_eval_config
-    from experiments.report import format_table
+    from ginenv.experiments.config import load_ladder_file, to_eval_config
+    from ginenv.experiments.report import format_table
 
     spec = load_ladder_file(args.config)
     if args.deals is not None:
@@ -66,8 +66,8 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
-    from experiments.config import check_agent_names, resolve_rules
-    from experiments.report import format_table
+    from ginenv.experiments.config import check_agent_names, resolve_rules
+    from ginenv.experiments.report import format_table
 
     check_agent_names([args.a, args.b], _registered())
     if args.matches is not None:
@@ -109,9 +109,9 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    import agents
-    from experiments.config import resolve_rules
-    from ginenv import gin_rummy_v0
+    from ginenv.experiments.config import resolve_rules
+
+    from ginenv import agents, gin_rummy_v0
     from ginenv.replay import hand_replay, match_replay, save_replay
 
     registered = _registered()

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from ginenv.experiments.harness import EvalConfig, HarnessError
 
-from experiments.harness import EvalConfig, HarnessError
 from ginenv.rules import Rules, RulesError, preset
 
 
@@ -64,7 +64,7 @@ def load_ladder_file(path: str | Path) -> LadderFile:
 
 def check_agent_names(names: tuple[str, ...] | list[str], registered: list[str]) -> None:
     """Refuse unknown agent names and unreadable checkpoints before any work starts."""
-    from agents.registry import CHECKPOINT_PREFIX
+    from ginenv.agents.registry import CHECKPOINT_PREFIX
 
     unknown = [a for a in names if a not in registered and not a.startswith(CHECKPOINT_PREFIX)]
     if unknown:
@@ -74,7 +74,7 @@ def check_agent_names(names: tuple[str, ...] | list[str], registered: list[str])
         )
     for name in names:
         if name.startswith(CHECKPOINT_PREFIX):
-            from agents.neural import CheckpointError, load_checkpoint
+            from ginenv.agents.neural import CheckpointError, load_checkpoint
 
             try:
                 load_checkpoint(name[len(CHECKPOINT_PREFIX) :])

@@ -1,7 +1,7 @@
 """The evaluation harness: duplicate deals between agents, played in parallel, resumable.
 
-This module owns *playing* evaluations; :mod:`experiments.stats` owns the statistics and
-:mod:`experiments.report` the outputs. Agents are driven through the env's AEC API only
+This module owns *playing* evaluations; :mod:`ginenv.experiments.stats` owns the statistics and
+:mod:`ginenv.experiments.report` the outputs. Agents are driven through the env's AEC API only
 (``observe()`` for their seat), exactly as a user's agent would be.
 
 **Duplicate deals.** Every deal (one hand, or one match's sequence of hands) is played twice with the
@@ -109,7 +109,7 @@ def agent_seed(seed: int, deal: int, hand: int, role: int) -> int:
 
 
 def _make_agents(names: Iterable[str]) -> dict[str, Any]:
-    import agents
+    from ginenv import agents
 
     return {name: agents.make(name) for name in names}
 

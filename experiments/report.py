@@ -1,7 +1,7 @@
 """Evaluation outputs: per-pair summaries, ratings, the terminal table, JSON/CSV, plots, TensorBoard.
 
-This module turns the harness's per-deal records (:mod:`experiments.harness`) into numbers with
-:mod:`experiments.stats` and writes them out; it plays nothing. Ratings are Bradley-Terry over
+This module turns the harness's per-deal records (:mod:`ginenv.experiments.harness`) into numbers with
+:mod:`ginenv.experiments.stats` and writes them out; it plays nothing. Ratings are Bradley-Terry over
 duplicate deals: A beats B on a deal when A's pair sum is positive (a zero pair sum is half a win
 each), so the luck of the cards is already cancelled in every comparison.
 """
@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from experiments.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
+from ginenv.experiments.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
 
 KINDS = ("knock", "undercut", "gin", "big_gin", "dead")
 

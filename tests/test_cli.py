@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from experiments.cli import main
+from ginenv.experiments.cli import main
 
 
 def test_demo_hand_prints_a_whole_hand(capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,7 +40,17 @@ def test_bad_replay_and_preset_give_messages(tmp_path: Path, capsys: pytest.Capt
 
 def test_console_script_runs() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "demo", "--seed", "1", "--players", "random", "greedy"],
+        [
+            sys.executable,
+            "-m",
+            "ginenv.experiments.cli",
+            "demo",
+            "--seed",
+            "1",
+            "--players",
+            "random",
+            "greedy",
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import agents
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import action_name
 from ginenv.cards import CARD_NAMES, parse_cards
 

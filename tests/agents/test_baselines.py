@@ -12,17 +12,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-import agents
-from agents.base import Agent, Observation
-from agents.baselines import (
+from ginenv.agents.base import Agent, Observation
+from ginenv.agents.baselines import (
     OpenSpielSimpleAgent,
     PublicHistory,
     ReconstructionError,
     openspiel_actions,
     register_available,
 )
-from ginenv import gin_rummy_v0
+
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import action_id, action_name
 from ginenv.cards import CARD_NAMES, cards_of, parse_cards
 from ginenv.observation import decode
@@ -106,7 +105,7 @@ def check_reconstruction(adapter: Agent, obs: Observation) -> None:
     else:
         state = adapter.last_state
         assert state is not None
-        from agents.baselines import _RL_ID
+        from ginenv.agents.baselines import _RL_ID
 
         rl_hand = {i for i in range(52) if state["obs"][0][i]}
         assert rl_hand == {_RL_ID[c] for c in cards_of(view.hand)}
@@ -148,7 +147,7 @@ def test_adapter_plays_whole_hands_legally(name: str, opponent: str) -> None:
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_adapter_plays_matches(name: str) -> None:
     """Several hands in a row, reset by the harness at each hand; also without resets."""
-    from experiments.harness import EvalConfig, play_game
+    from ginenv.experiments.harness import EvalConfig, play_game
 
     cfg = EvalConfig(agents=(name, "greedy"), unit="match")
     env = gin_rummy_v0.raw_env(mode="match")
@@ -413,9 +412,8 @@ def test_knock_limits_outside_openspiel_are_refused() -> None:
 
 def test_rlcard_card_ids_match_rlcard() -> None:
     pytest.importorskip("rlcard")
+    from ginenv.agents.baselines import rlcard_card_ids
     from rlcard.games.gin_rummy.utils import utils
-
-    from agents.baselines import rlcard_card_ids
 
     ids = rlcard_card_ids()
     for c, name in enumerate(CARD_NAMES):
@@ -452,7 +450,7 @@ def test_rlcard_adapter_chooses_among_rlcards_own_choices() -> None:
 
 def test_rlcard_gin_is_offered_alone_and_knocks_are_ours() -> None:
     pytest.importorskip("rlcard")
-    from agents.baselines import RL_GIN, RL_KNOCK_BASE
+    from ginenv.agents.baselines import RL_GIN, RL_KNOCK_BASE
 
     adapter = agents.make("rlcard_novice", seed=0)
     for stock, gin in (("Td", True), ("2h", False)):

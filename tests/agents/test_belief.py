@@ -8,8 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
-
-from agents.belief import (
+from ginenv.agents.belief import (
     BeliefParams,
     Knock,
     OpponentModel,
@@ -17,6 +16,7 @@ from agents.belief import (
     _sample_subsets,
     defender_deadwood,
 )
+
 from ginenv import gin_rummy_v0
 from ginenv.actions import action_id
 from ginenv.cards import CARD_NAMES, cards_of, mask_of, parse_cards

@@ -1,11 +1,10 @@
-"""The shared evaluation helpers of agents.common on hand-computed cases."""
+"""The shared evaluation helpers of ginenv.agents.common on hand-computed cases."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from agents.common import (
+from ginenv.agents.common import (
     AVOIDED_FACTOR,
     TAKEN_WEIGHT,
     after_draw_deadwood,
@@ -26,6 +25,7 @@ from agents.common import (
     partner_cards,
     stock_value,
 )
+
 from ginenv.cards import FULL_DECK, mask_of, parse_cards
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from ginenv.agents.common import deadwood
 from scenarios import DEALER, decide, deck_with, play, start
 
-import agents
-from agents.common import deadwood
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 from ginenv.cards import mask_of, parse_cards
 
 

@@ -8,10 +8,9 @@ import random
 
 import numpy as np
 import pytest
+from ginenv.agents.expert import ExpertAgent, meld_probability
 
-import agents
-from agents.expert import ExpertAgent, meld_probability
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import (
     DISCARD_BASE,
     DRAW_DISCARD,

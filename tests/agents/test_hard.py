@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from ginenv.agents.common import discard_expectations
+from ginenv.agents.hard import HardAgent
 from scenarios import DEALER, decide, deck_with, play, start
 
-import agents
-from agents.common import discard_expectations
-from agents.hard import HardAgent
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import action_name
 from ginenv.cards import CARD_NAMES, mask_of, parse_cards
 from ginenv.observation import decode

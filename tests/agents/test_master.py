@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import agents
-from agents.belief import Knock
-from agents.master import (
+from ginenv.agents.belief import Knock
+from ginenv.agents.master import (
     KNOCK,
     PLAY_ON,
     MasterAgent,
@@ -19,6 +17,8 @@ from agents.master import (
     showdown,
     simulate_options,
 )
+
+from ginenv import agents
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_name
 from ginenv.cards import CARD_NAMES, FULL_DECK, cards_of, mask_of, mask_value, parse_cards
 from ginenv.engine import Phase

@@ -9,11 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from ginenv.agents.neural import CheckpointError, MaskedPolicy, NeuralAgent, load_checkpoint, save_checkpoint
+from ginenv.experiments.cli import main
 
-import agents
-from agents.neural import CheckpointError, MaskedPolicy, NeuralAgent, load_checkpoint, save_checkpoint
-from experiments.cli import main
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 
 
 def saved_policy(tmp_path: Path, seed: int = 0) -> Path:

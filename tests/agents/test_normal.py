@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from scenarios import DEALER, decide, deck_with, play, start
 
-import agents
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 
 
 def test_normal_takes_a_discard_that_completes_a_meld_and_passes_otherwise() -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ginenv.agents.base import Agent
 
-import agents
-from agents.base import Agent
-from ginenv import gin_rummy_v0
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
 from ginenv.cards import parse_cards
 

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from ginenv.experiments.cli import main
+from ginenv.experiments.harness import EvalConfig, HarnessError, evaluate, play_unit
 
-from experiments.cli import main
-from experiments.harness import EvalConfig, HarnessError, evaluate, play_unit
 from ginenv.rules import Rules
 
 
@@ -102,7 +102,7 @@ def test_a_killed_cli_run_resumes_to_the_same_totals(tmp_path: Path) -> None:
     assert main([*args, "--out", str(tmp_path / "full")]) == 0
     out = tmp_path / "killed"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "experiments.cli", *args, "--out", str(out)],
+        [sys.executable, "-m", "ginenv.experiments.cli", *args, "--out", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

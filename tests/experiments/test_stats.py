@@ -6,10 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from experiments.stats import (
+from ginenv.experiments.stats import (
     ELO_PER_NAT,
     MeanCI,
     bradley_terry,
@@ -20,6 +17,8 @@ from experiments.stats import (
     proportion_ci,
     winrate_from_elo,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 # Two-sided 95% normal quantile and t_{0.975, 4}, from tables.
 Z95 = 1.959963984540054
