@@ -11,15 +11,23 @@ upcard, 21 onwards is the stock, 21 drawn first. Players are 0 and 1; ``dealer``
 The upcard offer: the non-dealer may take the upcard (``draw_discard``) or ``pass``; then the dealer
 may; if both pass, the non-dealer's first draw must be from the stock (``draw_stock`` is the only
 legal action). Whoever takes the upcard discards next, and the other player plays the next turn.
+
+Every hand is finite: after ``turn_limit`` draws (stock, discard pile or upcard; default
+:data:`DEFAULT_TURN_LIMIT`) the hand ends at the next discard without a knock, as a ``"truncated"``
+result worth no points. A real hand has at most 29 stock draws; only players who keep taking the
+discard pile come near the limit (two players can cycle cards through the pile forever).
 """
 
 from __future__ import annotations
 
 import enum
+import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+import numpy as np
 
 from ginenv.actions import (
     ACTION_NAMES,
@@ -47,6 +55,8 @@ from ginenv.scoring import KnockResult, score_knock
 
 HAND_SIZE = 10
 UPCARD_INDEX = 2 * HAND_SIZE
+#: Draws per hand after which the hand is truncated (far above any real hand: 29 stock draws at most).
+DEFAULT_TURN_LIMIT = 100
 # Action ids of each value of the low four bits of a legal mask (draws, pass, big gin).
 _LOW_ACTIONS = tuple(tuple(a for a in range(4) if m >> a & 1) for m in range(16))
 _LANE = (1 << 13) - 1
@@ -76,15 +86,16 @@ class DeckError(CardError):
     """A deck given for a deal is not 52 distinct cards."""
 
 
-ResultKind = Literal["knock", "undercut", "gin", "big_gin", "dead"]
+ResultKind = Literal["knock", "undercut", "gin", "big_gin", "dead", "truncated"]
 
 
 @dataclass(frozen=True)
 class HandResult:
     """How a hand ended.
 
-    ``points`` go to ``winner`` (``None`` and 0 for a dead hand); ``deadwood`` is each player's
-    deadwood at the end (the defender's after layoffs).
+    ``points`` go to ``winner`` (``None`` and 0 for a dead or truncated hand); ``deadwood`` is each
+    player's deadwood at the end (the defender's after layoffs). Only a showdown reveals the other
+    seat's deadwood: after a dead or truncated hand each seat may see its own alone.
     """
 
     kind: ResultKind
@@ -93,6 +104,16 @@ class HandResult:
     knocker: int | None
     deadwood: tuple[int, int]
     knock: KnockResult | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """True when the turn limit ended the hand (not a result of the game)."""
+        return self.kind == "truncated"
+
+    @property
+    def showdown(self) -> bool:
+        """True when cards were shown (a knock, gin or big gin), so both deadwoods are public."""
+        return self.knock is not None
 
     def score_deltas(self) -> tuple[int, int]:
         """Zero-sum points change for players 0 and 1."""
@@ -125,6 +146,35 @@ def parse_deck(deck: Sequence[int | str]) -> list[int]:
     return cards
 
 
+def _plain_int(value: object) -> int | None:
+    # Any integer type (int, numpy integers) as an int; bools, floats and strings give None.
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[call-overload]
+    except TypeError:
+        return None
+
+
+def check_dealer(dealer: object) -> int:
+    """``dealer`` as 0 or 1 (any integer type); anything else raises ``ValueError``."""
+    seat = _plain_int(dealer)
+    if seat not in (0, 1):
+        raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+    return seat
+
+
+def check_turn_limit(turn_limit: object) -> int:
+    """``turn_limit`` as a positive int; anything else raises ``ValueError`` saying what is allowed."""
+    limit = _plain_int(turn_limit)
+    if limit is None or limit < 1:
+        raise ValueError(
+            f"turn_limit must be a positive integer (draws per hand; default {DEFAULT_TURN_LIMIT}), "
+            f"got {turn_limit!r}"
+        )
+    return limit
+
+
 def _knock_limit(rules: Rules, upcard: int) -> int:
     if not rules.oklahoma:
         return rules.knock_limit
@@ -146,9 +196,11 @@ class HandState:
         "knock_limit",
         "phase",
         "player",
+        "draws",
         "result",
         "rules",
         "stock",
+        "turn_limit",
         "upcard",
     )
 
@@ -158,10 +210,15 @@ class HandState:
         dealer: int = 0,
         deck: Sequence[int | str] | None = None,
         rng: random.Random | None = None,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
     ) -> None:
-        """Deal a hand: from ``deck`` (52 cards in dealing order) or shuffled with ``rng``."""
-        if dealer not in (0, 1):
-            raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+        """Deal a hand: from ``deck`` (52 cards in dealing order) or shuffled with ``rng``.
+
+        ``turn_limit``: draws after which the hand ends as ``"truncated"`` (see the module docstring).
+        """
+        dealer = check_dealer(dealer)
+        self.turn_limit = check_turn_limit(turn_limit)
+        self.draws = 0
         self.rules = rules or Rules()
         if deck is None:
             order = list(range(NUM_CARDS))
@@ -261,7 +318,15 @@ class HandState:
     # ------------------------------------------------------------------ stepping
 
     def step(self, action: int) -> None:
-        """Apply an action id for the player to move; illegal actions raise and change nothing."""
+        """Apply an action id (any integer type) for the player to move.
+
+        Illegal actions, and anything that is not an integer, raise and change nothing.
+        """
+        if type(action) is not int:
+            as_int = _plain_int(action)
+            if as_int is None:
+                self._refuse(action)
+            action = as_int  # type: ignore[assignment]
         legal = self._legal
         if legal < 0:
             legal = self.legal_mask()
@@ -284,7 +349,10 @@ class HandState:
                 f"unknown action id {action}; ids are 0..{NUM_ACTIONS - 1}. Legal now: {legal}"
             )
         else:
-            raise UnknownActionError(f"an action must be an int id, got {action!r}")
+            raise UnknownActionError(
+                f"an action must be an integer action id (0..{NUM_ACTIONS - 1}), got {action!r} "
+                f"({type(action).__name__}). Legal now: {legal}"
+            )
         raise IllegalActionError(
             f"{what} is not legal for player {self.player} in phase {self.phase.name}; legal actions: {legal}"
         )
@@ -292,7 +360,9 @@ class HandState:
     def _take_top_discard(self) -> None:
         card = self.discard_pile.pop()
         self.hands[self.player] |= 1 << card
-        self.banned = card
+        # The card just taken may not be thrown back this turn, unless the rules allow it (seed 004).
+        self.banned = -1 if self.rules.discard_taken_card else card
+        self.draws += 1
         self.phase = Phase.DISCARD
 
     def _on_upcard(self, action: int) -> None:
@@ -311,6 +381,7 @@ class HandState:
         else:
             self.hands[self.player] |= 1 << self.stock.pop()
             self.banned = -1
+            self.draws += 1
             self.phase = Phase.DISCARD
 
     def _on_discard(self, action: int) -> None:
@@ -331,6 +402,11 @@ class HandState:
         if len(self.stock) <= self.rules.dead_hand_stock:
             dw = (deadwood_of_mask(self.hands[0]), deadwood_of_mask(self.hands[1]))
             self.result = HandResult("dead", None, 0, None, dw)
+            self.phase = Phase.OVER
+            return
+        if self.draws >= self.turn_limit:
+            dw = (deadwood_of_mask(self.hands[0]), deadwood_of_mask(self.hands[1]))
+            self.result = HandResult("truncated", None, 0, None, dw)
             self.phase = Phase.OVER
             return
         self.player = 1 - player
@@ -362,6 +438,8 @@ class HandState:
         other.banned = self.banned
         other.upcard = self.upcard
         other.knock_limit = self.knock_limit
+        other.turn_limit = self.turn_limit
+        other.draws = self.draws
         other.history = list(self.history)
         other.result = self.result
         other._legal = self._legal

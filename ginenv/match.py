@@ -9,6 +9,9 @@ end: the game bonus to the winner, a line bonus per hand won to each player, and
 scored nothing (a shutout) the winner's bonuses are multiplied. Who deals next follows
 ``Rules.next_dealer``: ``alternate``; or the ``winner`` / ``loser`` of the hand, the same dealer
 dealing again after a dead hand.
+
+A hand that reaches the turn limit (``turn_limit``, see :mod:`ginenv.engine`) ends the whole match
+as truncated: :attr:`Match.truncated` is set, :attr:`Match.result` stays ``None`` and nobody wins.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ginenv.engine import HandResult, HandState
+from ginenv.engine import DEFAULT_TURN_LIMIT, HandResult, HandState, check_dealer, check_turn_limit
 from ginenv.rules import Rules
 
 
@@ -95,10 +98,15 @@ class Match:
         dealer: int = 0,
         rng: random.Random | None = None,
         decks: Iterable[Sequence[int | str]] | None = None,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
     ) -> None:
-        """Start a match; ``decks`` (52-card orders) are dealt in turn before falling back to ``rng``."""
-        if dealer not in (0, 1):
-            raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+        """Start a match; ``decks`` (52-card orders) are dealt in turn before falling back to ``rng``.
+
+        ``turn_limit``: draws per hand after which the hand, and so the match, is truncated.
+        """
+        dealer = check_dealer(dealer)
+        self.turn_limit = check_turn_limit(turn_limit)
+        self.truncated = False
         self.rules = rules or Rules()
         self.rng = rng or random.Random()
         self._decks = iter(decks) if decks is not None else None
@@ -111,12 +119,12 @@ class Match:
 
     def _deal(self, dealer: int) -> HandState:
         deck = next(self._decks, None) if self._decks is not None else None
-        return HandState(self.rules, dealer, deck=deck, rng=self.rng)
+        return HandState(self.rules, dealer, deck=deck, rng=self.rng, turn_limit=self.turn_limit)
 
     @property
     def is_over(self) -> bool:
-        """True once a player has reached the target."""
-        return self.result is not None
+        """True once a player has reached the target, or a hand was truncated."""
+        return self.result is not None or self.truncated
 
     @property
     def player(self) -> int:
@@ -149,7 +157,9 @@ class Match:
                 (self.scores[0], self.scores[1]),
             )
         )
-        if max(self.scores) >= self.rules.target:
+        if result.truncated:
+            self.truncated = True
+        elif max(self.scores) >= self.rules.target:
             self.result = match_bonuses(self.rules, self.scores, self.hands_won, len(self.records))
         else:
             self.hand = self._deal(self._next_dealer(hand.dealer, result))

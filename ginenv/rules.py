@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any, Literal
+
+import numpy as np
 
 NextDealer = Literal["alternate", "winner", "loser"]
 _NEXT_DEALER = ("alternate", "winner", "loser")
@@ -29,8 +32,12 @@ class Rules:
     gin_bonus: int = 25
     #: Bonus to the defender when their deadwood (after layoffs) is equal or lower.
     undercut_bonus: int = 25
-    #: Bonus for big gin (all 11 cards meld after the draw); ``None`` disables big gin.
+    #: Bonus for big gin (all 11 cards meld after the draw), the whole bonus in place of the gin
+    #: bonus (seed 000's 31; seed 004's 25 + 6); ``None`` disables big gin. Never below ``gin_bonus``.
     big_gin_bonus: int | None = None
+    #: Whether the card just taken from the discard pile may be discarded in the same turn (seed 004:
+    #: "cela peut être celle qu'il vient de piocher"); forbidden by seeds 000-003.
+    discard_taken_card: bool = False
     #: Oklahoma: the knock limit of a hand is the first upcard's value (ace: gin only).
     oklahoma: bool = False
     #: The hand is dead when a discard without knock leaves this many cards in the stock.
@@ -48,6 +55,18 @@ class Rules:
     next_dealer: NextDealer = "alternate"
 
     def __post_init__(self) -> None:
+        # numpy integers (a config built from arrays) are plain integers here; bools are not integers.
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if (
+                isinstance(value, Integral)
+                and not isinstance(value, (bool, np.bool_))
+                and type(value) is not int
+            ):
+                object.__setattr__(self, f.name, int(value))
+            elif isinstance(value, np.bool_):
+                object.__setattr__(self, f.name, bool(value))
+
         def need(ok: bool, field: str, allowed: str) -> None:
             if not ok:
                 raise RulesError(f"invalid {field}={getattr(self, field)!r}: must be {allowed}")
@@ -73,6 +92,12 @@ class Rules:
             "big_gin_bonus",
             "None (big gin off) or an integer >= 0",
         )
+        need(
+            big is None or big >= self.gin_bonus,
+            "big_gin_bonus",
+            f"at least gin_bonus ({self.gin_bonus}): big gin is the whole bonus and must never score less than gin",
+        )
+        need(isinstance(self.discard_taken_card, bool), "discard_taken_card", "true or false")
         need(isinstance(self.oklahoma, bool), "oklahoma", "true or false")
         # 31 cards are in the stock after the deal; at least one draw must be possible.
         need(0 <= self.dead_hand_stock <= 30, "dead_hand_stock", "between 0 and 30")
@@ -96,6 +121,9 @@ class Rules:
         """Rules from a mapping; a ``preset`` key starts from that preset, unknown keys are refused."""
         if not isinstance(data, dict):
             raise RulesError(f"rules must be a mapping of option names to values, got {data!r}")
+        bad_keys = [k for k in data if not isinstance(k, str)]
+        if bad_keys:
+            raise RulesError(f"rule option names must be strings, got {bad_keys[0]!r}")
         data = dict(data)
         base = cls()
         if "preset" in data:
@@ -123,8 +151,9 @@ PRESETS: dict[str, Rules] = {
     "seed000": Rules(big_gin_bonus=31, game_bonus=100, line_bonus=25, shutout_multiplier=2),
     # Seed 000's short game: the same to 50 points.
     "seed000_short": Rules(big_gin_bonus=31, game_bonus=100, line_bonus=25, shutout_multiplier=2, target=50),
-    # Seed 004 (online rules): undercut bonus 20, big gin 6.
-    "seed004": Rules(undercut_bonus=20, big_gin_bonus=6),
+    # Seed 004 (online rules): undercut bonus 20; big gin is gin's 25 plus "un bonus de Big Gin de 6
+    # points", 31 in all; the card just taken from the discard pile may be discarded again.
+    "seed004": Rules(undercut_bonus=20, big_gin_bonus=31, discard_taken_card=True),
     # Oklahoma gin (not in the seeds; offered by OpenSpiel).
     "oklahoma": Rules(oklahoma=True),
 }
