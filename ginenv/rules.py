@@ -95,7 +95,7 @@ class Rules:
         need(
             big is None or big >= self.gin_bonus,
             "big_gin_bonus",
-            f"at least gin_bonus ({self.gin_bonus}): big gin is the whole bonus and must never score less than gin",
+            f"at least gin_bonus ({self.gin_bonus}): it is big gin's whole bonus, never less than gin's",
         )
         need(isinstance(self.discard_taken_card, bool), "discard_taken_card", "true or false")
         need(isinstance(self.oklahoma, bool), "oklahoma", "true or false")
