@@ -8,6 +8,7 @@ keys). The default instance is the locked "version 1.0.0" variant of seeds 001/0
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any, Literal
@@ -16,6 +17,11 @@ import numpy as np
 
 NextDealer = Literal["alternate", "winner", "loser"]
 _NEXT_DEALER = ("alternate", "winner", "loser")
+# Short, depth-limited reprs in messages: a value read from a config may be huge or deeply nested.
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel = 3
+_SHOW.maxstring = 60
+_SHOW.maxother = 60
 
 
 class RulesError(ValueError):
@@ -69,7 +75,7 @@ class Rules:
 
         def need(ok: bool, field: str, allowed: str) -> None:
             if not ok:
-                raise RulesError(f"invalid {field}={getattr(self, field)!r}: must be {allowed}")
+                raise RulesError(f"invalid {field}={_SHOW.repr(getattr(self, field))}: must be {allowed}")
 
         for name in (
             "knock_limit",
@@ -120,10 +126,10 @@ class Rules:
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         """Rules from a mapping; a ``preset`` key starts from that preset, unknown keys are refused."""
         if not isinstance(data, dict):
-            raise RulesError(f"rules must be a mapping of option names to values, got {data!r}")
+            raise RulesError(f"rules must be a mapping of option names to values, got {_SHOW.repr(data)}")
         bad_keys = [k for k in data if not isinstance(k, str)]
         if bad_keys:
-            raise RulesError(f"rule option names must be strings, got {bad_keys[0]!r}")
+            raise RulesError(f"rule option names must be strings, got {_SHOW.repr(bad_keys[0])}")
         data = dict(data)
         base = cls()
         if "preset" in data:
@@ -164,4 +170,6 @@ def preset(name: str) -> Rules:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
-        raise RulesError(f"unknown rules preset {name!r}; known presets: {', '.join(PRESETS)}") from None
+        raise RulesError(
+            f"unknown rules preset {_SHOW.repr(name)}; known presets: {', '.join(PRESETS)}"
+        ) from None

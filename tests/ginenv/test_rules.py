@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ginenv.rules import PRESETS, Rules, RulesError, preset
@@ -15,6 +16,7 @@ DEFAULT_COLUMN: dict[str, Any] = {
     "gin_bonus": 25,
     "undercut_bonus": 25,
     "big_gin_bonus": None,
+    "discard_taken_card": False,
     "oklahoma": False,
     "dead_hand_stock": 2,
     "target": 100,
@@ -28,8 +30,9 @@ PRESET_TABLE: dict[str, dict[str, Any]] = {
     "standard": DEFAULT_COLUMN,
     "seed000": {**DEFAULT_COLUMN, "big_gin_bonus": 31, **SEED000_BONUSES},
     "seed000_short": {**DEFAULT_COLUMN, "big_gin_bonus": 31, "target": 50, **SEED000_BONUSES},
-    # Seed 004 states no match bonuses: they stay off.
-    "seed004": {**DEFAULT_COLUMN, "undercut_bonus": 20, "big_gin_bonus": 6},
+    # Seed 004 states no match bonuses: they stay off. Big gin is gin's 25 plus a 6-point big gin
+    # bonus (31, as seed 000); the card just taken from the discard pile may be thrown back.
+    "seed004": {**DEFAULT_COLUMN, "undercut_bonus": 20, "big_gin_bonus": 31, "discard_taken_card": True},
     "oklahoma": {**DEFAULT_COLUMN, "oklahoma": True},
 }
 
@@ -75,6 +78,10 @@ def test_rules_are_frozen_and_hashable() -> None:
         ("big_gin_bonus", -1),
         ("big_gin_bonus", 3.5),
         ("big_gin_bonus", False),
+        ("big_gin_bonus", 24),  # below gin_bonus: big gin would score less than gin
+        ("discard_taken_card", 1),
+        ("discard_taken_card", "yes"),
+        ("discard_taken_card", None),
         ("oklahoma", 1),
         ("oklahoma", "yes"),
         ("dead_hand_stock", -1),
@@ -102,7 +109,9 @@ def test_invalid_value_is_refused_naming_the_field(field: str, value: object) ->
     [
         {"knock_limit": 0},
         {"knock_limit": 100},
-        {"big_gin_bonus": 0},
+        {"big_gin_bonus": 25},
+        {"gin_bonus": 0, "big_gin_bonus": 0},
+        {"discard_taken_card": True},
         {"dead_hand_stock": 0},
         {"dead_hand_stock": 30},
         {"target": 1},
@@ -159,3 +168,62 @@ def test_dict_round_trip(name: str) -> None:
     assert rules.replace() == rules
     assert rules.replace(target=77).target == 77
     assert rules.replace(target=77).replace(target=rules.target) == rules
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_big_gin_never_scores_less_than_gin_in_any_preset(name: str) -> None:
+    rules = PRESETS[name]
+    assert rules.big_gin_bonus is None or rules.big_gin_bonus >= rules.gin_bonus
+
+
+def test_big_gin_bonus_below_gin_bonus_is_refused_saying_why() -> None:
+    with pytest.raises(RulesError) as info:
+        Rules(big_gin_bonus=6)
+    message = str(info.value)
+    assert "big_gin_bonus=6" in message
+    assert "gin_bonus (25)" in message  # what is allowed: at least the gin bonus
+    # The bound follows the gin bonus of the same rules.
+    assert Rules(gin_bonus=10, big_gin_bonus=10).big_gin_bonus == 10
+    with pytest.raises(RulesError, match=r"gin_bonus \(30\)"):
+        Rules(gin_bonus=30, big_gin_bonus=29)
+    with pytest.raises(RulesError, match="big_gin_bonus"):
+        PRESETS["seed004"].replace(gin_bonus=32)
+
+
+def test_discard_taken_card_is_on_in_seed004_only() -> None:
+    assert {name for name, rules in PRESETS.items() if rules.discard_taken_card} == {"seed004"}
+
+
+@pytest.mark.parametrize("kind", [np.int8, np.int32, np.int64, np.uint8, np.uint64])
+def test_numpy_integers_are_plain_integers(kind: type) -> None:
+    rules = Rules(knock_limit=kind(5), big_gin_bonus=kind(31), target=kind(50))
+    assert rules == Rules(knock_limit=5, big_gin_bonus=31, target=50)
+    assert type(rules.knock_limit) is int and type(rules.big_gin_bonus) is int
+    assert Rules.from_dict({"knock_limit": kind(7)}).knock_limit == 7
+    assert hash(rules) == hash(Rules(knock_limit=5, big_gin_bonus=31, target=50))
+
+
+def test_numpy_bools_are_bools_and_numpy_floats_are_refused() -> None:
+    rules = Rules(oklahoma=np.bool_(True), discard_taken_card=np.bool_(False))
+    assert rules.oklahoma is True and rules.discard_taken_card is False
+    with pytest.raises(RulesError, match="knock_limit"):
+        Rules(knock_limit=np.float64(5))
+    with pytest.raises(RulesError, match="knock_limit"):
+        Rules(knock_limit=np.bool_(True))
+
+
+def test_from_dict_refuses_non_string_keys() -> None:
+    with pytest.raises(RulesError, match="must be strings, got 1"):
+        Rules.from_dict({1: 2})  # type: ignore[dict-item]
+
+
+def test_messages_about_huge_values_stay_short() -> None:
+    nested: list[object] = []
+    for _ in range(500):
+        nested = [nested]
+    with pytest.raises(RulesError, match="knock_limit") as info:
+        Rules.from_dict({"knock_limit": nested})
+    assert len(str(info.value)) < 200
+    with pytest.raises(RulesError) as info:
+        Rules.from_dict({"preset": "x" * 10_000})
+    assert len(str(info.value)) < 300

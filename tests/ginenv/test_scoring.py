@@ -74,12 +74,35 @@ BIG_GIN = "As 2s 3s 4s 4c 5c 6c 7d 8d 9d Td"
 BIG_GIN_DEFENDER = "Jd Kh Qh 9h 7h 5h Ks Qs 2c 3c"  # Jd and 3c would lay off: 76 all the same
 
 
-@pytest.mark.parametrize(("name", "bonus"), [("seed000", 31), ("seed000_short", 31), ("seed004", 6)])
+@pytest.mark.parametrize(("name", "bonus"), [("seed000", 31), ("seed000_short", 31), ("seed004", 31)])
 def test_big_gin_scores_its_bonus_plus_deadwood(name: str, bonus: int) -> None:
     result = score_knock(BIG_GIN, BIG_GIN_DEFENDER, PRESETS[name])
     assert (result.kind, result.winner, result.points) == ("big_gin", "knocker", bonus + 76)
     assert (result.knocker_deadwood, result.defender_deadwood) == (0, 76)
     assert result.layoffs == ()
+
+
+@pytest.mark.parametrize("name", ["seed000", "seed004"])
+def test_big_gin_and_gin_against_a_defender_holding_79(name: str) -> None:
+    """Hand-computed (RULES.md): big gin 31 + 79 = 110 (seed 000's 31; seed 004's gin 25 + big gin
+    bonus 6), gin 25 + 79 = 104. Issue 8 found seed004 scoring big gin 85, below gin's 104."""
+    rules = PRESETS[name]
+    big = score_knock(BIG_GIN, KNOCK_DEFENDER, rules)
+    gin = score_knock(GIN, KNOCK_DEFENDER, rules)
+    assert (big.kind, big.winner, big.points, big.defender_deadwood) == ("big_gin", "knocker", 110, 79)
+    assert (gin.kind, gin.winner, gin.points, gin.defender_deadwood) == ("gin", "knocker", 104, 79)
+    assert big.points >= gin.points
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_big_gin_never_scores_less_than_gin(name: str) -> None:
+    rules = PRESETS[name]
+    gin = score_knock(GIN, KNOCK_DEFENDER, rules)
+    if rules.big_gin:
+        assert score_knock(BIG_GIN, KNOCK_DEFENDER, rules).points >= gin.points
+    else:
+        with pytest.raises(IllegalKnockError, match="big gin"):
+            score_knock(BIG_GIN, KNOCK_DEFENDER, rules)
 
 
 @pytest.mark.parametrize("name", ["standard", "oklahoma"])
