@@ -11,6 +11,7 @@ one suit are 13 consecutive bits, so runs are shifts and sets are ANDs across su
 from __future__ import annotations
 
 from collections.abc import Iterable
+from numbers import Integral
 
 RANKS = "A23456789TJQK"
 SUITS = "scdh"
@@ -65,11 +66,16 @@ def card_name(card: int) -> str:
 
 
 def parse_card(token: str | int) -> int:
-    """Card id of a name such as ``"As"``, ``"td"``, ``"10h"`` (case-insensitive); ints pass through."""
-    if isinstance(token, int) and not isinstance(token, bool):
-        if 0 <= token < NUM_CARDS:
-            return token
-        raise UnknownCardError(f"card id {token} is out of range; card ids are 0..51")
+    """Card id of a name such as ``"As"``, ``"td"``, ``"10h"`` (case-insensitive).
+
+    Integer ids of any integer type (numpy's too) come back as plain ints; bools are refused.
+    """
+    # numbers.Integral admits numpy integers (a deck drawn from a numpy array); bools are not cards.
+    if isinstance(token, Integral) and not isinstance(token, bool):
+        card = int(token)
+        if 0 <= card < NUM_CARDS:
+            return card
+        raise UnknownCardError(f"card id {card} is out of range; card ids are 0..51")
     if not isinstance(token, str):
         raise UnknownCardError(f"cannot read a card from {token!r}; give a name like 'As' or '10h'")
     card = _CARD_BY_NAME.get(token.strip().lower())
@@ -83,6 +89,8 @@ def parse_card(token: str | int) -> int:
 
 def parse_cards(text: str | Iterable[str | int]) -> list[int]:
     """Cards from ``"As Td 10h Kc"`` (spaces or commas) or an iterable of names or ids.
+
+    Ids may be any integer type (a numpy array of ids is an iterable of them); plain ints come back.
 
     Refuses unknown names and duplicates with a :class:`CardError` naming the bad token.
     """

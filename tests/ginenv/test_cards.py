@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -134,3 +135,26 @@ def test_mask_of_collapses_duplicates() -> None:
     assert mask_of([3, 3, 5]) == (1 << 3) | (1 << 5)
     assert cards_of(0) == []
     assert cards_of((1 << NUM_CARDS) - 1) == list(range(NUM_CARDS))
+
+
+@pytest.mark.parametrize("kind", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64, np.intp])
+def test_numpy_integer_ids_are_plain_card_ids(kind: type) -> None:
+    card = parse_card(kind(40))
+    assert card == 40 and type(card) is int
+    cards = parse_cards(np.array([0, 35, 40], dtype=kind))
+    assert cards == parse_cards("As Td 2h")
+    assert all(type(c) is int for c in cards)
+    assert parse_cards([kind(0), "td", kind(40)]) == [0, 35, 40]
+
+
+@pytest.mark.parametrize("bad", [True, False, np.bool_(True), 1.0, np.float64(3), None])
+def test_non_integer_non_name_tokens_are_refused(bad: object) -> None:
+    with pytest.raises(UnknownCardError, match="cannot read a card"):
+        parse_card(bad)  # type: ignore[arg-type]
+
+
+def test_numpy_ids_out_of_range_and_duplicates_are_refused() -> None:
+    with pytest.raises(UnknownCardError, match="52"):
+        parse_card(np.int64(52))
+    with pytest.raises(DuplicateCardError, match="As"):
+        parse_cards(np.array([0, 0]))
