@@ -50,7 +50,7 @@ from ginenv.cards import (
     parse_cards,
 )
 from ginenv.melds import deadwood_of_mask, knock_discards
-from ginenv.rules import Rules
+from ginenv.rules import Rules, RulesError
 from ginenv.scoring import KnockResult, score_knock
 
 HAND_SIZE = 10
@@ -133,9 +133,13 @@ class HandResult:
         }
 
 
-def parse_deck(deck: Sequence[int | str]) -> list[int]:
-    """A 52-card dealing order from names or ids; anything else raises :class:`DeckError`."""
-    if isinstance(deck, str) or not isinstance(deck, Sequence):
+def parse_deck(deck: Sequence[int | str] | np.ndarray) -> list[int]:
+    """A 52-card dealing order from names or ids (ids of any integer type, or a 1-D numpy array of
+    them); anything else raises :class:`DeckError`."""
+    if isinstance(deck, np.ndarray):
+        if deck.ndim != 1:
+            raise DeckError(f"a deck array must be 1-D (52 card ids), got shape {deck.shape}")
+    elif isinstance(deck, str) or not isinstance(deck, Sequence):
         raise DeckError(f"a deck must be a list of 52 card names or ids, got {type(deck).__name__}")
     try:
         cards = parse_cards(deck)
@@ -208,7 +212,7 @@ class HandState:
         self,
         rules: Rules | None = None,
         dealer: int = 0,
-        deck: Sequence[int | str] | None = None,
+        deck: Sequence[int | str] | np.ndarray | None = None,
         rng: random.Random | None = None,
         turn_limit: int = DEFAULT_TURN_LIMIT,
     ) -> None:
@@ -216,6 +220,8 @@ class HandState:
 
         ``turn_limit``: draws after which the hand ends as ``"truncated"`` (see the module docstring).
         """
+        if rules is not None and not isinstance(rules, Rules):
+            raise RulesError(f"rules must be a ginenv.rules.Rules (or None), got {type(rules).__name__}")
         dealer = check_dealer(dealer)
         self.turn_limit = check_turn_limit(turn_limit)
         self.draws = 0
@@ -250,7 +256,7 @@ class HandState:
 
     @property
     def is_over(self) -> bool:
-        """True once the hand has ended (knock, gin, big gin or dead hand)."""
+        """True once the hand has ended (knock, gin, big gin, dead hand or turn limit)."""
         return self.phase is Phase.OVER
 
     @property
@@ -280,8 +286,11 @@ class HandState:
         return out
 
     def is_legal(self, action: int) -> bool:
-        """Whether ``action`` may be applied now."""
-        return bool(self.legal_mask() >> action & 1) if 0 <= action < NUM_ACTIONS else False
+        """Whether ``action`` (any integer type) may be applied now; non-integers are never legal."""
+        index = action if type(action) is int else _plain_int(action)
+        if index is None or not 0 <= index < NUM_ACTIONS:
+            return False
+        return bool(self.legal_mask() >> index & 1)
 
     def _compute_legal(self) -> int:
         phase = self.phase
@@ -341,10 +350,12 @@ class HandState:
         self.step(action_id(name))
 
     def _refuse(self, action: object) -> None:
-        legal = ", ".join(ACTION_NAMES[a] for a in self.legal_actions()) or "none (the hand is over)"
-        if isinstance(action, int) and 0 <= action < NUM_ACTIONS:
-            what = f"{ACTION_NAMES[action]!r} (id {action})"
-        elif isinstance(action, int):
+        legal = ", ".join(ACTION_NAMES[a] for a in self.legal_actions()) or self._over_note()
+        # A bool is an int to Python but never an action id: it gets the "not an integer" message.
+        is_id = isinstance(action, int) and not isinstance(action, bool)
+        if is_id and 0 <= action < NUM_ACTIONS:  # type: ignore[operator]
+            what = f"{ACTION_NAMES[action]!r} (id {action})"  # type: ignore[index]
+        elif is_id:
             raise UnknownActionError(
                 f"unknown action id {action}; ids are 0..{NUM_ACTIONS - 1}. Legal now: {legal}"
             )
@@ -356,6 +367,12 @@ class HandState:
         raise IllegalActionError(
             f"{what} is not legal for player {self.player} in phase {self.phase.name}; legal actions: {legal}"
         )
+
+    def _over_note(self) -> str:
+        kind = self.result.kind if self.result is not None else "ended"
+        if kind == "truncated":
+            return f"none (the hand is over: truncated at the turn limit of {self.turn_limit} draws)"
+        return f"none (the hand is over: {kind})"
 
     def _take_top_discard(self) -> None:
         card = self.discard_pile.pop()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
-from ginenv.actions import ACTION_NAMES, UnknownActionError
-from ginenv.cards import CARD_NAMES, NUM_CARDS, parse_cards
-from ginenv.engine import DeckError, HandState, IllegalActionError, Phase
-from ginenv.rules import PRESETS, Rules
+from ginenv.actions import ACTION_NAMES, UnknownActionError, action_id
+from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, parse_card, parse_cards
+from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, HandState, IllegalActionError, Phase, parse_deck
+from ginenv.melds import deadwood
+from ginenv.rules import PRESETS, Rules, RulesError
 
 
 def deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
@@ -244,7 +246,7 @@ def test_gin_ignores_layoffs() -> None:
 BIG_GIN_HAND = "As 2s 3s 4s 4c 5c 6c 7d 8d 9d"
 
 
-@pytest.mark.parametrize(("name", "bonus"), [("seed000", 31), ("seed000_short", 31), ("seed004", 6)])
+@pytest.mark.parametrize(("name", "bonus"), [("seed000", 31), ("seed000_short", 31), ("seed004", 31)])
 def test_big_gin_when_enabled(name: str, bonus: int) -> None:
     state = deal(BIG_GIN_HAND, D_HAND, "5h", "Td", PRESETS[name])
     play(state, "pass", "pass", "draw_stock")
@@ -475,3 +477,230 @@ def test_clone_is_independent() -> None:
     assert (state.phase, len(state.stock), state.discard_pile) == (Phase.DRAW, 31, parse_cards("5h"))
     assert len(state.history) == 2
     assert len(copy.history) == 4
+
+
+# ---------------------------------------------------------------------------- seed 004: the card just taken
+
+
+@pytest.mark.parametrize(("rules", "allowed"), [(PRESETS["standard"], False), (PRESETS["seed004"], True)])
+def test_the_card_just_taken_from_the_pile_is_discardable_only_under_seed004(
+    rules: Rules, allowed: bool
+) -> None:
+    state = deal(ND_HAND, D_HAND, "5h", "Qd 2c 3d", rules)
+    play(state, "pass", "pass", "draw_stock", "discard Qd", "draw_discard")
+    assert (state.phase, state.player) == (Phase.DISCARD, 1)
+    assert ("discard Qd" in legal(state)) is allowed
+    assert state.is_legal(action_id("discard Qd")) is allowed
+    if not allowed:
+        before = snapshot(state)
+        with pytest.raises(IllegalActionError, match="discard Qd"):
+            state.step_name("discard Qd")
+        assert snapshot(state) == before
+        return
+    # Seed 004: "cela peut être celle qu'il vient de piocher": Qd goes straight back on the pile.
+    play(state, "discard Qd")
+    assert state.top_discard() == parse_card("Qd")
+    assert "Qd" not in holding(state, 1)
+    assert (state.phase, state.player) == (Phase.DRAW, 0)
+
+
+@pytest.mark.parametrize(("rules", "allowed"), [(PRESETS["standard"], False), (PRESETS["seed004"], True)])
+def test_the_upcard_taken_is_discardable_only_under_seed004(rules: Rules, allowed: bool) -> None:
+    state = deal(ND_HAND, D_HAND, "5h", "Qd", rules)
+    play(state, "pass", "draw_discard")
+    assert ("discard 5h" in legal(state)) is allowed
+    if allowed:
+        play(state, "discard 5h")
+        assert state.discard_pile == parse_cards("5h")
+    else:
+        with pytest.raises(IllegalActionError, match="discard 5h"):
+            state.step_name("discard 5h")
+
+
+@pytest.mark.parametrize(
+    ("rules", "expected"),
+    [(PRESETS["standard"], {"knock Kh"}), (PRESETS["seed004"], {"knock Kh", "knock Kd"})],
+)
+def test_knocking_with_the_card_just_taken_only_under_seed004(rules: Rules, expected: set[str]) -> None:
+    # The non-dealer takes the upcard Kd: throwing either king leaves deadwood 10.
+    state = deal(ND_HAND, D_HAND, "Kd", rules=rules)
+    play(state, "draw_discard")
+    assert knocks(state) == expected
+    if "knock Kd" in expected:
+        play(state, "knock Kd")
+        assert state.result is not None
+        assert (state.result.kind, state.result.deadwood[0]) == ("knock", 10)
+        assert state.top_discard() == parse_card("Kd")
+
+
+# ---------------------------------------------------------------------------- the turn limit
+
+
+def cycle_the_pile(state: HandState) -> None:
+    """Both players always take the top discard (the upcard too) and throw their lowest other card,
+    never knocking: the stock is never touched, so only the turn limit can end the hand."""
+    while not state.is_over:
+        names = legal(state)
+        if "draw_discard" in names:
+            play(state, "draw_discard")
+            continue
+        throws = [n.split()[1] for n in names if n.startswith("discard ")]
+        play(state, "discard " + min(throws, key=lambda c: (CARD_VALUES[parse_card(c)], c)))
+
+
+@pytest.mark.parametrize("turn_limit", [None, 1, 7, 40])
+def test_a_hand_cycling_the_discard_pile_is_truncated_at_the_turn_limit(turn_limit: int | None) -> None:
+    cards = deck(ND_HAND, D_HAND, "5h")
+    state = (
+        HandState(dealer=1, deck=cards)
+        if turn_limit is None
+        else HandState(dealer=1, deck=cards, turn_limit=turn_limit)
+    )
+    limit = DEFAULT_TURN_LIMIT if turn_limit is None else turn_limit
+    assert state.turn_limit == limit
+    cycle_the_pile(state)
+    draws = [a for _, a in state.history if ACTION_NAMES[a] == "draw_discard"]
+    assert len(draws) == state.draws == limit
+    # Every draw was followed by a discard: the hand ended at the limit-th draw's discard.
+    assert len(state.history) == 2 * limit
+    assert len(state.stock) == 31
+    result = state.result
+    assert result is not None
+    assert (result.kind, result.winner, result.points, result.knocker) == ("truncated", None, 0, None)
+    assert result.truncated and not result.showdown
+    assert result.score_deltas() == (0, 0)
+    assert result.deadwood == (deadwood(state.hand_cards(0)), deadwood(state.hand_cards(1)))
+    assert result.to_dict()["kind"] == "truncated"
+
+
+def test_default_turn_limit_is_far_above_a_real_hand() -> None:
+    # 29 stock draws at most before a dead hand; the limit leaves room for many discard-pile draws.
+    assert DEFAULT_TURN_LIMIT >= 3 * 29
+
+
+def test_the_last_draw_before_the_limit_may_still_knock() -> None:
+    state = HandState(dealer=1, deck=deck(LIMIT_HAND, D_HAND, "5h", "Kh"), turn_limit=1)
+    play(state, "pass", "pass", "draw_stock")
+    assert state.draws == 1 and not state.is_over
+    play(state, "knock Kh")
+    assert state.result is not None
+    assert state.result.kind == "knock"
+
+
+def test_a_discard_at_the_turn_limit_ends_the_hand_not_before() -> None:
+    state = HandState(dealer=1, deck=deck(ND_HAND, D_HAND, "5h", "Qd 2c 3d"), turn_limit=3)
+    play(state, "pass", "pass", "draw_stock", "discard Qd", "draw_stock", "discard 2c", "draw_stock")
+    assert (state.draws, state.is_over) == (3, False)
+    play(state, "discard 3d")
+    assert state.result is not None
+    assert state.result.kind == "truncated"
+    assert state.result.deadwood == (deadwood(ND_HAND), deadwood(D_HAND))
+
+
+def test_stepping_a_truncated_hand_is_refused_clearly() -> None:
+    state = HandState(dealer=1, deck=deck(ND_HAND, D_HAND, "5h"), turn_limit=2)
+    cycle_the_pile(state)
+    before = snapshot(state)
+    for name in ("draw_stock", "draw_discard", "discard As"):
+        with pytest.raises(IllegalActionError, match="turn limit of 2 draws") as info:
+            state.step_name(name)
+        assert "over" in str(info.value) and "truncated" in str(info.value)
+    assert snapshot(state) == before
+    assert state.legal_actions() == [] and state.legal_mask() == 0
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "x", None, np.float64(3)])
+def test_bad_turn_limits_are_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match="turn_limit must be a positive integer") as info:
+        HandState(turn_limit=bad)  # type: ignore[arg-type]
+    assert repr(bad) in str(info.value)
+
+
+def test_numpy_turn_limit_is_accepted() -> None:
+    state = HandState(turn_limit=np.int64(5))  # type: ignore[arg-type]
+    assert state.turn_limit == 5 and type(state.turn_limit) is int
+
+
+def test_clone_keeps_the_draw_count_and_the_limit() -> None:
+    state = HandState(dealer=1, deck=deck(ND_HAND, D_HAND, "5h"), turn_limit=6)
+    play(state, "draw_discard", "discard As", "draw_discard")
+    copy = state.clone()
+    assert (copy.draws, copy.turn_limit) == (2, 6)
+    cycle_the_pile(copy)
+    assert copy.draws == 6 and copy.result is not None and copy.result.truncated
+    assert state.draws == 2 and not state.is_over
+
+
+# ---------------------------------------------------------------------------- integer types
+
+INT_TYPES = [int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.intp]
+
+
+@pytest.mark.parametrize("kind", INT_TYPES)
+def test_actions_of_every_integer_type_are_accepted(kind: type) -> None:
+    state = deal(LIMIT_HAND, D_HAND, "5h", "Kh")
+    for name in ("pass", "pass", "draw_stock"):
+        assert state.is_legal(kind(action_id(name)))
+        state.step(kind(action_id(name)))
+    # The knock's id is over 63: the legal mask is wider than 64 bits (numpy ints overflowed on it).
+    knock = action_id("knock Kh")
+    assert knock >= 63
+    assert state.is_legal(kind(knock))
+    state.step(kind(knock))
+    assert state.result is not None
+    assert state.result.kind == "knock"
+    assert all(type(a) is int for _, a in state.history)
+    assert [ACTION_NAMES[a] for _, a in state.history] == ["pass", "pass", "draw_stock", "knock Kh"]
+
+
+@pytest.mark.parametrize("bad", [1.0, np.float64(1), "1", "pass", True, False, np.bool_(True), None, [1]])
+def test_non_integer_actions_are_refused_and_change_nothing(bad: object) -> None:
+    state = deal(ND_HAND, D_HAND, "5h")
+    before = snapshot(state)
+    with pytest.raises(UnknownActionError, match="must be an integer action id") as info:
+        state.step(bad)  # type: ignore[arg-type]
+    message = str(info.value)
+    assert repr(bad) in message
+    assert "draw_discard, pass" in message  # what is legal now
+    assert snapshot(state) == before
+    assert state.is_legal(bad) is False  # type: ignore[arg-type]
+
+
+def test_numpy_decks_are_accepted() -> None:
+    names = good_deck()
+    ids = parse_cards(names)
+    expected = HandState(deck=names).deck
+    for given in (np.array(ids), np.array(ids, dtype=np.uint8), [np.int64(c) for c in ids], np.array(names)):
+        assert HandState(deck=given).deck == expected  # type: ignore[arg-type]
+        assert parse_deck(given) == ids  # type: ignore[arg-type]
+        assert all(type(c) is int for c in HandState(deck=given).deck)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (np.arange(52).reshape(4, 13), "1-D"),
+        (np.arange(52, dtype=np.float64), "cannot read a card"),
+        (np.arange(51), "51"),
+        (np.array([True] * 52), "cannot read a card"),
+    ],
+)
+def test_bad_numpy_decks_are_refused(bad: np.ndarray, message: str) -> None:
+    with pytest.raises(DeckError, match=message):
+        HandState(deck=bad)
+
+
+@pytest.mark.parametrize("dealer", [np.int64(1), np.uint8(1)])
+def test_numpy_dealer_is_accepted(dealer: object) -> None:
+    assert HandState(dealer=dealer).dealer == 1  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("dealer", [1.0, True, "1", None, -1])
+def test_bad_dealer_is_refused(dealer: object) -> None:
+    with pytest.raises(ValueError, match="dealer must be 0 or 1"):
+        HandState(dealer=dealer)  # type: ignore[arg-type]
+
+
+def test_rules_must_be_rules() -> None:
+    with pytest.raises(RulesError, match="Rules"):
+        HandState(rules={"knock_limit": 5})  # type: ignore[arg-type]
