@@ -16,11 +16,20 @@ as truncated: :attr:`Match.truncated` is set, :attr:`Match.result` stays ``None`
 
 from __future__ import annotations
 
+import copy
+import itertools
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ginenv.engine import DEFAULT_TURN_LIMIT, HandResult, HandState, check_dealer, check_turn_limit
+from ginenv.engine import (
+    DEFAULT_TURN_LIMIT,
+    HandResult,
+    HandState,
+    IllegalActionError,
+    check_dealer,
+    check_turn_limit,
+)
 from ginenv.rules import Rules
 
 
@@ -106,10 +115,11 @@ class Match:
         """
         dealer = check_dealer(dealer)
         self.turn_limit = check_turn_limit(turn_limit)
+        #: True once a hand reached the turn limit: the match ended with no result.
         self.truncated = False
         self.rules = rules or Rules()
         self.rng = rng or random.Random()
-        self._decks = iter(decks) if decks is not None else None
+        self._decks: Iterator[Sequence[int | str]] | None = iter(decks) if decks is not None else None
         self.first_dealer = dealer
         self.scores = [0, 0]
         self.hands_won = [0, 0]
@@ -136,9 +146,20 @@ class Match:
         return [] if self.is_over else self.hand.legal_actions()
 
     def step(self, action: int) -> HandResult | None:
-        """Apply an action; returns the hand's result when this action ended a hand."""
+        """Apply an action (any integer type); returns the hand's result when this action ended a hand.
+
+        Illegal actions and actions after the end raise :class:`~ginenv.engine.IllegalActionError`
+        (non-integers :class:`~ginenv.actions.UnknownActionError`) and change nothing.
+        """
         if self.is_over:
-            raise ValueError("the match is over; no action is legal")
+            why = (
+                f"a hand reached the turn limit of {self.turn_limit} draws (truncated)"
+                if self.truncated
+                else f"player {self.result.winner} reached the target"
+                if self.result
+                else "ended"
+            )
+            raise IllegalActionError(f"the match is over ({why}); no action is legal")
         hand = self.hand
         hand.step(action)
         if not hand.is_over:
@@ -164,6 +185,49 @@ class Match:
         else:
             self.hand = self._deal(self._next_dealer(hand.dealer, result))
         return result
+
+    def clone(self) -> Match:
+        """An independent copy mid-match (for search): stepping either never changes the other.
+
+        The copy deals its next hands as the original would: from the decks still to come, then from
+        a copy of the random generator's state.
+        """
+        other = Match.__new__(Match)
+        other.turn_limit = self.turn_limit
+        other.truncated = self.truncated
+        other.rules = self.rules
+        try:
+            other.rng = copy.deepcopy(self.rng)
+        except (NotImplementedError, TypeError):
+            # A generator without a copyable state (random.SystemRandom) has nothing to reproduce.
+            other.rng = self.rng
+        if self._decks is not None:
+            # Both copies must see the decks still to come; tee buffers them for the slower one.
+            self._decks, other._decks = itertools.tee(self._decks)
+        else:
+            other._decks = None
+        other.first_dealer = self.first_dealer
+        other.scores = list(self.scores)
+        other.hands_won = list(self.hands_won)
+        other.records = list(self.records)  # HandRecords are frozen
+        other.result = self.result
+        other.hand = self.hand.clone()
+        return other
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Match:
+        """``copy.deepcopy`` is :meth:`clone` (decks given as a generator cannot be deep-copied).
+
+        The current hand stays shared with whatever else in the copied object held it (an env that
+        keeps ``match.hand`` beside the match gets one hand in its copy, not two).
+        """
+        other = self.clone()
+        hand = memo.get(id(self.hand))
+        if isinstance(hand, HandState):
+            other.hand = hand
+        else:
+            memo[id(self.hand)] = other.hand
+        memo[id(self)] = other
+        return other
 
     def _next_dealer(self, dealer: int, result: HandResult) -> int:
         rule = self.rules.next_dealer

@@ -7,21 +7,13 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from policies import cycle_the_pile, deck
 
 from ginenv.actions import ACTION_NAMES, UnknownActionError, action_id
-from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, parse_card, parse_cards
+from ginenv.cards import CARD_NAMES, NUM_CARDS, parse_card, parse_cards
 from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, HandState, IllegalActionError, Phase, parse_deck
 from ginenv.melds import deadwood
 from ginenv.rules import PRESETS, Rules, RulesError
-
-
-def deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
-    """A 52-card dealing order: the named hands, the upcard, then the stock starting with ``stock``;
-    the cards not named follow in id order."""
-    hands = [parse_cards(non_dealer), parse_cards(dealer), parse_cards(upcard)]
-    assert [len(h) for h in hands] == [10, 10, 1], "10 cards a hand and one upcard"
-    named = parse_cards(f"{non_dealer} {dealer} {upcard} {stock}")  # refuses duplicates
-    return [CARD_NAMES[c] for c in named + [c for c in range(NUM_CARDS) if c not in named]]
 
 
 def deal(
@@ -536,16 +528,9 @@ def test_knocking_with_the_card_just_taken_only_under_seed004(rules: Rules, expe
 # ---------------------------------------------------------------------------- the turn limit
 
 
-def cycle_the_pile(state: HandState) -> None:
-    """Both players always take the top discard (the upcard too) and throw their lowest other card,
-    never knocking: the stock is never touched, so only the turn limit can end the hand."""
+def play_out(state: HandState, policy: Callable[[HandState], int]) -> None:
     while not state.is_over:
-        names = legal(state)
-        if "draw_discard" in names:
-            play(state, "draw_discard")
-            continue
-        throws = [n.split()[1] for n in names if n.startswith("discard ")]
-        play(state, "discard " + min(throws, key=lambda c: (CARD_VALUES[parse_card(c)], c)))
+        state.step(policy(state))
 
 
 @pytest.mark.parametrize("turn_limit", [None, 1, 7, 40])
@@ -558,7 +543,7 @@ def test_a_hand_cycling_the_discard_pile_is_truncated_at_the_turn_limit(turn_lim
     )
     limit = DEFAULT_TURN_LIMIT if turn_limit is None else turn_limit
     assert state.turn_limit == limit
-    cycle_the_pile(state)
+    play_out(state, cycle_the_pile)
     draws = [a for _, a in state.history if ACTION_NAMES[a] == "draw_discard"]
     assert len(draws) == state.draws == limit
     # Every draw was followed by a discard: the hand ended at the limit-th draw's discard.
@@ -599,7 +584,7 @@ def test_a_discard_at_the_turn_limit_ends_the_hand_not_before() -> None:
 
 def test_stepping_a_truncated_hand_is_refused_clearly() -> None:
     state = HandState(dealer=1, deck=deck(ND_HAND, D_HAND, "5h"), turn_limit=2)
-    cycle_the_pile(state)
+    play_out(state, cycle_the_pile)
     before = snapshot(state)
     for name in ("draw_stock", "draw_discard", "discard As"):
         with pytest.raises(IllegalActionError, match="turn limit of 2 draws") as info:
@@ -626,7 +611,7 @@ def test_clone_keeps_the_draw_count_and_the_limit() -> None:
     play(state, "draw_discard", "discard As", "draw_discard")
     copy = state.clone()
     assert (copy.draws, copy.turn_limit) == (2, 6)
-    cycle_the_pile(copy)
+    play_out(copy, cycle_the_pile)
     assert copy.draws == 6 and copy.result is not None and copy.result.truncated
     assert state.draws == 2 and not state.is_over
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 
+import numpy as np
 import pytest
-from policies import knock_first
+from policies import cycle_the_pile, deck, knock_first
 
+from ginenv.actions import ACTION_NAMES, UnknownActionError, action_id
+from ginenv.engine import IllegalActionError
 from ginenv.match import Match, match_bonuses
 from ginenv.rules import PRESETS, Rules
 
@@ -92,3 +96,142 @@ def test_decks_are_dealt_in_order() -> None:
     match = Match(Rules(), dealer=1, decks=[deck])
     assert match.hand.deck == tuple(deck)
     assert match.hand.dealer == 1
+
+
+# 2s3s4s5s and 6d7d8d9d melded, 9c Ah loose; drawing Kh and knocking with it leaves deadwood 10.
+KNOCK_HAND = "2s 3s 4s 5s 6d 7d 8d 9d 9c Ah"
+# No melds: deadwood 70.
+OTHER_HAND = "Ks Qs Jc Tc 8h 7c 6h 4h 3c 2d"
+
+
+def names(match: Match, *actions: str) -> None:
+    for action in actions:
+        match.step(action_id(action))
+
+
+def test_a_truncated_hand_ends_the_match_without_a_result() -> None:
+    knock_deal = deck(KNOCK_HAND, OTHER_HAND, "5h", "Kh")
+    cycle_deal = deck(OTHER_HAND, KNOCK_HAND, "5h")
+    match = Match(Rules(), dealer=1, decks=[knock_deal, cycle_deal, knock_deal], turn_limit=4)
+    names(match, "pass", "pass", "draw_stock", "knock Kh")
+    assert match.scores == [60, 0] and not match.is_over
+    assert match.hand.dealer == 0  # the next hand was dealt
+    while not match.is_over:
+        match.step(cycle_the_pile(match.hand))
+    assert match.truncated and match.is_over
+    assert match.result is None
+    assert match.scores == [60, 0]  # a truncated hand scores nothing
+    assert match.hands_won == [1, 0]
+    assert len(match.records) == 2
+    last = match.records[-1].result
+    assert (last.kind, last.winner, last.points) == ("truncated", None, 0)
+    assert match.records[-1].scores_after == (60, 0)
+    assert match.hand.draws == 4 and match.hand.result is last  # no hand was dealt after it
+    assert match.legal_actions() == []
+    with pytest.raises(IllegalActionError, match="turn limit of 4 draws") as info:
+        match.step(action_id("draw_discard"))
+    assert "truncated" in str(info.value)
+    assert len(match.records) == 2
+
+
+def test_the_turn_limit_reaches_every_hand() -> None:
+    # knock_first draws from the stock only: at most 29 draws a hand, under the limit of 30.
+    match = Match(Rules(), rng=random.Random(4), turn_limit=30)
+    limits = set()
+    while not match.is_over:
+        limits.add((len(match.records), match.hand.turn_limit))
+        match.step(knock_first(match.hand))
+    assert {limit for _, limit in limits} == {30} and len(limits) == len(match.records) > 1
+    assert not match.truncated and match.result is not None
+    assert Match().turn_limit == Match().hand.turn_limit == 100
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "x", None])
+def test_bad_turn_limits_are_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match="turn_limit must be a positive integer"):
+        Match(turn_limit=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", [int, np.int8, np.int64, np.uint8, np.uint64])
+def test_match_step_accepts_every_integer_type_on_a_knock(kind: type) -> None:
+    match = Match(Rules(), dealer=1, decks=[deck(KNOCK_HAND, OTHER_HAND, "5h", "Kh")])
+    for name in ("pass", "pass", "draw_stock", "knock Kh"):
+        result = match.step(kind(action_id(name)))
+    assert action_id("knock Kh") >= 63  # past a 64-bit mask: numpy shifts overflowed here
+    assert result is not None and result.kind == "knock"
+    assert [ACTION_NAMES[a] for a in match.records[0].actions] == ["pass", "pass", "draw_stock", "knock Kh"]
+    assert all(type(a) is int for a in match.records[0].actions)
+
+
+@pytest.mark.parametrize("bad", [1.0, "1", True, np.bool_(False)])
+def test_match_step_refuses_non_integers_and_changes_nothing(bad: object) -> None:
+    match = Match(Rules(), dealer=1, decks=[deck(KNOCK_HAND, OTHER_HAND, "5h", "Kh")])
+    with pytest.raises(UnknownActionError, match="integer action id"):
+        match.step(bad)  # type: ignore[arg-type]
+    assert match.hand.history == [] and match.records == []
+
+
+def snapshot(match: Match) -> tuple[object, ...]:
+    hand = match.hand
+    return (
+        list(match.scores),
+        list(match.hands_won),
+        list(match.records),
+        match.result,
+        match.truncated,
+        tuple(hand.hands),
+        list(hand.stock),
+        list(hand.discard_pile),
+        list(hand.history),
+        hand.draws,
+    )
+
+
+@pytest.mark.parametrize("with_decks", [False, True])
+def test_clone_is_an_independent_copy_mid_match(with_decks: bool) -> None:
+    rng = random.Random(21)
+    decks = [random.Random(i).sample(range(52), 52) for i in range(40)] if with_decks else None
+    match = Match(Rules(target=150), dealer=0, rng=rng, decks=decks)
+    while len(match.records) < 2:
+        match.step(knock_first(match.hand))
+    for _ in range(5):  # mid-hand
+        match.step(knock_first(match.hand))
+    before = snapshot(match)
+    copy = match.clone()
+    assert snapshot(copy) == before
+    assert copy.hand is not match.hand
+    play_out(copy)
+    assert copy.is_over
+    assert snapshot(match) == before  # playing the copy out left the original untouched
+    # The original, played on, deals the same hands and ends the same way as the copy did.
+    play_out(match)
+    assert match.result == copy.result
+    assert [r.deck for r in match.records] == [r.deck for r in copy.records]
+    assert [r.result for r in match.records] == [r.result for r in copy.records]
+
+
+def test_clone_of_a_truncated_match_stays_over() -> None:
+    match = Match(Rules(), dealer=1, decks=[deck(OTHER_HAND, KNOCK_HAND, "5h")], turn_limit=2)
+    while not match.is_over:
+        match.step(cycle_the_pile(match.hand))
+    copy = match.clone()
+    assert copy.truncated and copy.is_over and copy.result is None and copy.turn_limit == 2
+    with pytest.raises(IllegalActionError, match="truncated"):
+        copy.step(0)
+
+
+@pytest.mark.parametrize("hand_first", [False, True])
+def test_deepcopy_is_a_clone_that_keeps_the_hand_shared(hand_first: bool) -> None:
+    # Decks from a generator: the default deepcopy cannot copy one.
+    match = Match(
+        Rules(), rng=random.Random(2), decks=(random.Random(i).sample(range(52), 52) for i in range(3))
+    )
+    for _ in range(4):
+        match.step(knock_first(match.hand))
+    holder = {"hand": match.hand, "match": match} if hand_first else {"match": match, "hand": match.hand}
+    copied = copy.deepcopy(holder)
+    assert copied["match"].hand is copied["hand"]
+    assert copied["hand"] is not match.hand
+    assert copied["hand"].history == match.hand.history
+    play_out(copied["match"])
+    assert len(match.hand.history) == 4 and not match.records
