@@ -1,19 +1,46 @@
 """Neural agents from checkpoints: a masked policy network, saved and loaded without pickle.
 
-A checkpoint is a ``torch.save`` of plain data only: ``{"format": "ginenv-policy", "version": 1,
-"obs_size", "num_actions", "hidden", "state_dict"}``. It is read with ``torch.load(...,
-weights_only=True)``, which refuses arbitrary pickled objects, so a checkpoint from elsewhere cannot
-run code; anything that is not such a dict is refused with :class:`CheckpointError`.
+A checkpoint is a ``torch.save`` zip file of plain data only: ``{"format": "ginenv-policy",
+"version": 1, "obs_size", "num_actions", "hidden", "state_dict"}``. Loading is defensive, because a
+checkpoint may come from anyone:
 
-``agents.make("checkpoint:PATH")`` builds a :class:`NeuralAgent` from one, so the harness evaluates
-trained networks like any registered agent (``ginenv match checkpoint:runs/x/policy.pt hard``). The
-agent acts greedily on the masked logits (``temperature=0``) or samples at a temperature from its
-seeded generator. Training scripts (a later issue) write checkpoints with :func:`save_checkpoint`.
+- the file must be a torch zip archive with uncompressed entries, at most
+  :data:`MAX_CHECKPOINT_BYTES`; torch's legacy (pre-zip) format is refused because its loader
+  allocates every storage at the size the file *declares*, before reading it;
+- it is read with ``torch.load(..., weights_only=True)``, which refuses arbitrary pickled objects, so
+  a checkpoint from elsewhere cannot run code;
+- every declared size is checked against sane bounds (:data:`MAX_HIDDEN_LAYERS`,
+  :data:`MAX_LAYER_WIDTH`, :data:`MAX_PARAMETERS`) and against the tensors actually in the file
+  (keys, dtypes, shapes) *before* the network is built, so a tiny file declaring huge layers is
+  refused at once instead of allocating them;
+- weights that are NaN or infinite are refused: such a network gives NaN logits on every input, so
+  the agent would play at random while its results were reported as the network's.
+
+Anything else is refused with :class:`CheckpointError`, saying what was wrong and what is allowed.
+
+``agents.make("checkpoint:PATH")`` builds a fresh :class:`NeuralAgent` each call (an agent must not
+remember an earlier game), but the network weights are expensive read-only data and are shared:
+:func:`shared_policy` caches loaded networks keyed by path and the sha256 of the file's content, so
+a changed file is reloaded. :func:`checkpoint_digest` gives that sha256, for keying run folders.
+
+The agent acts greedily on the legal logits (``temperature=0``) or samples at a temperature from its
+seeded generator; it only ever returns a legal action, even from a network whose logits are NaN or
+infinite (see :meth:`NeuralAgent.act`). Training scripts write checkpoints with
+:func:`save_checkpoint`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import io
+import itertools
+import math
+import os
+import threading
+import warnings
+import zipfile
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +54,20 @@ from ginenv.observation import OBS_SIZE
 
 FORMAT = "ginenv-policy"
 VERSION = 1
+
+#: Bounds on what a checkpoint may declare; far above any network this game needs.
+MAX_HIDDEN_LAYERS = 16
+MAX_LAYER_WIDTH = 16384
+MAX_PARAMETERS = 64_000_000
+MAX_CHECKPOINT_BYTES = 1 << 30
+
+#: Weight dtypes accepted (converted to float32 on load, so half-precision training output loads).
+WEIGHT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+#: How many distinct (path, content) networks :func:`shared_policy` keeps loaded.
+CACHE_SIZE = 8
+
+PathLike = str | os.PathLike[str]
 
 
 class CheckpointError(ValueError):
@@ -49,6 +90,9 @@ class MaskedPolicy(nn.Module):
             width = h
         layers.append(nn.Linear(width, num_actions))
         self.net = nn.Sequential(*layers)
+        # Set once a NeuralAgent has warned about non-finite logits of this network: agents are
+        # built fresh for every game but share the network, and one warning per network is enough.
+        self.warned_nonfinite = False
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Logits; illegal actions (mask 0) get ``-inf`` when a mask is given."""
@@ -58,7 +102,7 @@ class MaskedPolicy(nn.Module):
         return logits
 
 
-def save_checkpoint(policy: MaskedPolicy, path: str | Path) -> None:
+def save_checkpoint(policy: MaskedPolicy, path: PathLike) -> None:
     """Write a policy as a pickle-free checkpoint (see the module docstring)."""
     torch.save(
         {
@@ -73,37 +117,207 @@ def save_checkpoint(policy: MaskedPolicy, path: str | Path) -> None:
     )
 
 
-def load_checkpoint(path: str | Path) -> MaskedPolicy:
-    """Read a checkpoint written by :func:`save_checkpoint`; anything else raises CheckpointError."""
+def _read_bytes(path: PathLike) -> bytes:
+    """The whole file, refused with a clear message when missing, unreadable or too large."""
+    if isinstance(path, str) and not path:
+        raise CheckpointError("no checkpoint path given (write checkpoint:PATH)")
+    if not isinstance(path, (str, os.PathLike)):
+        raise CheckpointError(f"a checkpoint path must be a string or path, got {type(path).__name__}")
     try:
-        data: Any = torch.load(path, map_location="cpu", weights_only=True)
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_CHECKPOINT_BYTES:
+                raise CheckpointError(
+                    f"{path} is {size} bytes; a checkpoint may be at most {MAX_CHECKPOINT_BYTES} bytes"
+                )
+            return f.read(MAX_CHECKPOINT_BYTES + 1)
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint at {path}") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"{path} is a folder, not a checkpoint file") from None
+    except OSError as err:
+        raise CheckpointError(f"cannot read checkpoint {path}: {err.strerror or err}") from None
+
+
+def checkpoint_digest(path: PathLike) -> str:
+    """The sha256 (hex) of a checkpoint file's content: a key that changes whenever the file does."""
+    return hashlib.sha256(_read_bytes(path)).hexdigest()
+
+
+def _load_plain_data(raw: bytes, path: PathLike) -> Any:
+    """``torch.load`` of the file's bytes, only for an uncompressed torch zip archive."""
+    not_ours = (
+        f"{path} is not a ginenv policy checkpoint: expected a zip archive written by torch.save, "
+        "read with weights_only=True (pickles and torch's legacy format are refused)"
+    )
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, EOFError):
+        raise CheckpointError(not_ours) from None
+    # torch.save stores entries uncompressed; a compressed entry could inflate far beyond the file.
+    packed = [i.filename for i in infos if i.compress_type != zipfile.ZIP_STORED]
+    if packed:
+        raise CheckpointError(f"{not_ours}; compressed entries are refused: {', '.join(packed[:3])}")
+    try:
+        return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types for non-checkpoints and unsafe pickles
-        raise CheckpointError(
-            f"{path} is not a ginenv policy checkpoint (read with weights_only=True): {err}"
-        ) from None
+        raise CheckpointError(f"{not_ours}: {err}") from None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _layer_shapes(hidden: Sequence[int]) -> dict[str, tuple[int, ...]]:
+    """The state-dict key and tensor shape of every parameter of ``MaskedPolicy(hidden=hidden)``."""
+    widths = [OBS_SIZE, *hidden, NUM_ACTIONS]
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
+        # Linear layers sit at even indices of the Sequential, ReLUs between them.
+        shapes[f"net.{2 * i}.weight"] = (fan_out, fan_in)
+        shapes[f"net.{2 * i}.bias"] = (fan_out,)
+    return shapes
+
+
+def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Tensor]]:
+    """The hidden widths and float32 weights of a loaded checkpoint, every declared size checked.
+
+    Nothing of the declared size is allocated here: the sizes are compared with bounds and with the
+    tensors already read from the file.
+    """
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a ginenv policy checkpoint ('format' must be {FORMAT!r})")
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if not _is_int(version) or version != VERSION:
+        raise CheckpointError(f"{path}: unsupported checkpoint version {version!r}, expected {VERSION}")
+    obs_size, num_actions = data.get("obs_size"), data.get("num_actions")
+    if not (_is_int(obs_size) and _is_int(num_actions)) or (obs_size, num_actions) != (OBS_SIZE, NUM_ACTIONS):
         raise CheckpointError(
-            f"{path}: unsupported checkpoint version {data.get('version')!r}, expected {VERSION}"
-        )
-    if data.get("obs_size") != OBS_SIZE or data.get("num_actions") != NUM_ACTIONS:
-        raise CheckpointError(
-            f"{path}: the network expects {data.get('obs_size')} inputs and "
-            f"{data.get('num_actions')} actions; this env has {OBS_SIZE} and {NUM_ACTIONS}"
+            f"{path}: the network expects {obs_size!r} inputs and {num_actions!r} actions; "
+            f"this env has {OBS_SIZE} and {NUM_ACTIONS} (integers)"
         )
     hidden = data.get("hidden")
-    if not isinstance(hidden, list) or not all(isinstance(h, int) and h > 0 for h in hidden):
-        raise CheckpointError(f"{path}: 'hidden' must be a list of positive layer widths")
-    policy = MaskedPolicy(OBS_SIZE, hidden, NUM_ACTIONS)
-    try:
-        policy.load_state_dict(data["state_dict"])
-    except (KeyError, RuntimeError) as err:
-        raise CheckpointError(f"{path}: weights do not fit the declared network: {err}") from None
-    policy.eval()
-    return policy
+    allowed = (
+        f"'hidden' must be a list of at most {MAX_HIDDEN_LAYERS} layer widths, "
+        f"each an integer from 1 to {MAX_LAYER_WIDTH}"
+    )
+    if not isinstance(hidden, (list, tuple)) or len(hidden) > MAX_HIDDEN_LAYERS:
+        raise CheckpointError(f"{path}: {allowed}; got {hidden!r}"[:400])
+    bad = [h for h in hidden if not _is_int(h) or not 1 <= h <= MAX_LAYER_WIDTH]
+    if bad:
+        raise CheckpointError(f"{path}: {allowed}; got {list(hidden)!r} ({bad[0]!r} is not allowed)")
+    shapes = _layer_shapes(hidden)
+    parameters = sum(math.prod(s) for s in shapes.values())
+    if parameters > MAX_PARAMETERS:
+        raise CheckpointError(
+            f"{path}: hidden layers {list(hidden)} make {parameters} parameters; "
+            f"at most {MAX_PARAMETERS} are allowed"
+        )
+    state = data.get("state_dict")
+    if not isinstance(state, Mapping):
+        raise CheckpointError(
+            f"{path}: 'state_dict' must be a mapping of parameter names to tensors, "
+            f"got {type(state).__name__}"
+        )
+    odd_keys = [k for k in state if not isinstance(k, str)]
+    if odd_keys:
+        raise CheckpointError(f"{path}: 'state_dict' keys must be strings, got {odd_keys[0]!r}")
+    missing = [k for k in shapes if k not in state]
+    unexpected = [k for k in state if k not in shapes]
+    if missing or unexpected:
+        parts = [f"missing {', '.join(missing)}"] * bool(missing)
+        parts += [f"unexpected {', '.join(unexpected[:5])}"] * bool(unexpected)
+        raise CheckpointError(
+            f"{path}: 'state_dict' does not fit hidden layers {list(hidden)} "
+            f"({'; '.join(parts)}); expected exactly {', '.join(shapes)}"
+        )
+    weights: dict[str, torch.Tensor] = {}
+    for key, shape in shapes.items():
+        tensor = state[key]
+        if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided:
+            raise CheckpointError(
+                f"{path}: state_dict[{key!r}] must be a dense tensor, got {type(tensor).__name__}"
+            )
+        if tensor.dtype not in WEIGHT_DTYPES:
+            names = ", ".join(str(d).removeprefix("torch.") for d in WEIGHT_DTYPES)
+            dtype = str(tensor.dtype).removeprefix("torch.")
+            raise CheckpointError(f"{path}: state_dict[{key!r}] has dtype {dtype}; allowed: {names}")
+        if tuple(tensor.shape) != shape:
+            raise CheckpointError(
+                f"{path}: state_dict[{key!r}] has shape {list(tensor.shape)}, but hidden layers "
+                f"{list(hidden)} need {list(shape)}"
+            )
+        # A private compact float32 copy: no view into a larger storage of the file survives.
+        weight = tensor.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
+        # Checked after the cast, so a float64 weight beyond float32's range is caught too.
+        if not bool(torch.isfinite(weight).all()):
+            raise CheckpointError(
+                f"{path}: state_dict[{key!r}] holds NaN or infinite weights (as float32); "
+                "every weight must be finite"
+            )
+        weights[key] = weight
+    return list(hidden), weights
+
+
+def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPolicy:
+    hidden, weights = _validated(_load_plain_data(raw, path), path)
+    # Built on the meta device and then handed the checked weights: no second copy, no random init.
+    with torch.device("meta"):
+        policy = MaskedPolicy(OBS_SIZE, hidden, NUM_ACTIONS)
+    policy.load_state_dict(weights, assign=True)
+    policy.requires_grad_(trainable)
+    return policy.eval()
+
+
+def load_checkpoint(path: PathLike) -> MaskedPolicy:
+    """A private, trainable copy of the network in a checkpoint (see the module docstring).
+
+    Anything that is not a valid checkpoint raises :class:`CheckpointError`. To play, prefer
+    :func:`shared_policy`, which loads each file content once.
+    """
+    return _policy_from_bytes(_read_bytes(path), path, trainable=True)
+
+
+_cache: OrderedDict[tuple[str, str], MaskedPolicy] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def shared_policy(path: PathLike, digest: str | None = None) -> MaskedPolicy:
+    """The network of a checkpoint, loaded once per (path, file content) and shared read-only.
+
+    The file is hashed on every call, so a file rewritten in place is reloaded. ``digest`` (from
+    :func:`checkpoint_digest`) pins the content: when the file's sha256 differs, CheckpointError,
+    so a run keyed by a digest never plays another network. The returned network must not be
+    modified (its parameters do not require grad); use :func:`load_checkpoint` for a private copy.
+    """
+    return _shared(path, digest)[0]
+
+
+def _shared(path: PathLike, digest: str | None) -> tuple[MaskedPolicy, str]:
+    """The shared network and the sha256 of the very bytes it was read from (one read, no race)."""
+    raw = _read_bytes(path)
+    found = hashlib.sha256(raw).hexdigest()
+    if digest is not None and digest != found:
+        raise CheckpointError(f"{path} has changed: its sha256 is {found}, expected {digest}")
+    key = (str(Path(path).resolve()), found)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key], found
+    policy = _policy_from_bytes(raw, path, trainable=False)
+    with _cache_lock:
+        policy = _cache.setdefault(key, policy)  # another thread may have loaded it meanwhile
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return policy, found
+
+
+def clear_cache() -> None:
+    """Forget every network loaded by :func:`shared_policy`."""
+    with _cache_lock:
+        _cache.clear()
 
 
 class NeuralAgent(Agent):
@@ -111,28 +325,68 @@ class NeuralAgent(Agent):
 
     name = "neural"
 
-    def __init__(self, policy: MaskedPolicy, seed: int | None = None, temperature: float = 0.0) -> None:
-        """Wrap a policy network; ``temperature`` 0 is greedy."""
+    def __init__(
+        self,
+        policy: MaskedPolicy,
+        seed: int | None = None,
+        temperature: float = 0.0,
+        digest: str | None = None,
+    ) -> None:
+        """Wrap a policy network; ``temperature`` 0 is greedy; ``digest`` records the file's sha256."""
         super().__init__(seed)
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+            raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        if not math.isfinite(temperature) or temperature < 0:
+            raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
         self.policy = policy
-        self.temperature = temperature
+        self.temperature = float(temperature)
+        #: sha256 of the checkpoint file the network came from (None for a network built in memory).
+        self.digest = digest
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | Path, seed: int | None = None, temperature: float = 0.0
+        cls, path: PathLike, seed: int | None = None, temperature: float = 0.0, digest: str | None = None
     ) -> NeuralAgent:
-        """An agent from a checkpoint file."""
-        return cls(load_checkpoint(path), seed=seed, temperature=temperature)
+        """A fresh agent on the shared network of a checkpoint file (see :func:`shared_policy`)."""
+        policy, found = _shared(path, digest)
+        return cls(policy, seed=seed, temperature=temperature, digest=found)
 
     @torch.no_grad()
     def act(self, observation: Observation) -> int:
-        """The policy's action for this observation, restricted to the legal ones."""
-        obs = torch.as_tensor(observation["observation"], dtype=torch.float32)
-        mask = torch.as_tensor(observation["action_mask"])
-        logits = self.policy(obs, mask)
+        """The policy's action for this observation, always a legal one.
+
+        Only legal actions with finite logits are considered; if no legal action has a finite
+        logit (a broken network), a uniformly random legal action is played, and the first time
+        a network gives a non-finite logit on a legal action, a RuntimeWarning says so.
+        """
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise ValueError("the observation's action_mask has no legal action")
+        obs = torch.as_tensor(np.asarray(observation["observation"]), dtype=torch.float32)
+        values = self.policy(obs)[torch.as_tensor(legal)].double().numpy()
+        finite = np.isfinite(values)
+        if not finite.all():
+            self._warn_nonfinite(int(finite.sum()), legal.size)
+            if not finite.any():
+                return int(self.rng.choice(legal))
+            legal, values = legal[finite], values[finite]
         if self.temperature == 0:
-            return int(torch.argmax(logits))
-        probs = torch.softmax(logits / self.temperature, dim=-1).numpy().astype(np.float64)
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+            return int(legal[np.argmax(values)])
+        weights = np.exp((values - values.max()) / self.temperature)
+        return int(self.rng.choice(legal, p=weights / weights.sum()))
+
+    def _warn_nonfinite(self, finite: int, legal: int) -> None:
+        if self.policy.warned_nonfinite:
+            return
+        self.policy.warned_nonfinite = True
+        fallback = (
+            "choosing among the legal actions with finite logits"
+            if finite
+            else "playing a uniformly random legal action"
+        )
+        warnings.warn(
+            f"agent {self.name!r}: the network gave NaN or infinite logits on {legal - finite} of "
+            f"{legal} legal actions; {fallback} (warned once per network)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
