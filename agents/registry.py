@@ -1,4 +1,9 @@
-"""The agent registry: ``agents.make("expert", seed=0)`` and the list of known names."""
+"""The agent registry: ``agents.make("expert", seed=0)`` and the list of known names.
+
+Every :func:`make` call builds a new agent, so no game's agent remembers an earlier game (the
+harness builds fresh agents for every game). ``checkpoint:PATH`` agents share the read-only network
+weights of one file content (see :func:`ginenv.agents.neural.shared_policy`).
+"""
 
 from __future__ import annotations
 
@@ -57,14 +62,21 @@ CHECKPOINT_PREFIX = "checkpoint:"
 
 def is_known(name: str) -> bool:
     """Whether :func:`make` accepts ``name``: a registered name or ``checkpoint:PATH``."""
-    return name in _REGISTRY or name.startswith(CHECKPOINT_PREFIX)
+    return isinstance(name, str) and (name in _REGISTRY or name.startswith(CHECKPOINT_PREFIX))
 
 
 def make(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
     """A new agent of the registered kind ``name``, or a neural agent from ``checkpoint:PATH``.
 
-    Unknown names are refused with the list of known ones.
+    Unknown names are refused with the list of known ones. A checkpoint agent is new too, but its
+    network is loaded once per file content and shared; ``digest=SHA256`` (a keyword for
+    checkpoints only) refuses a file whose content is no longer the one a run was keyed by.
     """
+    if not isinstance(name, str):
+        raise UnknownAgentError(
+            f"an agent name must be a string, got {type(name).__name__} {name!r}; "
+            f"known agents: {', '.join(_REGISTRY) or 'none'}, or {CHECKPOINT_PREFIX}PATH"
+        )
     if name.startswith(CHECKPOINT_PREFIX):
         from ginenv.agents.neural import NeuralAgent
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ginenv.agents.base import Agent
+from ginenv.agents.neural import CheckpointError
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
@@ -71,3 +72,18 @@ def test_greedy_throws_its_highest_useless_card_and_knocks_at_once() -> None:
     obs = env.observe(env.agent_selection)
     # Melds 7-8-9h, K K K, 2-3-4d; deadwood As + Qc: throwing Qc leaves 1, a legal knock.
     assert action_name(greedy.act(obs)) == "knock Qc"
+
+
+def test_names_that_are_not_strings_and_empty_checkpoint_paths_are_refused() -> None:
+    with pytest.raises(agents.UnknownAgentError, match="an agent name must be a string, got int 3"):
+        agents.make(3)  # type: ignore[arg-type]
+    assert not agents.registry.is_known(None)  # type: ignore[arg-type]
+    with pytest.raises(CheckpointError, match=r"no checkpoint path given \(write checkpoint:PATH\)"):
+        agents.make("checkpoint:")
+
+
+def test_every_make_builds_a_new_agent() -> None:
+    # The harness builds agents per game: no two calls may hand out the same object.
+    for name in agents.available():
+        a, b = agents.make(name, seed=0), agents.make(name, seed=0)
+        assert a is not b, name
