@@ -168,10 +168,12 @@ a hand ends, the showdown with the layoffs (`ginenv.render`).
 
 from __future__ import annotations
 
+import copy
 import math
+import operator
 import random
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, Literal
 
@@ -179,7 +181,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import (
     AssertOutOfBoundsWrapper,
     OrderEnforcingWrapper,
@@ -199,9 +201,26 @@ from ginenv.actions import (
     UnknownActionError,
 )
 from ginenv.cards import CARD_NAMES, cards_of
-from ginenv.engine import DeckError, HandResult, HandState, IllegalActionError, parse_deck
+from ginenv.engine import (
+    DEFAULT_TURN_LIMIT,
+    DeckError,
+    HandResult,
+    HandState,
+    IllegalActionError,
+    check_turn_limit,
+    parse_deck,
+)
 from ginenv.match import Match
-from ginenv.observation import OBS_SIZE, ORACLE_OBS_SIZE, Knowledge, Tracker, observation_high
+from ginenv.observation import (
+    OBS_SIZE,
+    ORACLE_OBS_SIZE,
+    STATE_SIZE,
+    Knowledge,
+    Tracker,
+    encode_state,
+    observation_high,
+    state_high,
+)
 from ginenv.render import render_table
 from ginenv.rules import Rules
 
@@ -209,6 +228,7 @@ __all__ = [
     "ACTION_NAMES",
     "AGENTS",
     "BIG_GIN",
+    "DEFAULT_TURN_LIMIT",
     "DISCARD_BASE",
     "DRAW_DISCARD",
     "DRAW_STOCK",
@@ -217,10 +237,14 @@ __all__ = [
     "OBS_SIZE",
     "ORACLE_OBS_SIZE",
     "PASS",
+    "STATE_SIZE",
     "DeckError",
+    "EpisodeOverError",
     "IllegalActionError",
+    "ParallelGinRummy",
     "UnknownActionError",
     "env",
+    "parallel_env",
     "raw_env",
 ]
 
@@ -241,12 +265,43 @@ _LOW_MASKS = tuple(
 _MAX_HAND_DEADWOOD = 100
 
 
+class EpisodeOverError(RuntimeError):
+    """``step`` or ``last`` called after every agent has left a finished episode: call ``reset()``."""
+
+
 def _seat_of(dealer: object) -> int:
     if isinstance(dealer, str) and dealer in _SEAT:
         return _SEAT[dealer]
     if isinstance(dealer, (int, np.integer)) and not isinstance(dealer, bool) and dealer in (0, 1):
         return int(dealer)
     raise ValueError(f"dealer must be 0, 1, 'player_0' or 'player_1', got {dealer!r}")
+
+
+def _check_number(name: str, value: object) -> float:
+    """``value`` as a finite float (ints, floats and numpy numbers; never bools or strings)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a finite number, got {value!r} ({type(value).__name__})")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return number
+
+
+def _check_seed(seed: object) -> int | None:
+    """``seed`` as an int (any integer type) or ``None``; anything else raises ``TypeError``."""
+    if seed is None:
+        return None
+    if not isinstance(seed, (bool, np.bool_)):
+        try:
+            return operator.index(seed)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise TypeError(f"seed must be None or an integer, got {seed!r} ({type(seed).__name__})")
+
+
+def _deck_value(deck: object) -> object:
+    # A numpy array of card ids reads as the list of its ints (parse_deck checks the rest).
+    return deck.tolist() if isinstance(deck, np.ndarray) else deck
 
 
 class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
@@ -267,9 +322,10 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         reward_scale: float = 1.0,
         oracle: bool = False,
         dealer: int | None = None,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
     ) -> None:
         """Configure the env; every argument survives ``reset()`` (see the module docstring)."""
-        EzPickle.__init__(self, rules, mode, render_mode, reward_scale, oracle, dealer)
+        EzPickle.__init__(self, rules, mode, render_mode, reward_scale, oracle, dealer, turn_limit)
         super().__init__()
         if rules is not None and not isinstance(rules, Rules):
             raise TypeError(f"rules must be a ginenv.rules.Rules, got {type(rules).__name__}")
@@ -277,18 +333,16 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             raise ValueError(f"mode must be 'hand' or 'match', got {mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)):
-            raise TypeError(f"reward_scale must be a number, got {reward_scale!r}")
-        if not math.isfinite(reward_scale):
-            raise ValueError(f"reward_scale must be finite, got {reward_scale!r}")
+        reward_scale = _check_number("reward_scale", reward_scale)
         if not isinstance(oracle, bool):
             raise TypeError(f"oracle must be True or False, got {oracle!r}")
         self.rules = rules if rules is not None else Rules()
         self.mode: Mode = mode
         self.render_mode = render_mode
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = reward_scale
         self.oracle = oracle
         self.dealer = None if dealer is None else _seat_of(dealer)
+        self.turn_limit = check_turn_limit(turn_limit)
 
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -306,6 +360,10 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             )
             for a in AGENTS
         }
+        #: The space of :meth:`state` (the full state, for centralised critics; see the env card).
+        self.state_space = spaces.Box(
+            low=0.0, high=state_high(knock_high, score_high, self.rules.target, self.turn_limit)
+        )
         self._tracker = Tracker(oracle)
         self._rng: random.Random | None = None
         self._match: Match | None = None
@@ -358,7 +416,17 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
     # ------------------------------------------------------------------ reset
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Deal a new episode: shuffled from the seeded generator, or ``options["deck"]``."""
+        """Deal a new episode: shuffled from the seeded generator, or ``options["deck"]``.
+
+        ``seed`` is ``None`` or an integer of any type; ``options`` is ``None`` or a dict (see the
+        env card). Bad arguments raise and leave the env as it was.
+        """
+        seed = _check_seed(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(
+                "options must be a dict with the keys 'deck' (52 cards), 'decks' (match mode) and "
+                f"'dealer', e.g. {{'deck': [...], 'dealer': 0}}; got {type(options).__name__} {options!r}"
+            )
         options = dict(options or {})
         unknown = sorted(set(options) - _RESET_OPTIONS, key=str)
         if unknown:
@@ -369,14 +437,14 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         decks: list[list[int]] = []
         # Parse everything before touching the env, so that a bad option leaves it as it was.
         if options.get("deck") is not None:
-            decks.append(parse_deck(options["deck"]))
+            decks.append(parse_deck(_deck_value(options["deck"])))  # type: ignore[arg-type]
         if options.get("decks") is not None:
-            given = options["decks"]
+            given = _deck_value(options["decks"])
             if isinstance(given, str) or not isinstance(given, Sequence):
                 raise DeckError("options['decks'] must be a list of decks (each 52 card names or ids)")
             if self.mode == "hand" and len(given) + len(decks) > 1:
                 raise DeckError("hand mode plays one hand: give one deck ('deck'), not several")
-            decks.extend(parse_deck(d) for d in given)
+            decks.extend(parse_deck(_deck_value(d)) for d in given)  # type: ignore[arg-type]
         dealer_option = options.get("dealer")
         dealer = None if dealer_option is None else _seat_of(dealer_option)
 
@@ -386,11 +454,17 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             dealer = self.dealer if self.dealer is not None else self._rng.randrange(2)
 
         if self.mode == "match":
-            self._match = Match(self.rules, dealer, rng=self._rng, decks=decks)
+            self._match = Match(self.rules, dealer, rng=self._rng, decks=decks, turn_limit=self.turn_limit)
             self._state = self._match.hand
         else:
             self._match = None
-            self._state = HandState(self.rules, dealer, deck=decks[0] if decks else None, rng=self._rng)
+            self._state = HandState(
+                self.rules,
+                dealer,
+                deck=decks[0] if decks else None,
+                rng=self._rng,
+                turn_limit=self.turn_limit,
+            )
         self._tracker.deal(self._state, *self._scores())
         self._finished = None
         self._hand_index = 0
@@ -427,6 +501,33 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": vec, "action_mask": mask}
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last``; after every agent has left a finished episode it raises
+        :class:`EpisodeOverError` (call ``reset()``)."""
+        self._check_running("last")
+        return super().last(observe)
+
+    def state(self) -> np.ndarray:
+        """The full state as one ``float32`` vector of :data:`STATE_SIZE` (see the env card).
+
+        Both hands, the stock in drawing order, the discard pile in order, the public record, the
+        phase and the scores: everything, for a centralised critic or for analysis, never for an
+        agent's policy. Laid out by absolute seat (``player_0`` first), not seat-relative.
+        """
+        state = self._state
+        if state is None:
+            raise RuntimeError("call reset() before state()")
+        scores, target = self._scores()
+        return encode_state(state, self._tracker.knowledge, scores, target)
+
+    def _check_running(self, what: str) -> None:
+        if self._state is None:
+            raise RuntimeError(f"call reset() before {what}()")
+        if not self.agents:
+            raise EpisodeOverError(
+                f"{what}() after the episode ended (every agent has stepped None); call reset() to deal again"
+            )
+
     def _scores(self) -> tuple[list[int] | None, int]:
         match = self._match
         return (None, 0) if match is None else (match.scores, self.rules.target)
@@ -435,6 +536,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
 
     def step(self, action: int | np.integer | None) -> None:
         """Apply the action of ``agent_selection``; illegal actions raise and change nothing."""
+        if not self.agents or self._state is None:
+            self._check_running("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -487,7 +590,13 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         info_result = self._result_info(state, result)
         self._finished = state
         match = self._match
-        if match is None:
+        if result.truncated:
+            # The turn limit ended the hand (and so the match): a truncation in the Gymnasium
+            # sense, not a result of the game, so learners bootstrap instead of scoring it.
+            self.truncations = {a: True for a in AGENTS}
+            self.agent_selection = AGENTS[1 - state.player]
+            self._tracker.refresh(state, *self._scores())
+        elif match is None:
             self.terminations = {a: True for a in AGENTS}
             self.agent_selection = AGENTS[1 - state.player]
             self._tracker.refresh(state)
@@ -523,7 +632,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             if self._match is not None:
                 info["scores"] = list(self._match.scores)
             if result is not None:
-                info["result"] = _copy_result(result)
+                info["result"] = _copy_result(result, _SEAT[a])
             infos[a] = info
         return infos
 
@@ -600,19 +709,48 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
                 f"match over: {AGENTS[r.winner]} wins; points {list(r.points)}, bonuses "
                 f"{list(r.bonuses)}, totals {list(r.totals)}" + (" (shutout)" if r.shutout else "")
             )
+        elif match is not None and match.truncated:
+            parts.append("match truncated: a hand reached the turn limit; no winner, no bonuses")
         return "\n".join(parts)
 
     def close(self) -> None:
         """Nothing to release (text rendering only)."""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> raw_env:
+        """An independent copy of the env mid-episode (for search): stepping one leaves the other as it was.
+
+        ``pickle`` still rebuilds a fresh env from the constructor arguments (EzPickle, for
+        subprocess vector envs); ``copy.deepcopy`` copies the game: the hands, the stock order, the
+        match, the public record, the generator, rewards and infos.
+        """
+        cls = type(self)
+        other = cls.__new__(cls)
+        memo[id(self)] = other
+        # Hands are copied with HandState.clone (fast; rules and results are immutable and shared);
+        # the memo makes the match's current hand and the env's the same object in the copy too.
+        for hand in (self._state, self._finished):
+            if hand is not None and id(hand) not in memo:
+                memo[id(hand)] = hand.clone()
+        for name, value in self.__dict__.items():
+            other.__dict__[name] = copy.deepcopy(value, memo)
+        return other
+
     def __str__(self) -> str:
         return "gin_rummy_v0"
 
 
-def _copy_result(result: dict[str, Any]) -> dict[str, Any]:
-    # Each agent gets its own copy, so that one agent's code mutating its info cannot touch the other's.
+def _copy_result(result: dict[str, Any], seat: int) -> dict[str, Any]:
+    """``seat``'s copy of a hand's result.
+
+    Each agent gets its own copy, so that one agent's code mutating its info cannot touch the
+    other's. Without a showdown (dead or truncated hand) no cards were shown: the other seat's
+    deadwood is ``None``.
+    """
     out = dict(result)
-    out["deadwood"] = list(result["deadwood"])
+    deadwood = list(result["deadwood"])
+    if result["showdown"] is None:
+        deadwood[1 - seat] = None
+    out["deadwood"] = deadwood
     out["layoffs"] = list(result["layoffs"])
     if result["showdown"] is not None:
         out["showdown"] = [
@@ -693,9 +831,17 @@ class _OrderEnforcing(OrderEnforcingWrapper):  # type: ignore[misc]
         super().reset(seed=seed, options=options)
         self._raw = self._env_after_reset
 
+    def step(self, action: Any) -> None:
+        """Step the wrapped env; after the episode has ended, raise :class:`EpisodeOverError`."""
+        if self._has_reset and not self._raw.agents:
+            self._raw._check_running("step")
+        super().step(action)
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last`` reading the unwrapped env's dicts once."""
         raw = self._raw
+        if not raw.agents:
+            raw._check_running("last")
         agent = raw.agent_selection
         observation = self.observe(agent) if observe else None
         return (
@@ -715,13 +861,16 @@ def env(
     oracle: bool = False,
     dealer: int | None = None,
     illegal_reward: float = -1.0,
+    turn_limit: int = DEFAULT_TURN_LIMIT,
 ) -> AECEnv[str, dict[str, np.ndarray], int]:
     """The wrapped env, as PettingZoo's classic envs build it (see the module docstring).
 
     ``raw_env`` wrapped in PettingZoo's ``TerminateIllegalWrapper`` (an illegal action ends the
     episode with ``illegal_reward`` for the offender), ``AssertOutOfBoundsWrapper`` and
-    ``OrderEnforcingWrapper``.
+    ``OrderEnforcingWrapper``. ``illegal_reward`` must be a finite number (checked here, not at
+    the first illegal action).
     """
+    illegal_reward = _check_number("illegal_reward", illegal_reward)
     inner = raw_env(
         rules=rules,
         mode=mode,
@@ -729,7 +878,125 @@ def env(
         reward_scale=reward_scale,
         oracle=oracle,
         dealer=dealer,
+        turn_limit=turn_limit,
     )
     wrapped: AECEnv[str, dict[str, np.ndarray], int] = _TerminateIllegal(inner, illegal_reward)
     wrapped = _AssertOutOfBounds(wrapped)
     return _OrderEnforcing(wrapped)
+
+
+# ---------------------------------------------------------------------------- parallel API
+#
+# PettingZoo's aec_to_parallel needs agents that move in a fixed cycle; in gin rummy the same seat
+# draws and then discards, so it refuses the game. The class below is the turn-based form instead.
+
+
+class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
+    """Gin rummy through PettingZoo's Parallel API: at each step only one agent is to move.
+
+    ``step(actions)`` applies ``actions[agent]`` for the agent to move (``infos[a]["active_agent"]``
+    names it, and only its ``action_mask`` has legal actions) and ignores the other agent's entry,
+    which may be anything or absent. An illegal action raises
+    :class:`ginenv.engine.IllegalActionError` and changes nothing (as ``raw_env``). Observations,
+    rewards, terminations, truncations and infos are those of :class:`raw_env` after the step; once
+    the episode has ended ``agents`` is empty.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {**raw_env.metadata, "is_parallelizable": True}
+
+    def __init__(self, **kwargs: Any) -> None:
+        """Build the AEC env underneath; ``kwargs`` are :class:`raw_env`'s."""
+        self.aec_env = raw_env(**kwargs)
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        self.render_mode = self.aec_env.render_mode
+        self.state_space = self.aec_env.state_space
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        """The observation space of ``agent`` (the AEC env's)."""
+        return self.aec_env.observation_space(agent)
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """The action space of ``agent``: ``Discrete(108)``."""
+        return self.aec_env.action_space(agent)
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]]]:
+        """Deal a new episode (see :meth:`raw_env.reset`); both agents' observations and infos."""
+        aec = self.aec_env
+        aec.reset(seed=seed, options=options)
+        self.agents = list(aec.agents)
+        return {a: aec.observe(a) for a in self.agents}, self._infos()
+
+    def step(
+        self, actions: Mapping[str, Any]
+    ) -> tuple[
+        dict[str, dict[str, np.ndarray]],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, dict[str, Any]],
+    ]:
+        """Apply the action of the agent to move; the other agent's entry is ignored."""
+        aec = self.aec_env
+        if not self.agents:
+            if aec._state is None:
+                raise RuntimeError("call reset() before step()")
+            raise EpisodeOverError("step() after the episode ended; call reset() to deal again")
+        mover = aec.agent_selection
+        if not isinstance(actions, Mapping) or mover not in actions:
+            raise ValueError(
+                f"actions must be a dict holding the action of {mover!r}, the agent to move "
+                f"(the other agent's entry is ignored), got {actions!r}"
+            )
+        aec.step(actions[mover])
+        rewards = {a: float(aec.rewards[a]) for a in AGENTS}
+        terminations = dict(aec.terminations)
+        truncations = dict(aec.truncations)
+        observations = {a: aec.observe(a) for a in AGENTS}
+        infos = self._infos()
+        if all(terminations[a] or truncations[a] for a in AGENTS):
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _infos(self) -> dict[str, dict[str, Any]]:
+        aec = self.aec_env
+        infos = {a: dict(aec.infos[a]) for a in AGENTS}
+        ended = aec.terminations[aec.agent_selection] or aec.truncations[aec.agent_selection]
+        for info in infos.values():
+            info["active_agent"] = None if ended else aec.agent_selection
+        return infos
+
+    def state(self) -> np.ndarray:
+        """The full state (see :meth:`raw_env.state`)."""
+        return self.aec_env.state()
+
+    def render(self) -> str | None:
+        """Render the AEC env (``ansi`` returns the text, ``human`` prints it)."""
+        return self.aec_env.render()
+
+    def close(self) -> None:
+        """Close the AEC env."""
+        self.aec_env.close()
+
+
+def parallel_env(
+    rules: Rules | None = None,
+    mode: Mode = "hand",
+    render_mode: str | None = None,
+    reward_scale: float = 1.0,
+    oracle: bool = False,
+    dealer: int | None = None,
+    turn_limit: int = DEFAULT_TURN_LIMIT,
+) -> ParallelGinRummy:
+    """The env through PettingZoo's Parallel API (see :class:`ParallelGinRummy`); arguments as ``env()``."""
+    return ParallelGinRummy(
+        rules=rules,
+        mode=mode,
+        render_mode=render_mode,
+        reward_scale=reward_scale,
+        oracle=oracle,
+        dealer=dealer,
+        turn_limit=turn_limit,
+    )

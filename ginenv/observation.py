@@ -38,6 +38,30 @@ opponent knows about it), ``unseen`` (cards neither in the own hand, nor in the 
 known to be held by the opponent: the stock and the opponent's unknown cards, which a belief model
 spreads its probability over).
 
+The full state (:func:`encode_state`, the env's ``state()``, for centralised critics and analysis,
+never for an agent's policy) is a second vector of :data:`STATE_SIZE` entries, laid out by absolute
+seat (``player_0`` first), with everything hidden from the seats included:
+
+| index      | name                   | meaning                                                     |
+|------------|------------------------|-------------------------------------------------------------|
+| 0          | ``stock_size``         | cards left in the stock (0..31)                             |
+| 1          | ``knock_limit``        | the hand's knock limit                                      |
+| 2, 3       | ``score_0/1``          | running points of player_0 and player_1 (0 in hand mode)    |
+| 4          | ``target``             | the match target (0 in hand mode)                           |
+| 5          | ``draws``              | draws made this hand (stock, discard pile or upcard)        |
+| 6          | ``turn_limit``         | draws after which the hand is truncated                     |
+| 7..11      | phase one-hot          | ``Phase`` 0..4                                              |
+| 12, 13     | player to move         | one-hot over the seats                                      |
+| 14, 15     | dealer                 | one-hot over the seats                                      |
+| 16 + 52 k  | plane ``k`` (52 each)  | :data:`STATE_PLANES`, one entry per card id                 |
+
+State planes: ``hand_0``, ``hand_1`` (both hands), ``top``, ``pile`` (the cards under the top),
+``taken_0/1``, ``discarded_0/1``, ``passed_0/1`` (the public record of :class:`Knowledge` per seat),
+``banned`` (the card just taken from the pile, which the mover may not discard), then two order
+planes: ``stock_order`` (for each card in the stock its position from the top, 1 = drawn next; 0
+elsewhere) and ``pile_order`` (for each card in the discard pile its position from the bottom, 1 =
+the first upcard's place; the top has the largest; 0 elsewhere). :func:`state_slice` names them.
+
 Speed: the vector is built from int bitmasks in one pass: the flags and planes are packed into one
 Python int, turned into bytes and expanded with ``np.unpackbits``; no loop over cards, and
 :class:`Knowledge` is updated in O(1) per action.
@@ -474,3 +498,111 @@ def decode(observation: np.ndarray) -> SeatView:
         unseen=plane(_UNSEEN),
         opponent_hand=plane(_ORACLE) if vec.shape[0] == ORACLE_OBS_SIZE else None,
     )
+
+
+# ---------------------------------------------------------------------------- full state
+
+#: Scalar entries of the full state vector, in index order.
+STATE_SCALARS = ("stock_size", "knock_limit", "score_0", "score_1", "target", "draws", "turn_limit")
+STATE_PHASE_BASE = len(STATE_SCALARS)
+#: One-hot of the player to move (``STATE_PLAYER_BASE + seat``) and of the dealer.
+STATE_PLAYER_BASE = STATE_PHASE_BASE + NUM_PHASES
+STATE_DEALER_BASE = STATE_PLAYER_BASE + 2
+#: Card planes of the full state, in order (the last two hold positions, not 0/1).
+STATE_PLANES = (
+    "hand_0",
+    "hand_1",
+    "top",
+    "pile",
+    "taken_0",
+    "taken_1",
+    "discarded_0",
+    "discarded_1",
+    "passed_0",
+    "passed_1",
+    "banned",
+    "stock_order",
+    "pile_order",
+)
+STATE_PLANE_BASE = STATE_DEALER_BASE + 2
+#: Length of the full state vector.
+STATE_SIZE = STATE_PLANE_BASE + len(STATE_PLANES) * NUM_CARDS
+# The most cards the discard pile can hold: all but the two 10-card hands.
+_MAX_PILE = NUM_CARDS - 2 * HAND_SIZE
+# The 0/1 planes are packed from bit 0 (the phase one-hot) up to the order planes.
+_STATE_BITS = STATE_PLANE_BASE + (len(STATE_PLANES) - 2) * NUM_CARDS - STATE_PHASE_BASE
+_STATE_BYTES = (_STATE_BITS + 7) // 8
+
+
+def state_slice(name: str) -> slice:
+    """The slice of the full state vector holding plane ``name`` (one of :data:`STATE_PLANES`)."""
+    try:
+        k = STATE_PLANES.index(name)
+    except ValueError:
+        raise KeyError(f"unknown state plane {name!r}; planes: {', '.join(STATE_PLANES)}") from None
+    start = STATE_PLANE_BASE + k * NUM_CARDS
+    return slice(start, start + NUM_CARDS)
+
+
+_STOCK_ORDER = state_slice("stock_order").start
+_PILE_ORDER = state_slice("pile_order").start
+
+
+def state_high(knock_limit: int, score_high: int, target: int, turn_limit: int) -> np.ndarray:
+    """Upper bounds of the full state's entries (the ``high`` of the env's ``state_space``; lows are 0)."""
+    high = np.ones(STATE_SIZE, dtype=np.float32)
+    high[0] = MAX_STOCK
+    high[1] = knock_limit
+    high[2] = high[3] = score_high
+    high[4] = target
+    high[5] = high[6] = turn_limit
+    high[_STOCK_ORDER : _STOCK_ORDER + NUM_CARDS] = MAX_STOCK
+    high[_PILE_ORDER : _PILE_ORDER + NUM_CARDS] = _MAX_PILE
+    return high
+
+
+def encode_state(
+    state: HandState, knowledge: Knowledge, scores: Sequence[int] | None = None, target: int = 0
+) -> np.ndarray:
+    """The full state vector of a hand (layout in the module docstring): a new ``float32`` array."""
+    pile = state.discard_pile
+    top = 1 << pile[-1] if pile else 0
+    planes = (
+        state.hands[0],
+        state.hands[1],
+        top,
+        knowledge.pile ^ top,
+        knowledge.taken[0],
+        knowledge.taken[1],
+        knowledge.discarded[0],
+        knowledge.discarded[1],
+        knowledge.passed[0],
+        knowledge.passed[1],
+        1 << state.banned if state.banned >= 0 else 0,
+    )
+    bits = 1 << state.phase | 1 << (NUM_PHASES + state.player) | 1 << (NUM_PHASES + 2 + state.dealer)
+    offset = STATE_PLANE_BASE - STATE_PHASE_BASE
+    for plane in planes:
+        bits |= plane << offset
+        offset += NUM_CARDS
+    out = np.zeros(STATE_SIZE, dtype=np.float32)
+    out[STATE_PHASE_BASE:_STOCK_ORDER] = np.unpackbits(
+        np.frombuffer(bits.to_bytes(_STATE_BYTES, "little"), dtype=np.uint8),
+        count=_STATE_BITS,
+        bitorder="little",
+    )
+    stock = state.stock
+    out[0] = len(stock)
+    out[1] = state.knock_limit
+    if scores is not None:
+        out[2], out[3] = scores[0], scores[1]
+        out[4] = target
+    out[5] = state.draws
+    out[6] = state.turn_limit
+    # The stock is kept reversed (the next card drawn is last): position 1 is stock[-1].
+    n = len(stock)
+    for i, card in enumerate(stock):
+        out[_STOCK_ORDER + card] = n - i
+    for i, card in enumerate(pile):
+        out[_PILE_ORDER + card] = i + 1
+    return out

@@ -110,15 +110,21 @@ def render_table(
 
 
 def render_showdown(state: HandState, agents: Sequence[str] = ("player_0", "player_1")) -> str:
-    """How a finished hand ended: the melds laid down, the layoffs, both deadwoods and the score."""
+    """How a finished hand ended: the melds laid down, the layoffs, both deadwoods and the score.
+
+    A dead or truncated hand has no showdown: one line says so, without either seat's deadwood.
+    """
     result = state.result
     if result is None:
         return "showdown: the hand is not over"
+    # A dead or truncated hand has no showdown: nobody lays cards down, so the end line reveals
+    # nothing of either hand (no deadwood); only the table above, a spectator's view, shows them.
     if result.kind == "dead":
-        d0, d1 = result.deadwood
+        return f"hand over: dead hand, the stock is down to {len(state.stock)} cards; no showdown, no score"
+    if result.kind == "truncated":
         return (
-            f"showdown: dead hand, the stock is down to {len(state.stock)} cards; no score "
-            f"({agents[0]} deadwood {d0}, {agents[1]} deadwood {d1})"
+            f"hand over: truncated at the turn limit ({state.draws} draws, limit {state.turn_limit}); "
+            "no showdown, no score"
         )
     knock = result.knock
     assert knock is not None and result.knocker is not None and result.winner is not None

@@ -1,32 +1,78 @@
-"""A Gymnasium single-agent view of the env: one seat learns, an opponent policy plays the other.
+"""A Gymnasium single-agent view of the env: one seat learns, an opponent plays the other.
 
 :class:`SingleAgentEnv` owns the loop that lets the opponent move between the learner's decisions.
 It is a ``gymnasium.Env`` whose observation is the seat's ``"observation"`` vector (a ``Box``) and
 whose action is an action id (``Discrete(108)``); the legal actions are in ``info["action_mask"]``
 and in :meth:`SingleAgentEnv.action_masks`, the method sb3-contrib's ``MaskablePPO`` calls.
+``import ginenv`` registers it with Gymnasium as ``"ginenv/GinRummy-v0"``::
 
-The opponent is any callable ``policy(observation_dict) -> action id`` that receives exactly what
-``observe()`` gives its seat (``{"observation", "action_mask"}``), nothing more; the default,
-:class:`RandomPolicy`, plays uniformly among the legal actions with a generator seeded from
-``reset(seed=...)``. Rewards are the learner's rewards of the AEC env (points times
-``reward_scale``), summed over the opponent's moves that follow its action.
+    env = gymnasium.make("ginenv/GinRummy-v0", opponent="hard", seat=None, reward_scale=0.01)
+
+**The opponent** receives exactly what ``observe()`` gives its seat (``{"observation",
+"action_mask"}``), nothing more. It is one of:
+
+- a registry name of :mod:`ginenv.agents` (``"normal"``, ``"hard"``, ``"checkpoint:PATH"``, ...),
+  built lazily with ``agents.make(name)`` when the wrapper is built (the agents layer sits above the
+  env, so this module does not import it at import time);
+- an agent object: anything with ``act(observation) -> action id`` and, optionally,
+  ``reset(seed)``;
+- a plain callable ``policy(observation) -> action id`` (e.g. :class:`RandomPolicy`).
+
+An opponent with a ``reset`` method is reset at the start of every hand (every episode in hand mode,
+every deal of a match in match mode) with a seed drawn from the wrapper's generator, so that
+``reset(seed=s)`` reproduces the whole episode.
+
+**The default opponent is ``"normal"``** (:class:`ginenv.agents.normal.NormalAgent`), not a random
+player: against uniformly random play about 97% of hands are dead (nobody ever knocks) and a
+learner gets almost no reward signal. ``normal`` knocks as soon as it can and takes only useful
+discards, so hands end by knocks, its decisions are fast (no sampling or search), and it is
+beatable (``hard`` and above beat it by 2 to 4 points a hand in the README's ladder). Pass
+``opponent="random"`` or :class:`RandomPolicy` for the old behaviour.
+
+**Rewards** are the learner's rewards of the AEC env (points times ``reward_scale``), summed over the
+opponent's moves that follow its action. **Episodes end** with ``terminated`` when the hand (hand
+mode) or the match (match mode) ends by the rules, and with ``truncated`` when a hand reaches the
+env's turn limit (``turn_limit`` draws; :data:`ginenv.engine.DEFAULT_TURN_LIMIT`): no points, and
+``info["result"]["kind"] == "truncated"``.
+
+**Action masks.** During an episode the mask holds the learner's legal actions. On the step that
+ends an episode no action is legal, but Gymnasium's default vector autoreset (``NEXT_STEP``) still
+asks the policy for one action on the final observation, and discards it; an all-zero mask there
+would turn a masked softmax into NaN. So the final mask is all ones (a placeholder: ``step`` is
+refused until ``reset``), and after every reset, the autoresets of Gymnasium's and Stable
+Baselines3's vector envs included, the mask is the new hand's real one.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ginenv.actions import NUM_ACTIONS
-from ginenv.gin_rummy_v0 import AGENTS, Mode, raw_env
+from ginenv.actions import NUM_ACTIONS, UnknownActionError
+from ginenv.engine import DEFAULT_TURN_LIMIT, HandState
+from ginenv.gin_rummy_v0 import AGENTS, Mode, _check_number, raw_env
 from ginenv.rules import Rules
 
-#: An opponent: maps the observation dict of its seat to a legal action id.
+#: A policy: maps the observation dict of its seat to a legal action id.
 Policy = Callable[[Mapping[str, np.ndarray]], int]
+#: The opponent when none is given (see the module docstring for why).
+DEFAULT_OPPONENT = "normal"
+# The final observation's placeholder mask (see the module docstring).
+_ALL_ACTIONS = np.ones(NUM_ACTIONS, dtype=np.int8)
+
+
+@runtime_checkable
+class AgentLike(Protocol):
+    """An opponent object: ``act`` per decision (``reset(seed)`` per hand, if it has one)."""
+
+    def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        """A legal action id for the observation dict of its seat."""
+        ...
 
 
 class RandomPolicy:
@@ -36,6 +82,11 @@ class RandomPolicy:
         """``rng``: a generator, or a seed for a new one."""
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
+    def reset(self, seed: int | None = None) -> None:
+        """Start of a hand: reseed (``None`` keeps the generator)."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
     def __call__(self, observation: Mapping[str, np.ndarray]) -> int:
         """A legal action id drawn uniformly."""
         legal = np.flatnonzero(observation["action_mask"])
@@ -43,21 +94,60 @@ class RandomPolicy:
             raise ValueError("no legal action in this observation's action_mask")
         return int(legal[self.rng.integers(legal.size)])
 
+    act = __call__
+
+
+def _resolve_opponent(opponent: object) -> tuple[Policy, Callable[[int | None], Any] | None]:
+    """The opponent's action function and its per-hand ``reset`` (or ``None``)."""
+    if isinstance(opponent, str):
+        # Lazy: the agents layer imports this package, and costs half a second to import.
+        from ginenv import agents
+
+        opponent = agents.make(opponent)
+    act = getattr(opponent, "act", None)
+    if callable(act):
+        reset = getattr(opponent, "reset", None)
+        return act, reset if callable(reset) else None
+    if callable(opponent):
+        return opponent, None  # type: ignore[return-value]
+    raise TypeError(
+        "opponent must be an agent registry name (e.g. 'normal'), an object with act(observation) "
+        f"(and optionally reset(seed)), or a callable policy(observation); got {opponent!r}"
+    )
+
+
+def _action_id(action: object) -> int:
+    """``action`` as an int: any integer type (numpy scalars, 0-d integer arrays); never a bool,
+    a float or a string."""
+    if not isinstance(action, (bool, np.bool_)) and not (
+        isinstance(action, np.ndarray) and action.dtype == np.bool_
+    ):
+        try:
+            return operator.index(action)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise UnknownActionError(
+        f"an action must be an integer action id 0..{NUM_ACTIONS - 1}, got {action!r} "
+        f"({type(action).__name__})"
+    )
+
 
 class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One seat of ``gin_rummy_v0`` as a Gymnasium env, the other seat played by ``opponent``.
 
-    ``seat`` is 0 or 1 (``player_0`` / ``player_1``), or ``None`` to draw it at every reset.
-    ``illegal_reward``: an illegal action ends the episode with this reward (as PettingZoo's
-    ``env()`` does); ``None`` raises :class:`ginenv.engine.IllegalActionError` instead. The remaining
-    arguments configure the underlying :class:`ginenv.gin_rummy_v0.raw_env` and survive resets.
+    ``opponent``: a registry name, an agent object or a policy callable (module docstring); the
+    default is :data:`DEFAULT_OPPONENT` (``"normal"``). ``seat`` is 0 or 1 (``player_0`` /
+    ``player_1``), or ``None`` to draw it at every reset. ``illegal_reward``: an illegal action ends
+    the episode with this reward (as PettingZoo's ``env()`` does); ``None`` raises
+    :class:`ginenv.engine.IllegalActionError` instead. The remaining arguments (``turn_limit``
+    included) configure the underlying :class:`ginenv.gin_rummy_v0.raw_env` and survive resets.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"]}  # noqa: RUF012 (as gymnasium.Env)
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
 
     def __init__(
         self,
-        opponent: Policy | None = None,
+        opponent: str | AgentLike | Policy | None = DEFAULT_OPPONENT,
         seat: int | None = 0,
         rules: Rules | None = None,
         mode: Mode = "hand",
@@ -66,10 +156,13 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         dealer: int | None = None,
         illegal_reward: float | None = -1.0,
         render_mode: str | None = None,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
     ) -> None:
-        """Build the AEC env underneath and the spaces; see the class docstring."""
+        """Build the AEC env underneath, the opponent and the spaces; see the class docstring."""
         if seat not in (None, 0, 1) or isinstance(seat, bool):
             raise ValueError(f"seat must be 0, 1 or None (random at each reset), got {seat!r}")
+        if illegal_reward is not None:
+            illegal_reward = _check_number("illegal_reward", illegal_reward)
         self.env = raw_env(
             rules=rules,
             mode=mode,
@@ -77,13 +170,14 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             reward_scale=reward_scale,
             oracle=oracle,
             dealer=dealer,
+            turn_limit=turn_limit,
         )
         self.render_mode = render_mode
         self.seat_option = seat
         self.seat = 0 if seat is None else seat
         self.illegal_reward = illegal_reward
-        self._default_opponent = opponent is None
-        self.opponent: Policy = opponent if opponent is not None else RandomPolicy(0)
+        self.opponent = DEFAULT_OPPONENT if opponent is None else opponent
+        self._act, self._reset_opponent = _resolve_opponent(self.opponent)
         inner = self.env.observation_space(AGENTS[0])
         assert isinstance(inner, spaces.Dict)
         self.observation_space = inner["observation"]
@@ -91,6 +185,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._pending_reward = 0.0
         self._done = True
+        self._opponent_hand: HandState | None = None  # the hand the opponent was last reset for
 
     @property
     def agent(self) -> str:
@@ -103,20 +198,19 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         """Deal a new episode and play the opponent until the learner's first decision.
 
         ``options`` go to the AEC env's ``reset`` (``deck``, ``decks``, ``dealer``). In hand mode, a
-        hand the opponent ends before the learner's first decision (taking the upcard and knocking
-        at once) is dealt again, since the learner had no say in it; in match mode the points of such
-        a hand are added to the reward of the learner's first step.
+        hand that ends before the learner's first decision (the opponent takes the upcard and
+        knocks at once) is dealt again, since the learner had no say in it; in match mode the
+        points of such a hand are added to the reward of the learner's first step.
         """
         super().reset(seed=seed)
         # Every random choice below flows from self.np_random, so reset(seed=s) is reproducible.
         if self.seat_option is None:
             self.seat = int(self.np_random.integers(2))
-        if self._default_opponent:
-            self.opponent = RandomPolicy(self.np_random)
         for _ in range(100):
             self.env.reset(seed=int(self.np_random.integers(2**63)), options=options)
+            self._opponent_hand = None
             self._pending_reward = self._play_opponent()
-            if not self.env.terminations[self.agent]:
+            if not self._episode_over():
                 break
             if options and (options.get("deck") is not None or options.get("decks") is not None):
                 raise RuntimeError(
@@ -128,11 +222,12 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Apply the learner's action, then the opponent's moves until the learner decides again."""
+        """Apply the learner's action (an integer id of any integer type), then the opponent's
+        moves until the learner decides again or the episode ends."""
         if self._done:
             raise RuntimeError("the episode is over: call reset()")
+        action = _action_id(action)
         env = self.env
-        action = int(action)
         reward = self._pending_reward
         self._pending_reward = 0.0
         if not (0 <= action < NUM_ACTIONS and self._mask[action]):
@@ -141,29 +236,42 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                 env.step(action)  # raises IllegalActionError (or UnknownActionError) naming the legal ones
                 raise AssertionError("unreachable: the env accepted an action outside the mask")
             self._done = True
+            self._mask = _ALL_ACTIONS.copy()
             info = self._info()
             info["illegal_action"] = action
-            return self._observation(), reward + float(penalty), True, False, info
+            return env.observe(self.agent)["observation"], reward + penalty, True, False, info
         env.step(action)
         reward += float(env.rewards[self.agent])
         reward += self._play_opponent()
         terminated = bool(env.terminations[self.agent])
-        self._done = terminated
-        return self._observation(), reward, terminated, False, self._info()
+        truncated = bool(env.truncations[self.agent])
+        self._done = terminated or truncated
+        return self._observation(), reward, terminated, truncated, self._info()
+
+    def _episode_over(self) -> bool:
+        me = self.agent
+        return bool(self.env.terminations[me] or self.env.truncations[me])
 
     def _play_opponent(self) -> float:
         """Let the opponent move until the learner's turn or the end; the learner's rewards meanwhile."""
         env = self.env
         me = self.agent
         reward = 0.0
-        while not env.terminations[me] and env.agent_selection != me:
-            env.step(self.opponent(env.observe(env.agent_selection)))
+        while not (env.terminations[me] or env.truncations[me]) and env.agent_selection != me:
+            hand = env.hand
+            if hand is not self._opponent_hand:
+                # A new hand (a reset, or the next deal of a match): the opponent starts afresh.
+                self._opponent_hand = hand
+                if self._reset_opponent is not None:
+                    self._reset_opponent(int(self.np_random.integers(2**63)))
+            env.step(self._act(env.observe(env.agent_selection)))
             reward += float(env.rewards[me])
         return reward
 
     def _observation(self) -> np.ndarray:
         obs = self.env.observe(self.agent)
-        self._mask = obs["action_mask"]
+        # The final observation gets the placeholder mask (module docstring), never all zeros.
+        self._mask = _ALL_ACTIONS.copy() if self._episode_over() else obs["action_mask"]
         return obs["observation"]
 
     def _info(self) -> dict[str, Any]:
