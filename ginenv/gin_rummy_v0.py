@@ -4,7 +4,7 @@
 | Import             | `from ginenv import gin_rummy_v0`                          |
 |--------------------|------------------------------------------------------------|
 | Actions            | Discrete                                                   |
-| Parallel API       | No                                                         |
+| Parallel API       | Yes: `parallel_env()` (one agent moves per step)           |
 | Manual Control     | No                                                         |
 | Agents             | `agents= ['player_0', 'player_1']`                         |
 | Agents             | 2                                                          |
@@ -12,13 +12,15 @@
 | Action Values      | Discrete(108)                                              |
 | Observation Shape  | (532,); (584,) with `oracle=True`                          |
 | Observation Values | [0, 1] except the first 5 entries (counts, see below)      |
+| State Shape        | (692,): `state()`, `state_space` (the full state)          |
 
 Two-player gin rummy with the rules of `shared/RULES.md` (the rule options are the fields of
 `ginenv.rules.Rules`). Each player holds 10 cards; on a turn a player draws the top card of the
 stock or of the discard pile, then discards, and may knock when the deadwood of the 10 cards kept is
 at most the knock limit. The first upcard is offered to the non-dealer, then to the dealer, before
 anyone draws. The hand ends with a knock (scored as knock, undercut or gin), with big gin when the
-rules allow it, or dead when a plain discard leaves 2 cards in the stock.
+rules allow it, or dead when a plain discard leaves 2 cards in the stock. Every episode is finite:
+a hand whose draws reach `turn_limit` is truncated at the next discard (see Truncation).
 
 ```python
 from ginenv import gin_rummy_v0
@@ -39,7 +41,9 @@ for agent in env.agent_iter():
 
 ``` python
 gin_rummy_v0.env(rules=None, mode="hand", render_mode=None, reward_scale=1.0, oracle=False,
-                 dealer=None, illegal_reward=-1.0)
+                 dealer=None, illegal_reward=-1.0, turn_limit=100)
+gin_rummy_v0.raw_env(...)       # the same arguments but illegal_reward
+gin_rummy_v0.parallel_env(...)  # the same arguments but illegal_reward
 ```
 
 `rules`: a `ginenv.rules.Rules` (default: the standard rules, `Rules()`).
@@ -55,19 +59,25 @@ gin_rummy_v0.env(rules=None, mode="hand", render_mode=None, reward_scale=1.0, or
 `dealer`: `0` or `1` to fix who deals (the first hand, in match mode); `None` (default) draws the
 dealer of each episode from the seeded random generator.
 
-`illegal_reward` (`env()` only): the reward of an agent whose action is illegal (see below).
+`illegal_reward` (`env()` only): the reward of an agent whose action is illegal (see below); a
+finite number, checked when the env is built.
+
+`turn_limit`: draws per hand (stock, discard pile or upcard) after which the hand is truncated
+(default `ginenv.engine.DEFAULT_TURN_LIMIT` = 100; a real hand has at most 29 stock draws, so only
+players who keep cycling cards through the discard pile reach it).
 
 Every argument is kept by the env and applies to every `reset()`, seeded or not.
 
 ### Resetting
 
-`reset(seed=None, options=None)`: `seed` seeds the deck shuffles and the dealer draw (without a seed,
-the generator carries on). `options` may hold:
+`reset(seed=None, options=None)`: `seed` (an integer of any type, numpy's included) seeds the deck
+shuffles and the dealer draw (without a seed, the generator carries on). `options` is `None` or a
+dict (anything else is refused with a `TypeError` naming the keys), which may hold:
 
-- `"deck"`: 52 card names or ids in dealing order (`shared/RULES.md`): cards 0-9 to the non-dealer,
-  10-19 to the dealer, card 20 is the upcard, 21 onwards is the stock, 21 drawn first. A deck that
-  is not 52 distinct known cards raises `ginenv.engine.DeckError` (wrong size, duplicates, unknown
-  names), and the env is left as it was.
+- `"deck"`: 52 card names or ids (ints of any type, or a numpy array) in dealing order: cards
+  0-9 to the non-dealer, 10-19 to the dealer, card 20 is the upcard, 21 onwards is the stock, 21
+  drawn first. A deck that is not 52 distinct known cards raises `ginenv.engine.DeckError` (wrong
+  size, duplicates, unknown names), and the env is left as it was.
 - `"decks"`: match mode, a list of such decks dealt to the successive hands (shuffled after them).
 - `"dealer"`: `0`, `1`, `"player_0"` or `"player_1"` for this episode.
 
@@ -125,7 +135,8 @@ to move, all zeros for the other agent and once the episode has ended.
 
 ### Rewards
 
-Zero-sum, in points times `reward_scale`, given on the step that ends a hand:
+Zero-sum, in points times `reward_scale`, given on the step that ends a hand (a truncated hand
+gives 0 to both):
 
 | mode    | when a hand ends                                     | at the end of the match                  |
 |---------|------------------------------------------------------|------------------------------------------|
@@ -141,11 +152,44 @@ gets `+margin` and the loser `-margin`. Every other step rewards 0.
 `infos[agent]` holds only public facts: `"hand_index"` (the current hand, from 0) and `"dealer"`
 (its dealer's seat); in match mode `"scores"` (running points, `[player_0, player_1]`). Once a hand
 has ended, `"result"` describes the latest finished hand (kept until the next one ends):
-`kind` (`"knock"`, `"undercut"`, `"gin"`, `"big_gin"` or `"dead"`), `winner` and `knocker` (agent
-names or `None`), `points` (to the winner), `deadwood` (both seats, after layoffs), `layoffs`,
-`showdown` (the melds and deadwood cards each seat laid down; `None` for a dead hand), `hand_index`
-and `dealer`; at the end of a match also `match_result` (winner, points, hands won, bonuses,
-totals, shutout, hands played, margin). Per-seat values are lists indexed by seat.
+`kind` (`"knock"`, `"undercut"`, `"gin"`, `"big_gin"`, `"dead"` or `"truncated"`), `winner` and
+`knocker` (agent names or `None`), `points` (to the winner), `deadwood` (per seat, after layoffs),
+`layoffs`, `showdown` (the melds and deadwood cards each seat laid down; `None` for a dead or
+truncated hand), `hand_index` and `dealer`; at the end of a match also `match_result` (winner,
+points, hands won, bonuses, totals, shutout, hands played, margin). Per-seat values are lists
+indexed by seat. Only a showdown (knock, gin, big gin) shows the other seat's cards: after a dead or
+truncated hand each agent's `deadwood` holds its own value and `None` for the other seat.
+
+### Truncation
+
+Every episode ends. When a hand's draws reach `turn_limit`, the hand ends at the next discard
+without a knock: `truncations` is `True` for both agents and `terminations` `False`, both rewards
+are 0, and `infos[a]["result"]["kind"] == "truncated"` (no winner, no showdown). In match mode the
+whole match episode truncates there (no `match_result`). A learner should bootstrap from its value
+estimate at a truncation rather than treat it as a game result.
+
+### State
+
+`state()` returns the full state as a `float32` vector of `STATE_SIZE` (692) entries inside
+`state_space`, for centralised critics and analysis (never for an agent's policy): both hands, the
+stock in drawing order, the discard pile in order, the public record of both seats, the card just
+taken from the pile, the phase, the seat to move, the dealer, the scores, the draws and the turn
+limit, laid out by absolute seat (`player_0` first). The layout is documented in
+`ginenv.observation` (`STATE_PLANES`, `state_slice`, `encode_state`).
+
+### Copies
+
+`copy.deepcopy(env)` (wrapped or raw) gives an independent copy of the env mid-episode, for search:
+the hands, stock order, match, public record, generator, rewards and infos are copied, and stepping
+the copy leaves the original unchanged. `pickle` instead rebuilds a fresh env from the constructor
+arguments (as PettingZoo's classic envs do).
+
+### Parallel API
+
+`parallel_env()` gives the same game through PettingZoo's Parallel API. Gin rummy is turn-based (the
+same seat draws, then discards), so each `step(actions)` applies only the action of the agent to
+move (`infos[a]["active_agent"]`, the only agent whose `action_mask` is non-zero) and ignores the
+other entry. An illegal action raises `IllegalActionError` and changes nothing.
 
 ### Illegal actions
 
@@ -153,17 +197,21 @@ totals, shutout, hands played, margin). Per-seat values are lists indexed by sea
 (`ginenv.actions.UnknownActionError` for an id outside 0..107) naming the legal actions, and changes
 nothing. `env()` follows PettingZoo's wrapper conventions instead: an out-of-range action fails an
 assertion, and an illegal action ends the episode for both agents (terminated and truncated) with
-`illegal_reward` for the offender and 0 for the other.
+`illegal_reward` for the offender and 0 for the other. Once every agent has stepped `None` after
+the end of an episode, `step` and `last` raise `EpisodeOverError` (call `reset()`).
 
 ### Rendering
 
 `"ansi"` returns and `"human"` prints the table: both hands sorted with their melds framed and their
 deadwood shown, the discard pile, the stock size, the scores (match mode), the last action and, once
-a hand ends, the showdown with the layoffs (`ginenv.render`).
+a hand ends, the showdown with the layoffs (`ginenv.render`). Rendering is a spectator's view (both
+hands); a dead or truncated hand's end line says there was no showdown and shows no deadwood.
 
 ### Version History
 
-* v0: Initial release (ginenv 0.1.0)
+* v0: Initial release (ginenv 0.1.0). Within v0, added without changing any existing observation,
+  action or reward: `turn_limit` and truncation, the seat-private deadwood of dead hands in infos,
+  `state()` / `state_space`, `parallel_env()`, `copy.deepcopy` mid-episode, `EpisodeOverError`.
 """
 
 from __future__ import annotations
