@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from ginenv.cards import CARD_NAMES, NUM_CARDS, CardError, parse_card
+from ginenv.cards import CARD_NAMES, NUM_CARDS, CardError, parse_card, short_repr
 
 DRAW_STOCK = 0
 DRAW_DISCARD = 1
@@ -59,14 +59,16 @@ def action_name(action: int) -> str:
     """Readable name of an action id: ``"draw_stock"``, ``"discard 7h"``, ``"knock Td"``, ..."""
     # numbers.Integral admits numpy integers (actions picked from a numpy mask); bools are refused.
     if isinstance(action, bool) or not isinstance(action, Integral) or not 0 <= action < NUM_ACTIONS:
-        raise UnknownActionError(f"unknown action id {action!r}; action ids are 0..{NUM_ACTIONS - 1}")
+        raise UnknownActionError(
+            f"unknown action id {short_repr(action)}; action ids are 0..{NUM_ACTIONS - 1}"
+        )
     return ACTION_NAMES[int(action)]
 
 
 def action_id(name: str) -> int:
     """Inverse of :func:`action_name`; accepts any card spelling ``parse_card`` reads (``knock 10h``)."""
     if not isinstance(name, str):
-        raise UnknownActionError(f"an action name must be a string, got {name!r}")
+        raise UnknownActionError(f"an action name must be a string, got {short_repr(name)}")
     text = " ".join(name.strip().lower().split())
     if text in _SIMPLE:
         return _SIMPLE[text]
@@ -75,9 +77,9 @@ def action_id(name: str) -> int:
         try:
             card = parse_card(card_text)
         except CardError as err:
-            raise UnknownActionError(f"unknown action {name!r}: {err}") from None
+            raise UnknownActionError(f"unknown action {short_repr(name)}: {err}") from None
         return (DISCARD_BASE if verb == "discard" else KNOCK_BASE) + card
     raise UnknownActionError(
-        f"unknown action {name!r}; actions are draw_stock, draw_discard, pass, big_gin, "
+        f"unknown action {short_repr(name)}; actions are draw_stock, draw_discard, pass, big_gin, "
         "'discard <card>' and 'knock <card>' (e.g. 'discard 7h')"
     )

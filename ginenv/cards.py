@@ -10,6 +10,7 @@ one suit are 13 consecutive bits, so runs are shifts and sets are ANDs across su
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable
 from numbers import Integral
 
@@ -29,6 +30,18 @@ CARD_NAMES = tuple(RANKS[c % NUM_RANKS] + SUITS[c // NUM_RANKS] for c in range(N
 
 _CARD_BY_NAME = {name.lower(): c for c, name in enumerate(CARD_NAMES)}
 _CARD_BY_NAME.update({"10" + SUITS[c // NUM_RANKS]: c for c in range(NUM_CARDS) if c % 13 == 9})
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel = 3
+_SHORT.maxstring = 60
+_SHORT.maxother = 60
+
+
+def short_repr(value: object) -> str:
+    """``repr`` shortened for error messages: a huge or deeply nested value read from a file or a
+    config shows its start, never thousands of characters (and never recurses deeply)."""
+    return _SHORT.repr(value)
 
 
 class CardError(ValueError):
@@ -61,7 +74,7 @@ def make_card(rank_index: int, suit_index: int) -> int:
 def card_name(card: int) -> str:
     """Canonical two-character name of a card id, e.g. ``"7h"``, ``"Td"``."""
     if not 0 <= card < NUM_CARDS:
-        raise UnknownCardError(f"card id {card!r} is out of range; card ids are 0..51")
+        raise UnknownCardError(f"card id {short_repr(card)} is out of range; card ids are 0..51")
     return CARD_NAMES[card]
 
 
@@ -77,11 +90,11 @@ def parse_card(token: str | int) -> int:
             return card
         raise UnknownCardError(f"card id {card} is out of range; card ids are 0..51")
     if not isinstance(token, str):
-        raise UnknownCardError(f"cannot read a card from {token!r}; give a name like 'As' or '10h'")
+        raise UnknownCardError(f"cannot read a card from {short_repr(token)}; give a name like 'As' or '10h'")
     card = _CARD_BY_NAME.get(token.strip().lower())
     if card is None:
         raise UnknownCardError(
-            f"unknown card {token!r}: a card is a rank (A 2-9 T/10 J Q K) followed by a suit "
+            f"unknown card {short_repr(token)}: a card is a rank (A 2-9 T/10 J Q K) followed by a suit "
             "(s c d h), e.g. 'As', 'Td', '10h'"
         )
     return card
@@ -100,7 +113,7 @@ def parse_cards(text: str | Iterable[str | int]) -> list[int]:
     for token in tokens:
         card = parse_card(token)
         if seen >> card & 1:
-            raise DuplicateCardError(f"card {CARD_NAMES[card]} appears twice in {text!r}")
+            raise DuplicateCardError(f"card {CARD_NAMES[card]} appears twice in {short_repr(text)}")
         seen |= 1 << card
         cards.append(card)
     return cards

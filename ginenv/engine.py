@@ -48,6 +48,7 @@ from ginenv.cards import (
     CardError,
     cards_of,
     parse_cards,
+    short_repr,
 )
 from ginenv.melds import deadwood_of_mask, knock_discards
 from ginenv.rules import Rules, RulesError
@@ -155,7 +156,7 @@ def _plain_int(value: object) -> int | None:
     if isinstance(value, (bool, np.bool_)):
         return None
     try:
-        return operator.index(value)  # type: ignore[call-overload]
+        return operator.index(value)  # type: ignore[arg-type,call-overload,unused-ignore]
     except TypeError:
         return None
 
@@ -164,7 +165,7 @@ def check_dealer(dealer: object) -> int:
     """``dealer`` as 0 or 1 (any integer type); anything else raises ``ValueError``."""
     seat = _plain_int(dealer)
     if seat not in (0, 1):
-        raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+        raise ValueError(f"dealer must be 0 or 1, got {short_repr(dealer)}")
     return seat
 
 
@@ -174,7 +175,7 @@ def check_turn_limit(turn_limit: object) -> int:
     if limit is None or limit < 1:
         raise ValueError(
             f"turn_limit must be a positive integer (draws per hand; default {DEFAULT_TURN_LIMIT}), "
-            f"got {turn_limit!r}"
+            f"got {short_repr(turn_limit)}"
         )
     return limit
 
@@ -352,18 +353,16 @@ class HandState:
     def _refuse(self, action: object) -> None:
         legal = ", ".join(ACTION_NAMES[a] for a in self.legal_actions()) or self._over_note()
         # A bool is an int to Python but never an action id: it gets the "not an integer" message.
-        is_id = isinstance(action, int) and not isinstance(action, bool)
-        if is_id and 0 <= action < NUM_ACTIONS:  # type: ignore[operator]
-            what = f"{ACTION_NAMES[action]!r} (id {action})"  # type: ignore[index]
-        elif is_id:
+        if not isinstance(action, int) or isinstance(action, bool):
+            raise UnknownActionError(
+                f"an action must be an integer action id (0..{NUM_ACTIONS - 1}), got {short_repr(action)} "
+                f"({type(action).__name__}). Legal now: {legal}"
+            )
+        if not 0 <= action < NUM_ACTIONS:
             raise UnknownActionError(
                 f"unknown action id {action}; ids are 0..{NUM_ACTIONS - 1}. Legal now: {legal}"
             )
-        else:
-            raise UnknownActionError(
-                f"an action must be an integer action id (0..{NUM_ACTIONS - 1}), got {action!r} "
-                f"({type(action).__name__}). Legal now: {legal}"
-            )
+        what = f"{ACTION_NAMES[action]!r} (id {action})"
         raise IllegalActionError(
             f"{what} is not legal for player {self.player} in phase {self.phase.name}; legal actions: {legal}"
         )

@@ -47,6 +47,9 @@ def check_state(state: HandState) -> None:
     assert hands[0] | hands[1] | stock | pile == FULL_DECK
     assert hands[0].bit_count() + hands[1].bit_count() + len(state.stock) + len(state.discard_pile) == 52
     legal = state.legal_actions()
+    assert 0 <= state.draws <= state.turn_limit
+    if state.rules.discard_taken_card:
+        assert state.banned == -1  # seed 004: nothing is ever banned from the discard
     if state.is_over:
         assert legal == []
         return
@@ -79,6 +82,12 @@ def check_result(state: HandState, kinds: Counter[str]) -> None:
         assert (result.winner, result.points) == (None, 0)
         assert len(state.stock) == state.rules.dead_hand_stock
         return
+    if result.kind == "truncated":
+        assert (result.winner, result.points, result.knocker, result.knock) == (None, 0, None, None)
+        assert state.draws == state.turn_limit
+        assert len(state.stock) > state.rules.dead_hand_stock
+        assert result.deadwood == (deadwood_of_mask(state.hands[0]), deadwood_of_mask(state.hands[1]))
+        return
     knocker = result.knocker
     assert knocker is not None
     defender = 1 - knocker
@@ -103,8 +112,8 @@ def check_result(state: HandState, kinds: Counter[str]) -> None:
         )
 
 
-def play_hand(rules: Rules, rng: random.Random, kinds: Counter[str]) -> None:
-    state = HandState(rules, dealer=rng.randrange(2), rng=rng)
+def play_hand(rules: Rules, rng: random.Random, kinds: Counter[str], turn_limit: int = 100) -> None:
+    state = HandState(rules, dealer=rng.randrange(2), rng=rng, turn_limit=turn_limit)
     upcard = state.upcard
     expected_limit = rules.knock_limit
     if rules.oklahoma:
@@ -120,7 +129,8 @@ def play_hand(rules: Rules, rng: random.Random, kinds: Counter[str]) -> None:
         assert len(state.history) == history_before + 1
         assert len(state.stock) == stock_before - (action == DRAW_STOCK)
         steps += 1
-        assert steps < 200
+        # Two upcard decisions, then a draw and a discard per turn: bounded by the turn limit.
+        assert steps <= 2 + 2 * state.turn_limit
     check_state(state)
     check_result(state, kinds)
 
@@ -146,3 +156,14 @@ def test_random_play_with_unusual_options(rules: Rules) -> None:
     for _ in range(HANDS_PER_RULES // 2):
         play_hand(rules, rng, kinds)
     assert kinds["dead"] and kinds["gin"], kinds
+
+
+@pytest.mark.parametrize("name", ["standard", "seed004"])
+def test_random_play_under_a_small_turn_limit(name: str) -> None:
+    """With 12 draws a hand, many hands end truncated; every invariant holds for them too."""
+    rng = random.Random(f"limit-{name}")
+    kinds: Counter[str] = Counter()
+    for _ in range(HANDS_PER_RULES // 4):
+        play_hand(PRESETS[name], rng, kinds, turn_limit=12)
+    assert kinds["truncated"] and kinds["truncated"] < kinds.total(), kinds  # showdowns too
+    assert not kinds["dead"], kinds  # 12 draws never empty the stock

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from policies import knock_first
+from policies import cycle_the_pile, deck, knock_first
 
-from ginenv.engine import HandState
+from ginenv.actions import action_id
+from ginenv.engine import DEFAULT_TURN_LIMIT, HandState, IllegalActionError
 from ginenv.match import Match
 from ginenv.replay import ReplayError, hand_replay, load_replay, match_replay, play_replay, save_replay
-from ginenv.rules import PRESETS
+from ginenv.rules import PRESETS, Rules
 
 
 def finished_hand(seed: int) -> HandState:
@@ -108,3 +109,227 @@ def test_unreadable_files_are_refused(tmp_path: Path) -> None:
     bad.write_text("[1, 2]")
     with pytest.raises(ReplayError, match="JSON object"):
         load_replay(bad)
+
+
+# ---------------------------------------------------------------------------- the turn limit
+
+
+def truncated_hand(turn_limit: int = 5) -> HandState:
+    state = HandState(dealer=1, deck=deck(OTHER_HAND, KNOCK_HAND, "5h"), turn_limit=turn_limit)
+    while not state.is_over:
+        state.step(cycle_the_pile(state))
+    return state
+
+
+# 2s3s4s5s and 6d7d8d9d melded, 9c Ah loose; drawing Kh and knocking with it leaves deadwood 10.
+KNOCK_HAND = "2s 3s 4s 5s 6d 7d 8d 9d 9c Ah"
+OTHER_HAND = "Ks Qs Jc Tc 8h 7c 6h 4h 3c 2d"  # no melds
+
+
+def test_replays_record_the_turn_limit() -> None:
+    assert hand_replay(HandState(turn_limit=37))["turn_limit"] == 37
+    assert match_replay(Match(turn_limit=41))["turn_limit"] == 41
+    assert play_replay(hand_replay(HandState(turn_limit=37))).turn_limit == 37  # type: ignore[union-attr]
+
+
+def test_a_truncated_hand_round_trips_and_is_checked(tmp_path: Path) -> None:
+    state = truncated_hand()
+    data = hand_replay(state)
+    assert data["hands"][0]["result"]["kind"] == "truncated"
+    path = tmp_path / "hand.json"
+    save_replay(data, path)
+    again = play_replay(load_replay(path))
+    assert isinstance(again, HandState)
+    assert again.result == state.result and again.draws == 5
+    # Replayed under another limit, the same actions no longer give the recorded game.
+    with pytest.raises(ReplayError, match=r"end before the hand does|not legal|records result"):
+        play_replay(tampered(data, lambda d: d.update(turn_limit=4)))
+    with pytest.raises(ReplayError, match="hand has not ended"):
+        play_replay(tampered(data, lambda d: d.update(turn_limit=6)))
+    with pytest.raises(ReplayError, match="records result"):
+        play_replay(tampered(data, lambda d: d["hands"][0]["result"].update(kind="dead")))
+
+
+def test_a_replay_without_a_turn_limit_uses_the_default() -> None:
+    state = finished_hand(3)
+    data = hand_replay(state)
+    del data["turn_limit"]
+    again = play_replay(data)
+    assert again.turn_limit == DEFAULT_TURN_LIMIT  # type: ignore[union-attr]
+
+
+def truncated_match() -> Match:
+    knock_deal = deck(KNOCK_HAND, OTHER_HAND, "5h", "Kh")
+    match = Match(Rules(), dealer=1, decks=[knock_deal, deck(OTHER_HAND, KNOCK_HAND, "5h")], turn_limit=3)
+    for name in ("pass", "pass", "draw_stock", "knock Kh"):
+        match.step(action_id(name))
+    while not match.is_over:
+        match.step(cycle_the_pile(match.hand))
+    return match
+
+
+def test_a_truncated_match_round_trips_and_is_checked() -> None:
+    match = truncated_match()
+    data = json.loads(json.dumps(match_replay(match)))
+    assert [h["result"]["kind"] for h in data["hands"]] == ["knock", "truncated"]
+    assert data["match_result"] is None
+    again = play_replay(data)
+    assert isinstance(again, Match)
+    assert again.truncated and again.result is None and again.scores == [60, 0]
+    with pytest.raises(ReplayError, match="was truncated"):
+        play_replay(tampered(data, lambda d: d.update(match_result={"winner": 0})))
+    with pytest.raises(ReplayError, match="records result"):
+        play_replay(tampered(data, lambda d: d["hands"][1]["result"].update(kind="dead")))
+    with pytest.raises(ReplayError, match="already over"):
+        play_replay(tampered(data, lambda d: d["hands"].append(copy.deepcopy(d["hands"][0]))))
+
+
+# ---------------------------------------------------------------------------- seed 004's re-discard
+
+
+def rediscard_hand(rules: Rules) -> HandState:
+    # The dealer takes the upcard 5h and throws it straight back: legal under seed 004 only.
+    state = HandState(rules, dealer=1, deck=deck(KNOCK_HAND, OTHER_HAND, "5h", "Kh"))
+    for name in ("pass", "draw_discard", "discard 5h", "draw_stock", "knock Kh"):
+        state.step(action_id(name))
+    return state
+
+
+def test_replays_honour_discard_taken_card() -> None:
+    state = rediscard_hand(PRESETS["seed004"])
+    data = json.loads(json.dumps(hand_replay(state)))
+    assert data["rules"]["discard_taken_card"] is True
+    again = play_replay(data)
+    assert isinstance(again, HandState) and again.result == state.result
+    with pytest.raises(ReplayError, match=r"action 2 \('discard 5h'\).*not legal"):
+        play_replay(tampered(data, lambda d: d["rules"].update(discard_taken_card=False)))
+    with pytest.raises(IllegalActionError):
+        rediscard_hand(PRESETS["standard"])
+
+
+# ---------------------------------------------------------------------------- results and types
+
+
+@pytest.fixture(scope="module")
+def hand_data() -> dict[str, Any]:
+    return hand_replay(finished_hand(1))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["hands"][0].pop("result"), "'result' is missing"),
+        (lambda d: d["hands"][0].update(result=None), "records no result"),
+        (lambda d: d["hands"][0].update(result="knock"), "'result' must be an object or null"),
+        (
+            lambda d: d["hands"][0]["result"].update(winner=bool(d["hands"][0]["result"]["winner"])),
+            "'winner' must be 0, 1 or null",
+        ),
+        (
+            lambda d: d["hands"][0]["result"].update(points=float(d["hands"][0]["result"]["points"])),
+            "'points' must be an integer",
+        ),
+        (lambda d: d["hands"][0]["result"].update(knocker=1.0), "'knocker' must be 0, 1 or null"),
+        (
+            lambda d: d["hands"][0]["result"].update(deadwood=[1.0, 2]),
+            "'deadwood' must be a list of two integers",
+        ),
+        (lambda d: d["hands"][0]["result"].update(kind="win"), "'kind' must be one of"),
+        (lambda d: d["hands"][0]["result"].update(layoffs="7h"), "'layoffs' must be a list"),
+        (lambda d: d["hands"][0]["result"].update(note="x"), "unknown key.*'note'"),
+        (
+            lambda d: d["hands"][0].update(dealer=float(d["hands"][0]["dealer"])),
+            "'dealer' must be 0 or 1, got 1.0|got 0.0",
+        ),
+        (lambda d: d["hands"][0].update(dealer=True), "'dealer' must be 0 or 1, got True"),
+        (lambda d: d["hands"][0].update(comment="x"), "hand 0: unknown key.*allowed keys: dealer, deck"),
+        (lambda d: d.update(first_dealer=1.0), "'first_dealer' must be 0 or 1"),
+        (lambda d: d.update(version=1.0), "unsupported replay version"),
+        (lambda d: d.update(version=True), "unsupported replay version"),
+        (lambda d: d.update(turn_limit=0), "turn_limit"),
+        (lambda d: d.update(turn_limit=1.5), "turn_limit"),
+        (lambda d: d.update(turn_limit=True), "turn_limit"),
+        (lambda d: d.update(turn_limit="100"), "turn_limit"),
+        (lambda d: d.update(extra=1), "replay: unknown key.*'extra'.*allowed keys"),
+        (lambda d: d.pop("rules"), "'rules' is missing"),
+        (lambda d: d.update(rules=[1]), "rules must be a mapping"),
+        (lambda d: d.update(match_result={"winner": 0}), "hand replay has no match result"),
+    ],
+)
+def test_missing_results_and_wrong_types_are_refused(
+    hand_data: dict[str, Any], edit: Any, message: str
+) -> None:
+    play_replay(copy.deepcopy(hand_data))  # the untouched replay is fine
+    with pytest.raises(ReplayError, match=message):
+        play_replay(tampered(hand_data, edit))
+
+
+def test_an_unfinished_hand_may_not_record_a_result(hand_data: dict[str, Any]) -> None:
+    data = tampered(hand_data, lambda d: d["hands"][0]["actions"].pop())
+    with pytest.raises(ReplayError, match="has not ended"):
+        play_replay(data)
+    data["hands"][0]["result"] = None
+    assert not play_replay(data).is_over  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["hands"][0].pop("result"), "hand 0: 'result' is missing"),
+        (lambda d: d["hands"][-1].update(result=None), "records no result"),
+        (lambda d: d.pop("match_result"), "records no 'match_result'"),
+        (lambda d: d.update(match_result=None), "records no 'match_result'"),
+        (
+            lambda d: d["match_result"].update(shutout=int(d["match_result"]["shutout"])),
+            "'shutout' must be bool",
+        ),
+        (
+            lambda d: d["match_result"].update(hands_played=float(d["match_result"]["hands_played"])),
+            "'hands_played' must be int",
+        ),
+        (
+            lambda d: d["match_result"].update(winner=bool(d["match_result"]["winner"])),
+            "'winner' must be int",
+        ),
+        (lambda d: d["match_result"].update(totals=[1.0, 2.0]), "'totals' must be list"),
+        (lambda d: d["match_result"].update(bonus=3), "match_result: unknown key"),
+    ],
+)
+def test_match_results_missing_or_of_wrong_types_are_refused(
+    match_data: dict[str, Any], edit: Any, message: str
+) -> None:
+    with pytest.raises(ReplayError, match=message):
+        play_replay(tampered(match_data, edit))
+
+
+# ---------------------------------------------------------------------------- deep nesting
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_deeply_nested_json_is_refused_without_a_recursion_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"format": "ginenv-replay", "hands": ' + nested(200_000) + "}")
+    with pytest.raises(ReplayError, match="nested too deeply"):
+        load_replay(path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d, v: d["hands"][0].update(dealer=v), "'dealer' must be 0 or 1"),
+        (lambda d, v: d["rules"].update(knock_limit=v), "knock_limit"),
+        (lambda d, v: d.update(version=v), "unsupported replay version"),
+        (lambda d, v: d["hands"][0]["result"].update(winner=v), "'winner'"),
+        (lambda d, v: d["hands"][0]["actions"].__setitem__(0, v), "action 0"),
+        (lambda d, v: d["hands"][0]["deck"].__setitem__(0, v), "card"),
+    ],
+)
+def test_deep_values_give_short_messages(hand_data: dict[str, Any], edit: Any, message: str) -> None:
+    # As deep as the JSON decoder allows: every message shows a shortened value.
+    value = json.loads(nested(900))
+    with pytest.raises(ReplayError, match=message) as info:
+        play_replay(tampered(hand_data, lambda d: edit(d, value)))
+    assert len(str(info.value)) < 600
