@@ -26,6 +26,14 @@ Vocabulary used throughout:
   still holds); a meld the opponent could still make must consist of live cards.
 * **danger** of a discard: a score of how much the card may help the opponent (see
   :func:`danger_scores` for the exact formula).
+* **useful take**: taking the top discard ``t`` into the 10-card hand ``h`` is useful when some
+  discard ``d`` other than ``t`` leaves ``dw(h + t - d) < dw(h)`` (:func:`useful_discards`). Every
+  level takes only useful discards, and after a take throws only a card that keeps it useful
+  (:class:`TakeGuard`). A take that lowers nothing, followed by the throw of an equal card (Ac for
+  Ah, Kc for Qd), is a wasted turn, and two players doing it pass the same cards back and forth
+  through the discard pile forever. With the rule, every take strictly lowers the taker's deadwood
+  and the stock is finite, so no level can cycle, whatever the rule on throwing back the card just
+  taken (``Rules.discard_taken_card``): that card is never a useful discard.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit
 
-from ginenv.actions import DISCARD_BASE, KNOCK_BASE
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, KNOCK_BASE
 from ginenv.cards import CARD_VALUES, NUM_CARDS
 from ginenv.melds import _best_discards, _meldable, _min_deadwood
 
@@ -232,6 +240,17 @@ def _danger_scores(live: int, taken: int, avoided: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _useful_discards(grown: int, taken: int) -> int:
+    """Cards ``d != taken`` of ``grown`` with ``dw(grown - d) < dw(grown - taken)``."""
+    before = _min_deadwood(grown ^ (1 << taken))
+    out = 0
+    for d in range(NUM_CARDS):
+        if d != taken and (grown >> d) & 1 and _min_deadwood(grown ^ (1 << d)) < before:
+            out |= 1 << d
+    return out
+
+
 # --------------------------------------------------------------------------- public helpers
 
 
@@ -294,6 +313,64 @@ def completes_meld(hand: int, card: int) -> bool:
     if not _min_deadwood(grown) < base + CARD_VALUES[card]:
         return False  # the card would be deadwood
     return min(_min_deadwood(grown ^ 1 << c) for c in card_bits(hand)) < base
+
+
+def useful_discards(hand: int, taken: int) -> int:
+    """The discards that make taking ``taken`` from the discard pile worth a turn.
+
+    ``hand`` holds the 11 cards after the take (``taken`` included): the result is the bitmask of the
+    cards ``d`` other than ``taken`` whose discard leaves strictly less deadwood than the 10 cards
+    held before the take, ``dw(hand - d) < dw(hand - taken)``. Empty when the take is wasted (see
+    the module docstring's *useful take*). ``taken`` itself is never in it, so the result does not
+    depend on whether the rules let the card just taken be thrown back.
+    """
+    if not hand >> taken & 1:
+        raise ValueError(f"the taken card {taken} is not in the hand")
+    return int(_useful_discards(hand, taken))
+
+
+def take_is_useful(hand: int, card: int) -> bool:
+    """Whether taking ``card`` into the 10-card ``hand`` can lower its deadwood this turn
+    (:func:`useful_discards` is not empty): the condition every level puts on taking a discard."""
+    return int(_useful_discards(hand | 1 << card, card)) != 0
+
+
+class TakeGuard:
+    """Mixin of the levels that keeps every take from the discard pile useful (no cycling).
+
+    A level calls :meth:`note_take` when it returns ``draw_discard`` and filters its next plain
+    discard through :meth:`useful_only`; the draw rule itself must ask :func:`take_is_useful` (or
+    score only :func:`useful_discards`). The memory is one card id, cleared by ``reset`` and by the
+    discard; it holds only what the level itself did, nothing of the opponent's cards.
+    """
+
+    _taken: int | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start of a hand: forget the last take (then the base class's reset)."""
+        self._taken = None
+        super().reset(seed)  # type: ignore[misc]
+
+    def note_take(self, top: int) -> int:
+        """Remember that this level takes ``top`` from the discard pile; returns ``draw_discard``."""
+        self._taken = top
+        return DRAW_DISCARD
+
+    def useful_only(self, hand: int, allowed: int) -> int:
+        """``allowed`` cut down to the discards that keep the last take useful (all of ``allowed`` when
+        the last draw was not a take, e.g. from the stock, or when none of them would, which the draw
+        rule rules out). Forgets the take: call it once per discard phase."""
+        taken, self._taken = self._taken, None
+        if taken is None or not hand >> taken & 1 or hand.bit_count() != 11:
+            return allowed
+        return int(_useful_discards(hand, taken)) & allowed or allowed
+
+    def pending_take(self, hand: int) -> int | None:
+        """The card this level just took, if it is still in ``hand`` (without forgetting it)."""
+        taken = self._taken
+        if taken is None or not hand >> taken & 1 or hand.bit_count() != 11:
+            return None
+        return taken
 
 
 def enables_knock(hand: int, card: int, limit: int) -> bool:
@@ -440,6 +517,7 @@ def danger(card: int, live: int, taken: int, avoided: int) -> float:
 __all__ = [
     "AVOIDED_FACTOR",
     "TAKEN_WEIGHT",
+    "TakeGuard",
     "after_draw_deadwood",
     "best_discard_deadwood",
     "card_bits",
@@ -464,4 +542,6 @@ __all__ = [
     "outs",
     "partner_cards",
     "stock_value",
+    "take_is_useful",
+    "useful_discards",
 ]

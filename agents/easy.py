@@ -9,7 +9,9 @@ Strategy, precisely:
 * **Draw.** A beginner sees pairs, not run draws: it takes the upcard or the top discard only when
   that card makes a set with a pair (or three) of its rank in the hand and the deadwood falls
   (:func:`makes_set`); otherwise it passes or draws from the stock. (Taking every discard that
-  helps is the next level's skill.)
+  helps is the next level's skill.) It never takes a card only to throw an equal one: after a take
+  its discard must leave less deadwood than before the take (:class:`ginenv.agents.common.TakeGuard`),
+  so it cannot cycle cards through the discard pile with its opponent.
 * **Discard.** The highest-valued useless card; when every deadwood card has a partner, the highest
   deadwood card; with no deadwood at all (a full hand of melds and one extra card), the card whose
   discard leaves the least deadwood. Ties between equal values (Kh or Ks) are broken at random,
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.common import (
+    TakeGuard,
     card_bits,
     completes_meld,
     deadwood,
@@ -46,7 +49,7 @@ def makes_set(hand: int, card: int) -> bool:
     return same_rank >= 2 and completes_meld(hand, card)
 
 
-class EasyAgent(Agent):
+class EasyAgent(TakeGuard, Agent):
     """Keeps melds and pairs, throws the highest useless card, knocks only near gin."""
 
     name = "easy"
@@ -79,14 +82,14 @@ class EasyAgent(Agent):
         view = decode(observation["observation"])
         hand = view.hand
         if mask[DRAW_DISCARD] and view.top is not None and makes_set(hand, view.top):
-            return DRAW_DISCARD
+            return self.note_take(view.top)
         if mask[PASS]:
             return PASS
         if mask[DRAW_STOCK]:
             return DRAW_STOCK
         if mask[BIG_GIN]:
             return BIG_GIN
-        card = self.choose_discard(hand, legal_discards(observation))
+        card = self.choose_discard(hand, self.useful_only(hand, legal_discards(observation)))
         left = deadwood(hand ^ 1 << card)
         if mask[KNOCK_BASE + card] and left <= min(self.knock_deadwood, view.knock_limit):
             return KNOCK_BASE + card

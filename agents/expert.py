@@ -20,9 +20,14 @@ probability that ``c`` is the next stock card (the unseen cards the opponent doe
   where ``w`` (deadwood points a fed meld costs) rises from :attr:`ExpertAgent.feed_early` to
   :attr:`ExpertAgent.feed_late` as the stock runs down.
 * **Discard**: the allowed card with the least ``S`` (ties: the higher card).
-* **Draw**: take the top discard ``t`` when ``min_d S(H + t, d)`` (``d`` not ``t``) beats the value of
-  a stock draw, the mean over ``c ~ q`` of ``min_d S(H + c, d)``, by more than
-  :attr:`ExpertAgent.take_margin`.
+* **Draw**: take the top discard ``t`` when ``min_d S(H + t, d)`` beats the value of a stock draw,
+  the mean over ``c ~ q`` of ``min_d S(H + c, d)``, by more than :attr:`ExpertAgent.take_margin`;
+  ``d`` ranges over the *useful* discards after the take, those leaving less deadwood than before it
+  (:func:`ginenv.agents.common.useful_discards`; none: no take). After a take it discards by ``S``
+  among those only (:class:`ginenv.agents.common.TakeGuard`). Without the rule, taking an ace only
+  to throw another ace (which the estimate said was safer to throw) scored best for both players on
+  some deals, and they cycled Ah, Ac and Ad through the pile forever; now every take lowers the
+  deadwood, so play cannot cycle.
 * **Knock**: among the legal knocks, the discard leaving the least deadwood ``k`` (ties: lowest
   ``S``). Gin always knocks. With ``k <=`` :attr:`ExpertAgent.trap_deadwood` it plays on while the
   stock holds at least :attr:`ExpertAgent.trap_stock` cards: with so little deadwood an opponent's
@@ -42,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.belief import BeliefParams, Knock, OpponentModel
+from ginenv.agents.common import TakeGuard, useful_discards
 from numba import njit
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS
@@ -140,7 +146,7 @@ def meld_probability(p: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- the agent
 
 
-class ExpertAgent(Agent):
+class ExpertAgent(TakeGuard, Agent):
     """Expected deadwood and feeding risk under the opponent estimate; sampled knock risk."""
 
     name = "expert"
@@ -207,7 +213,10 @@ class ExpertAgent(Agent):
         hand, top = view.hand, view.top
         assert top is not None
         q, penalty = self.stock_odds(), self.penalty(view)
-        take = discard_values(hand | 1 << top, hand, q, penalty, -1).min()
+        useful = useful_discards(hand | 1 << top, top)
+        if not useful:
+            return False  # a wasted turn, and the way two players cycle cards through the pile
+        take = discard_values(hand | 1 << top, useful, q, penalty, -1).min()
         return bool(take < stock_value(hand, q, penalty) - self.take_margin)
 
     def knock_outcomes(self, kept: int, n: int) -> np.ndarray:
@@ -242,6 +251,7 @@ class ExpertAgent(Agent):
                 allowed |= 1 << c
             if mask[KNOCK_BASE + c]:
                 knocks |= 1 << c
+        allowed = self.useful_only(hand, allowed)
         values = discard_values(hand, allowed | knocks, self.stock_odds(), self.penalty(view), -1)
         if knocks:
             card, left = self.knock_card(view, knocks, values)
@@ -255,7 +265,7 @@ class ExpertAgent(Agent):
         view = decode(observation["observation"])
         self.model.update(view)
         if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view):
-            return DRAW_DISCARD
+            return self.note_take(view.top)
         if mask[PASS]:
             return PASS
         if mask[DRAW_STOCK]:

@@ -16,11 +16,17 @@ first, defence later, seed 004). The score of discarding ``d`` from an 11-card h
 ``S(H, d) = C(H - d) + w D(d)``; lower is better.
 
 * **Discard.** The allowed card with the least ``S`` (ties: the higher card, then the lower id).
-* **Draw.** Take the upcard or the top discard ``t`` when ``min_d S(H + t, d)`` (``d`` not ``t``)
-  is lower than the value of the stock, the mean over ``c`` in ``U`` of ``min_d S(H + c, d)``
+* **Draw.** Take the upcard or the top discard ``t`` when ``min_d S(H + t, d)`` is lower than the
+  value of the stock, ``d`` ranging over the *useful* discards after the take (those leaving less
+  deadwood than before it, :func:`ginenv.agents.common.useful_discards`; none: no take), and the
+  stock's value being the mean over ``c`` in ``U`` of ``min_d S(H + c, d)``
   (:func:`ginenv.agents.common.stock_value`): both are the expected cost after the *following* draw, so
   the comparison is like for like. A card that could neither meld nor replace a higher deadwood
-  card is never taken (no search needed).
+  card is never taken (no search needed). After a take it discards by ``S`` among the useful
+  discards only (:class:`ginenv.agents.common.TakeGuard`). Taking a card that lowers nothing only to
+  throw an equal one (Ac for Ah) scored well when the equal card looked safer to throw, and two
+  players doing it cycled the same cards through the pile forever; now every take lowers the
+  deadwood, so play cannot cycle.
 * **Knock now, or play on for gin.** With a legal knock it considers the discard leaving the least
   deadwood ``k`` (ties: the least dangerous, then the higher card). It knocks, except that it plays
   on while ``0 < k <=`` :attr:`HardAgent.gin_deadwood` (5), at least :attr:`HardAgent.gin_stock` (10)
@@ -28,8 +34,8 @@ first, defence later, seed 004). The score of discarding ``d`` from an 11-card h
   gin. The reason (seed 004): with so little deadwood, playing on risks almost nothing, since a knock
   by the opponent is then usually undercut (25 bonus) and gin earns 25 more than a knock and no
   layoffs; late in the hand the stock may run out, so it takes the sure points. Playing on, it
-  discards by ``S`` among the discards that keep a knockable hand. Gin (``k = 0``) always knocks;
-  big gin whenever the rules allow it.
+  discards by ``S`` among the discards that keep a knockable hand (and, after a take, are useful).
+  Gin (``k = 0``) always knocks; big gin whenever the rules allow it.
 
 Measured against ``normal`` on duplicate deals (about +2 points per hand): normal's draw rule in
 place of the stock-versus-discard comparison costs about 1.5 points of it, playing on only at
@@ -42,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.common import (
+    TakeGuard,
     card_bits,
     danger_scores,
     deadwood,
@@ -53,6 +60,7 @@ from ginenv.agents.common import (
     max_deadwood_value,
     meldable,
     stock_value,
+    useful_discards,
 )
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
@@ -60,7 +68,7 @@ from ginenv.cards import CARD_VALUES
 from ginenv.observation import MAX_STOCK, SeatView, decode
 
 
-class HardAgent(Agent):
+class HardAgent(TakeGuard, Agent):
     """Outs, expected deadwood after the next draw, danger of each discard, knock or play for gin."""
 
     name = "hard"
@@ -106,7 +114,10 @@ class HardAgent(Agent):
         grown = hand | 1 << top
         if not meldable(grown) >> top & 1 and CARD_VALUES[top] >= max_deadwood_value(hand):
             return False
-        take = min(self.scores(grown, hand, view, penalty).values())
+        useful = useful_discards(grown, top)
+        if not useful:
+            return False  # a wasted turn, and the way two players cycle cards through the pile
+        take = min(self.scores(grown, useful, view, penalty).values())
         return take < stock_value(hand, view.unseen, penalty, view.knock_limit, self.miss)
 
     def plays_for_gin(self, kept: int, left: int, view: SeatView) -> bool:
@@ -120,14 +131,14 @@ class HardAgent(Agent):
         hand = view.hand
         penalty = self.penalty(view)
         knocks = legal_knocks(observation)
-        allowed = legal_discards(observation)
+        allowed = self.useful_only(hand, legal_discards(observation))
         if knocks:
             left = {c: deadwood(hand ^ 1 << c) for c in card_bits(knocks)}
             least = min(left.values())
             card = min((c for c in left if left[c] == least), key=lambda c: (penalty[c], -CARD_VALUES[c], c))
             if not self.plays_for_gin(hand ^ 1 << card, least, view):
                 return card, True
-            allowed = knocks
+            allowed = knocks & allowed or allowed
         scores = self.scores(hand, allowed, view, penalty)
         return min(scores, key=lambda c: (scores[c], -CARD_VALUES[c], c)), False
 
@@ -136,7 +147,7 @@ class HardAgent(Agent):
         mask = observation["action_mask"]
         view = decode(observation["observation"])
         if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view, self.penalty(view)):
-            return DRAW_DISCARD
+            return self.note_take(view.top)
         if mask[PASS]:
             return PASS
         if mask[DRAW_STOCK]:

@@ -14,11 +14,20 @@ random numbers, so the options' differences are measured far more precisely than
   :class:`ginenv.agents.belief.Knock`): the knock's points, negative when undercut, gin bonus at 0.
 * **discard d and play on**: a *rollout*, the rest of the hand played out in the world by a fast
   numba policy for both players (:func:`rollout`): take the top discard when it goes into a meld and
-  lowers the deadwood, otherwise draw from the stock; discard the card leaving the least deadwood
+  lowers the deadwood (so the rollouts cannot cycle cards through the pile either), otherwise draw
+  from the stock; discard the card leaving the least deadwood
   (the higher card on ties); knock as soon as the deadwood allows; the dead-hand rule applies. The
   rollout's showdown arranges the knocker's melds by the first least-deadwood arrangement found
   (the engine's tie-break between equal arrangements is ignored there) and scores layoffs exactly.
-  Playing on for gin is this option when a knock was legal.
+  Playing on for gin is this option when a knock was legal. Whether the card just taken may be
+  thrown back follows the rules master is given (``Rules.discard_taken_card``, the ``rules``
+  argument; it is not in the observation); the policy's take is never worth it for a card it would
+  throw back, so the rule changes no rollout's result.
+* **No cycling.** The draw is the expert's rule, which takes only a discard that lowers the deadwood
+  and after a take throws only a card that keeps it lower than before
+  (:class:`ginenv.agents.common.TakeGuard`); the simulated candidates after a take are those cards
+  only. Without it, master and expert passed Ah, Ac and Ad back and forth through the pile forever
+  on some deals.
 * **take the top discard / draw from the stock**: a rollout that starts with that draw.
 
 The option with the best mean points is played. The candidates are pruned first with the expert's
@@ -43,6 +52,7 @@ from __future__ import annotations
 import numpy as np
 from ginenv.agents.base import Observation
 from ginenv.agents.belief import Knock, _lowest_card, defender_deadwood
+from ginenv.agents.common import take_is_useful
 from ginenv.agents.expert import ExpertAgent, discard_values
 from numba import njit
 
@@ -77,13 +87,17 @@ def policy_discard(hand: int, banned: int) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def policy_takes(hand: int, top: int) -> bool:
-    """The rollout policy's draw: take ``top`` when it goes into a meld and lowers the deadwood."""
+def policy_takes(hand: int, top: int, discard_taken: bool) -> bool:
+    """The rollout policy's draw: take ``top`` when it goes into a meld and lowers the deadwood.
+
+    ``discard_taken``: the rules let the card just taken be thrown back (``Rules.discard_taken_card``).
+    Throwing ``top`` back leaves the deadwood as it was, so a take that lowers it never does.
+    """
     bit = 1 << top
     grown = hand | bit
     if not _meldable(grown) & bit:
         return False
-    _, after = policy_discard(grown, top)
+    _, after = policy_discard(grown, -1 if discard_taken else top)
     return after < _min_deadwood(hand)
 
 
@@ -194,10 +208,15 @@ def rollout(
     undercut_bonus: int,
     traps: np.ndarray,
     trap_stock: int,
+    discard_taken: bool,
 ) -> int:
     """Play the hand out from a draw phase: ``mover`` (0 me, 1 the opponent) draws next, ``top`` is
     the top discard (-1 if none) and ``stock`` the stock in drawing order; ``traps[p]`` is player
-    ``p``'s trap deadwood (:func:`policy_knocks`). Points for me."""
+    ``p``'s trap deadwood (:func:`policy_knocks`); ``discard_taken``: the card just taken from the
+    pile may be thrown back (``Rules.discard_taken_card``). Points for me.
+
+    Finite: a take lowers the taker's deadwood, a stock draw never raises it (the least-deadwood
+    discard may be the drawn card) and uses up the stock."""
     hands = np.empty(2, dtype=np.int64)
     hands[0] = me
     hands[1] = opp
@@ -207,9 +226,9 @@ def rollout(
     while True:
         h = hands[p]
         banned = -1
-        if top >= 0 and policy_takes(h, top):
+        if top >= 0 and policy_takes(h, top, discard_taken):
             h |= 1 << top
-            banned = top
+            banned = -1 if discard_taken else top
         else:
             if sp >= n:
                 return 0
@@ -259,13 +278,15 @@ def simulate_options(
     knock_deadwood: np.ndarray,
     traps: np.ndarray,
     trap_stock: int,
+    discard_taken: bool,
 ) -> np.ndarray:
     """Points of each option in each world: ``out[world, option]``.
 
     Option kinds: 0 knock discarding ``cards[i]`` (``knock_melds[i]``/``knock_deadwood[i]``: the
     engine's arrangement), 1 discard ``cards[i]`` and play on (``hand`` holds 11 cards), 2 take the
     top discard, 3 draw from the stock (``hand`` holds 10 cards; ``top`` is the top discard).
-    ``traps[world]`` holds the two players' trap deadwoods in that world (:func:`policy_knocks`).
+    ``traps[world]`` holds the two players' trap deadwoods in that world (:func:`policy_knocks`);
+    ``discard_taken`` as in :func:`rollout`.
     """
     nw = opps.size
     no = kinds.size
@@ -302,10 +323,11 @@ def simulate_options(
                         undercut_bonus,
                         traps[w],
                         trap_stock,
+                        discard_taken,
                     )
             elif k == 2:
                 grown = hand | (1 << top)
-                card, left = policy_discard(grown, top)
+                card, left = policy_discard(grown, -1 if discard_taken else top)
                 kept = grown ^ (1 << card)
                 if policy_knocks(left, limit, traps[w, 0], stock.size, trap_stock):
                     out[w, i] = showdown(kept, opp, gin_bonus, undercut_bonus)
@@ -324,6 +346,7 @@ def simulate_options(
                         undercut_bonus,
                         traps[w],
                         trap_stock,
+                        discard_taken,
                     )
             else:
                 out[w, i] = rollout(
@@ -338,6 +361,7 @@ def simulate_options(
                     undercut_bonus,
                     traps[w],
                     trap_stock,
+                    discard_taken,
                 )
     return out
 
@@ -429,6 +453,7 @@ class MasterAgent(ExpertAgent):
             knock_dw,
             traps,
             self.trap_stock,
+            self.rules.discard_taken_card,
         )
         return points.mean(axis=0)  # type: ignore[no-any-return]
 
@@ -452,6 +477,7 @@ class MasterAgent(ExpertAgent):
                 allowed |= 1 << c
             if mask[KNOCK_BASE + c]:
                 knocks |= 1 << c
+        allowed = self.useful_only(hand, allowed)
         values = discard_values(hand, allowed | knocks, self.stock_odds(), self.penalty(view), -1)
         ranked = sorted(cards_of(allowed), key=lambda c: (values[c], -CARD_VALUES[c], c))
         options: list[tuple[int, int]] = []
@@ -465,7 +491,7 @@ class MasterAgent(ExpertAgent):
             plain = ranked[: self.discard_candidates]
             # Playing on with the knock's own discard keeps the knockable hand for later.
             for _, c in knock_options[:1]:
-                if c not in plain:
+                if c not in plain and allowed >> c & 1:
                     plain.append(c)
             options = knock_options + [(PLAY_ON, c) for c in plain]
             means = self.simulate(view, options, self.worlds_knock)
@@ -483,6 +509,8 @@ class MasterAgent(ExpertAgent):
         if not self.simulate_draws:
             return super().wants_top(view)
         assert view.top is not None
+        if not take_is_useful(view.hand, view.top):
+            return False  # a wasted turn, and the way two players cycle cards through the pile
         means = self.simulate(view, [(TAKE_TOP, view.top), (DRAW, -1)], self.worlds)
         return bool(means[0] > means[1])
 
@@ -492,7 +520,7 @@ class MasterAgent(ExpertAgent):
         view = decode(observation["observation"])
         self.model.update(view)
         if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view):
-            return DRAW_DISCARD
+            return self.note_take(view.top)
         if mask[PASS]:
             return PASS
         if mask[DRAW_STOCK]:

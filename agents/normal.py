@@ -6,7 +6,10 @@ Strategy, precisely:
   leaves (:func:`ginenv.melds.deadwood_of_mask`), never by a fixed meld grouping.
 * **Draw.** It takes the upcard or the top discard when it helps: when the card is melded after
   taking it and the deadwood (after the best other discard) falls, or when taking it allows a knock
-  this very turn. Otherwise it passes or draws from the stock.
+  this very turn, and in both cases only if the deadwood then falls (a take that lowers nothing is
+  a wasted turn: :func:`ginenv.agents.common.take_is_useful`). Otherwise it passes or draws from
+  the stock. After a take it throws only a card that keeps the deadwood below what it was before
+  the take (:class:`ginenv.agents.common.TakeGuard`), so it cannot cycle cards through the pile.
 * **Discard.** Among the discards leaving the least deadwood, in this order of preference:
   a card the opponent's visible history does not say is useful to it (it took no card of the same
   rank, nor of the same suit within two ranks: :func:`ginenv.agents.common.interest_cards` of the cards it
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.common import (
+    TakeGuard,
     card_bits,
     completes_meld,
     deadwood,
@@ -29,6 +33,7 @@ from ginenv.agents.common import (
     interest_cards,
     legal_discards,
     partner_cards,
+    take_is_useful,
 )
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
@@ -42,7 +47,7 @@ def rank_mask(card: int) -> int:
     return sum(1 << (s * 13 + r) for s in range(4))
 
 
-class NormalAgent(Agent):
+class NormalAgent(TakeGuard, Agent):
     """Least-deadwood play that keeps pairs, avoids feeding the opponent and knocks at once."""
 
     name = "normal"
@@ -75,15 +80,16 @@ class NormalAgent(Agent):
         hand = view.hand
         if mask[DRAW_DISCARD] and view.top is not None:
             top = view.top
-            if completes_meld(hand, top) or enables_knock(hand, top, view.knock_limit):
-                return DRAW_DISCARD
+            helps = completes_meld(hand, top) or enables_knock(hand, top, view.knock_limit)
+            if helps and take_is_useful(hand, top):
+                return self.note_take(top)
         if mask[PASS]:
             return PASS
         if mask[DRAW_STOCK]:
             return DRAW_STOCK
         if mask[BIG_GIN]:
             return BIG_GIN
-        card = self.choose_discard(hand, legal_discards(observation), view)
+        card = self.choose_discard(hand, self.useful_only(hand, legal_discards(observation)), view)
         if mask[KNOCK_BASE + card]:
             return KNOCK_BASE + card
         return DISCARD_BASE + card

@@ -103,6 +103,7 @@ def test_simulated_knocks_are_scored_exactly() -> None:
         np.array([knock.deadwood, 0]),
         np.zeros((200, 2), dtype=np.int64),
         0,
+        False,
     )
     assert np.array_equal(points[:, 0], knock.points(opps))
 
@@ -112,11 +113,11 @@ def test_rollouts_end_by_the_rules() -> None:
     # Nobody can come near a knock: the hand is dead once 2 cards are left in the stock.
     me, opp = cards("As 3s 5s 7s 9s Jc Kc 2d 4d 6d"), cards("8d Td Qd Ah 3h 5h 7h 9h Jh Ks")
     stock = np.array(parse_cards("Kh Qh Ts 8s 6c 4c"), dtype=np.int64)
-    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0) == 0
+    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False) == 0
     # I draw the card that gives me gin at once: gin bonus plus the opponent's deadwood.
     me = cards("As 2s 3s 4h 5h 6h 7c 7d 7h Kc")
     stock = np.array(parse_cards("7s 2d 2h"), dtype=np.int64)
-    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0) == 25 + deadwood_of_mask(opp)
+    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False) == 25 + deadwood_of_mask(opp)
     card, left = policy_discard(me | cards("7s"), -1)
     assert CARD_NAMES[card] == "Kc" and left == 0
 
