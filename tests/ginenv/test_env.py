@@ -544,3 +544,244 @@ def test_bad_constructor_arguments_are_refused() -> None:
         gin_rummy_v0.env(rules={"knock_limit": 5})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="finite"):
         gin_rummy_v0.env(reward_scale=float("nan"))
+
+
+# ---------------------------------------------------------------------------- truncation (turn limit)
+
+
+def take_the_discard(env, agent: str) -> str:
+    """Always take the upcard or top discard; otherwise throw the lowest card allowed (never knock)."""
+    names = legal_names(env, agent)
+    if "draw_discard" in names:
+        return "draw_discard"
+    discards = [n for n in names if n.startswith("discard ")]
+    return min(discards, key=lambda n: parse_cards(n.split()[1])[0])
+
+
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_players_who_always_take_the_discard_are_truncated(mode: str) -> None:
+    # Two players cycling cards through the discard pile never empty the stock: before the turn
+    # limit this episode never ended.
+    env = gin_rummy_v0.env(mode=mode)
+    env.reset(seed=0, options={"deck": KNOCK_DECK, "dealer": 0})
+    steps, ended = 0, {}
+    for agent in env.agent_iter(max_iter=10_000):
+        _, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            ended[agent] = (termination, truncation, reward, info["result"])
+            env.step(None)
+            continue
+        env.step(env.unwrapped.action_id(take_the_discard(env, agent)))
+        steps += 1
+    assert steps == 2 * gin_rummy_v0.DEFAULT_TURN_LIMIT  # a draw and a discard per turn
+    assert env.agents == []
+    for termination, truncation, reward, result in ended.values():
+        assert (termination, truncation, reward) == (False, True, 0.0)
+        assert (result["kind"], result["winner"], result["points"], result["showdown"]) == (
+            "truncated",
+            None,
+            0,
+            None,
+        )
+        assert "match_result" not in result
+    assert set(ended) == {"player_0", "player_1"}
+    assert env.unwrapped.hand.draws == gin_rummy_v0.DEFAULT_TURN_LIMIT
+    if mode == "match":
+        assert env.unwrapped.match.truncated and env.unwrapped.match.result is None
+
+
+def test_turn_limit_is_an_option_that_survives_reset() -> None:
+    env = gin_rummy_v0.env(turn_limit=3, render_mode="ansi", mode="match")
+    for seed in (1, 2):
+        env.reset(seed=seed, options={"deck": KNOCK_DECK, "dealer": 0})
+        assert env.unwrapped.hand.turn_limit == 3
+        # Upcard taken (draw 1), then two turns of taking the discard (draws 2 and 3).
+        for _ in range(6):
+            agent = env.agent_selection
+            assert not env.truncations[agent]
+            play(env, [(agent, take_the_discard(env, agent))])
+        assert all(env.truncations.values()) and not any(env.terminations.values())
+    text = env.render()
+    assert "truncated at the turn limit (3 draws, limit 3); no showdown, no score" in text
+    assert "match truncated" in text
+    with pytest.raises(ValueError, match="turn_limit must be a positive integer"):
+        gin_rummy_v0.env(turn_limit=0)
+    with pytest.raises(ValueError, match="turn_limit"):
+        gin_rummy_v0.raw_env(turn_limit=2.5)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- no hidden cards without a showdown
+
+
+def test_a_dead_hand_shows_each_seat_only_its_own_deadwood() -> None:
+    deck = make_deck(KNOCKER, LAYOFF_DEFENDER, "2d")
+    env = gin_rummy_v0.env(render_mode="ansi")
+    env.reset(options={"deck": deck, "dealer": 0})
+    play(env, [("player_1", "pass"), ("player_0", "pass")])
+    agent = "player_1"
+    for i in range(29):
+        play(env, [(agent, "draw_stock"), (agent, f"discard {deck[21 + i]}")])
+        agent = "player_0" if agent == "player_1" else "player_1"
+    hand = env.unwrapped.hand
+    own = hand.result.deadwood
+    assert env.infos["player_0"]["result"]["deadwood"] == [own[0], None]
+    assert env.infos["player_1"]["result"]["deadwood"] == [None, own[1]]
+    end_line = env.render().splitlines()[-1]
+    assert end_line == "hand over: dead hand, the stock is down to 2 cards; no showdown, no score"
+
+
+def test_a_truncated_hand_shows_each_seat_only_its_own_deadwood() -> None:
+    env = gin_rummy_v0.raw_env(turn_limit=1)
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    play(env, [("player_1", "draw_discard"), ("player_1", "discard Kc")])
+    result = env.hand.result
+    assert result.kind == "truncated"
+    assert env.infos["player_1"]["result"]["deadwood"] == [None, result.deadwood[1]]
+    assert env.infos["player_0"]["result"]["deadwood"] == [result.deadwood[0], None]
+
+
+# ---------------------------------------------------------------------------- reset arguments
+
+
+def test_reset_accepts_numpy_seeds_and_decks_of_numpy_ints() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=3)
+    deck = env.unwrapped.hand.deck
+    env.reset(seed=np.int64(3))
+    assert env.unwrapped.hand.deck == deck
+    ids = np.array(parse_cards(" ".join(KNOCK_DECK)), dtype=np.int64)
+    for given in (ids, list(ids)):
+        env.reset(options={"deck": given, "dealer": np.int8(0)})
+        assert env.unwrapped.hand.hands[1] == sum(1 << c for c in parse_cards(KNOCKER))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"options": "deck"}, TypeError, "options must be a dict with the keys 'deck'"),
+        ({"options": ["deck"]}, TypeError, "options must be a dict"),
+        ({"seed": 1.5}, TypeError, "seed must be None or an integer"),
+        ({"seed": "3"}, TypeError, "seed must be None or an integer"),
+        ({"seed": True}, TypeError, "seed must be None or an integer"),
+    ],
+)
+def test_bad_reset_arguments_are_refused_and_change_nothing(kwargs: dict, error: type, message: str) -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=5)
+    before = snapshot(env)
+    with pytest.raises(error, match=message):
+        env.reset(**kwargs)
+    assert snapshot(env) == before
+
+
+# ---------------------------------------------------------------------------- after the episode
+
+
+@pytest.mark.parametrize("make", [gin_rummy_v0.env, gin_rummy_v0.raw_env])
+def test_step_and_last_after_the_episode_say_to_reset(make) -> None:
+    env = make()
+    env.reset(options={"deck": UNDERCUT_DECK, "dealer": 0})
+    play(env, [("player_1", "draw_discard"), ("player_1", "knock Kc")])
+    for _ in env.agent_iter():
+        env.step(None)
+    assert env.agents == []
+    with pytest.raises(gin_rummy_v0.EpisodeOverError, match="call reset"):
+        env.step(0)
+    with pytest.raises(gin_rummy_v0.EpisodeOverError, match="call reset"):
+        env.last()
+    env.reset(seed=0)
+    assert env.last()[0]["action_mask"].any()
+
+
+def test_illegal_reward_is_checked_when_the_env_is_built() -> None:
+    with pytest.raises(TypeError, match="illegal_reward must be a finite number"):
+        gin_rummy_v0.env(illegal_reward="x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="illegal_reward"):
+        gin_rummy_v0.env(illegal_reward=True)
+    with pytest.raises(ValueError, match="illegal_reward must be a finite number"):
+        gin_rummy_v0.env(illegal_reward=float("-inf"))
+    gin_rummy_v0.env(illegal_reward=np.float32(-2.0))
+
+
+# ---------------------------------------------------------------------------- state()
+
+
+def cards_in(vector: np.ndarray) -> set[str]:
+    return {CARD_NAMES[c] for c in np.flatnonzero(vector)}
+
+
+def test_state_holds_the_full_state() -> None:
+    from ginenv.observation import STATE_PLAYER_BASE, state_slice
+
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    state = env.unwrapped.state()
+    assert state.shape == (gin_rummy_v0.STATE_SIZE,) and state.dtype == np.float32
+    assert env.unwrapped.state_space.contains(state)
+    # Both hands, by absolute seat: player_0 deals, player_1 holds the knocker's hand.
+    assert cards_in(state[state_slice("hand_0")]) == set(LAYOFF_DEFENDER.split())
+    assert cards_in(state[state_slice("hand_1")]) == set(KNOCKER.split())
+    stock_order = state[state_slice("stock_order")]
+    assert stock_order[parse_cards("3d")[0]] == 1  # the next card drawn
+    assert stock_order[parse_cards(KNOCK_DECK[22])[0]] == 2
+    assert stock_order[parse_cards(KNOCK_DECK[51])[0]] == 31
+    assert cards_in(state[state_slice("top")]) == {"2d"}
+    play(env, [("player_1", "draw_discard")])  # takes the 2d upcard
+    state = env.unwrapped.state()
+    assert "2d" in cards_in(state[state_slice("hand_1")])
+    assert cards_in(state[state_slice("banned")]) == {"2d"}
+    assert cards_in(state[state_slice("taken_1")]) == {"2d"}
+    assert state[5] == 1  # draws
+    play(env, [("player_1", "discard Kc"), ("player_0", "draw_stock"), ("player_0", "discard 3d")])
+    state = env.unwrapped.state()
+    pile_order = state[state_slice("pile_order")]
+    assert pile_order[parse_cards("Kc")[0]] == 1 and pile_order[parse_cards("3d")[0]] == 2
+    assert cards_in(state[state_slice("discarded_0")]) == {"3d"}
+    assert list(state[STATE_PLAYER_BASE : STATE_PLAYER_BASE + 2]) == [0.0, 1.0]  # player_1 to move
+    assert env.unwrapped.state_space.contains(state)
+
+
+# ---------------------------------------------------------------------------- copies for search
+
+
+def test_deepcopy_mid_hand_is_independent_and_both_play_on() -> None:
+    import copy
+
+    env = gin_rummy_v0.env(render_mode="ansi")
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    play(env, [("player_1", "pass")])
+    before = snapshot(env)
+    twin = copy.deepcopy(env)
+    assert snapshot(twin) == before
+    script = [("player_0", "pass"), ("player_1", "draw_stock"), ("player_1", "knock Kc")]
+    play(twin, script)
+    assert finished(twin)["points"] == 51
+    assert snapshot(env) == before  # the copy's moves left the original as it was
+    assert not any(env.terminations.values())
+    # The original plays on along another line: the dealer takes the upcard instead of passing.
+    play(env, [("player_0", "draw_discard"), ("player_0", "discard Qd")])
+    assert env.agent_selection == "player_1"
+    assert legal_names(env, "player_1") == {"draw_stock", "draw_discard"}
+    assert [env.unwrapped.action_name(a) for _, a in env.unwrapped.hand.history] == [
+        "pass",
+        "draw_discard",
+        "discard Qd",
+    ]
+    assert twin.unwrapped.hand.result.kind == "knock"
+
+
+def test_deepcopy_of_a_match_deals_the_same_next_hands() -> None:
+    import copy
+
+    env = gin_rummy_v0.raw_env(mode="match", rules=Rules(target=200))
+    env.reset(seed=7, options={"deck": KNOCK_DECK, "dealer": 0})
+    play(env, [("player_1", "pass")])
+    twin = copy.deepcopy(env)
+    script = [("player_0", "pass"), ("player_1", "draw_stock"), ("player_1", "knock Kc")]
+    play(env, script)
+    assert twin.hand.history == [(1, gin_rummy_v0.PASS)] and twin.match.scores == [0, 0]
+    play(twin, script)
+    assert twin.match.scores == env.match.scores == [0, 51]
+    assert twin.match is not env.match and twin.hand is not env.hand
+    assert twin.hand.deck == env.hand.deck  # the copied generator deals the same next hand
+    assert np.array_equal(twin.state(), env.state())

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, KNOCK_BASE, action_id
 from ginenv.cards import CARD_NAMES, parse_cards
 from ginenv.engine import IllegalActionError
 from ginenv.observation import OBS_SIZE, decode
@@ -150,3 +151,211 @@ def test_maskable_ppo_learns_a_few_hundred_steps() -> None:
     obs, _ = env.reset(seed=5)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)]  # the masked policy only picks legal actions
+
+
+# ---------------------------------------------------------------------------- opponents
+
+
+def test_default_opponent_is_the_normal_level() -> None:
+    from ginenv.agents import UnknownAgentError
+    from ginenv.agents.normal import NormalAgent
+
+    env = SingleAgentEnv()
+    assert env.opponent == "normal"
+    assert isinstance(env._act.__self__, NormalAgent)
+    with pytest.raises(UnknownAgentError, match="known agents"):
+        SingleAgentEnv(opponent="grandmaster")
+    with pytest.raises(TypeError, match="registry name"):
+        SingleAgentEnv(opponent=42)  # type: ignore[arg-type]
+
+
+class RecordingAgent:
+    """An agent object: plays uniformly at random, records its resets and the hands it saw."""
+
+    def __init__(self) -> None:
+        self.seeds: list[int | None] = []
+        self.policy = RandomPolicy(0)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.seeds.append(seed)
+        self.policy.reset(seed)
+
+    def act(self, observation) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        knocks = legal[legal >= KNOCK_BASE]
+        return int(knocks[0]) if knocks.size else self.policy(observation)
+
+
+def play_episode(env: SingleAgentEnv, seed: int) -> list[dict]:
+    _, info = env.reset(seed=seed)
+    infos = [info]
+    rng = np.random.default_rng(seed)
+    done = False
+    while not done:
+        legal = np.flatnonzero(env.action_masks())
+        knocks = legal[legal >= KNOCK_BASE]
+        action = knocks[0] if knocks.size else rng.choice(legal)
+        _, _, terminated, truncated, info = env.step(action)
+        infos.append(info)
+        done = terminated or truncated
+    return infos
+
+
+def test_an_agent_object_opponent_is_reset_every_hand_of_a_match() -> None:
+    opponent = RecordingAgent()
+    env = SingleAgentEnv(opponent=opponent, mode="match", rules=Rules(target=40))
+    infos = play_episode(env, seed=4)
+    hands = infos[-1]["result"]["match_result"]["hands_played"]
+    assert hands >= 2
+    # One reset per hand the opponent played in, each with a fresh seed from the wrapper's generator.
+    assert hands - 1 <= len(opponent.seeds) <= hands
+    assert len(set(opponent.seeds)) == len(opponent.seeds) and None not in opponent.seeds
+    first = list(opponent.seeds)
+    opponent.seeds.clear()
+    play_episode(env, seed=4)
+    assert opponent.seeds == first  # reset(seed=...) reproduces the opponent's seeds too
+
+
+def test_a_named_opponent_plays_whole_hands() -> None:
+    env = SingleAgentEnv(opponent="easy", seat=None)
+    kinds = {play_episode(env, seed)[-1]["result"]["kind"] for seed in range(6)}
+    assert kinds <= {"knock", "undercut", "gin", "dead", "truncated"} and kinds
+
+
+# ---------------------------------------------------------------------------- learner's actions
+
+
+def test_step_refuses_non_integer_actions_and_accepts_any_integer_type() -> None:
+    from ginenv.actions import UnknownActionError
+
+    env = SingleAgentEnv(seat=1, dealer=0, opponent="random")
+    env.reset(options={"deck": UNDERCUT_DECK})
+    mask = env.action_masks().copy()
+    for bad in (1.9, "1", True, np.float64(1.0), np.bool_(True)):
+        with pytest.raises(UnknownActionError, match=r"integer action id 0\.\.107"):
+            env.step(bad)
+    assert np.array_equal(env.action_masks(), mask)  # nothing changed
+    _, _, terminated, _, _ = env.step(np.array(DRAW_DISCARD, dtype=np.int64))  # a 0-d array
+    assert not terminated
+    _, _, terminated, _, info = env.step(np.int16(action_id("knock Kc")))
+    assert terminated and info["result"]["kind"] == "undercut"
+
+
+def test_illegal_reward_is_checked_when_built() -> None:
+    with pytest.raises(TypeError, match="illegal_reward must be a finite number"):
+        SingleAgentEnv(illegal_reward="x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="illegal_reward"):
+        SingleAgentEnv(illegal_reward=float("nan"))
+
+
+# ---------------------------------------------------------------------------- truncation
+
+
+class TakeTheDiscard:
+    """Always takes the upcard or top discard, throws its lowest allowed card, never knocks."""
+
+    def act(self, observation) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if DRAW_DISCARD in legal:
+            return DRAW_DISCARD
+        return int(legal[(legal >= DISCARD_BASE) & (legal < KNOCK_BASE)][0])
+
+
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_a_hand_at_the_turn_limit_truncates_the_episode(mode: str) -> None:
+    env = SingleAgentEnv(opponent=TakeTheDiscard(), mode=mode, turn_limit=30, seat=0)
+    env.reset(seed=0)
+    learner = TakeTheDiscard()
+    steps, done = 0, False
+    while not done:
+        obs = {"action_mask": env.action_masks().astype(np.int8)}
+        _, reward, terminated, truncated, info = env.step(learner.act(obs))
+        done = terminated or truncated
+        steps += 1
+    assert (terminated, truncated, reward) == (False, True, 0.0)
+    assert info["result"]["kind"] == "truncated"
+    assert steps <= 31
+    assert env.action_masks().all()  # the final placeholder mask
+
+
+# ---------------------------------------------------------------------------- autoreset and masks
+
+
+def real_mask(env: SingleAgentEnv) -> np.ndarray:
+    return env.env.observe(env.agent)["action_mask"]
+
+
+@pytest.mark.parametrize("autoreset", ["NEXT_STEP", "SAME_STEP"])
+def test_gymnasium_vector_autoreset_gives_the_new_hands_mask(autoreset: str) -> None:
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    venv = SyncVectorEnv([lambda: SingleAgentEnv(opponent="random")], autoreset_mode=AutoresetMode[autoreset])
+    _, info = venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    ends, after_reset = 0, 0
+    for _ in range(1500):
+        mask = info["action_mask"][0]
+        assert mask.any()  # never all zeros, even on a final observation
+        inner = venv.envs[0]
+        if not inner._done:
+            assert np.array_equal(mask, real_mask(inner))  # the live hand's real mask
+            after_reset += ends > 0
+        _, _, terminated, truncated, info = venv.step(np.array([rng.choice(np.flatnonzero(mask))]))
+        ends += bool(terminated[0] or truncated[0])
+    assert ends >= 10 and after_reset > 0
+
+
+def test_stable_baselines_autoreset_gives_the_new_hands_mask() -> None:
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    venv = DummyVecEnv([lambda: SingleAgentEnv(opponent="random")])
+    venv.seed(0)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(1500):
+        mask = venv.env_method("action_masks")[0]
+        assert np.array_equal(mask, real_mask(venv.envs[0]).astype(bool)) and mask.any()
+        _, _, dones, _ = venv.step(np.array([rng.choice(np.flatnonzero(mask))]))
+        if dones[0]:
+            ends += 1
+            assert venv.reset_infos[0]["action_mask"].any()
+    assert ends >= 10
+
+
+# ---------------------------------------------------------------------------- gymnasium.make
+
+
+def test_gymnasium_make_builds_the_wrapper() -> None:
+    import gymnasium
+
+    import ginenv
+
+    env = gymnasium.make(ginenv.GYMNASIUM_ID, opponent="random", seat=1, reward_scale=0.01)
+    assert isinstance(env.unwrapped, SingleAgentEnv) and env.unwrapped.seat == 1
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].any()
+    assert np.array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"].astype(bool))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("gymnasium_first", [False, True])
+def test_import_ginenv_registers_without_importing_gymnasium(gymnasium_first: bool) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        ("import gymnasium\n" if gymnasium_first else "")
+        + "import sys, ginenv\n"
+        + ("" if gymnasium_first else "assert 'gymnasium' not in sys.modules\nimport gymnasium\n")
+        + "env = gymnasium.make('ginenv/GinRummy-v0', opponent='random')\n"
+        + "obs, info = env.reset(seed=1)\n"
+        + "assert info['action_mask'].any() and obs.shape == (532,)\n"
+        + "assert 'ginenv.agents' in sys.modules\n"
+        + "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
