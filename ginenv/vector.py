@@ -1,0 +1,655 @@
+"""N hands of gin rummy in lockstep, stepped by compiled code: the batched engine.
+
+:class:`VectorGinRummy` owns N independent hands (slots) held in flat numpy arrays and stepped by
+numba-compiled loops (``cache=True``) over the rule primitives of :mod:`ginenv.kernels`. It plays
+exactly the game of :class:`ginenv.engine.HandState` (every option of :class:`ginenv.rules.Rules`,
+the same turn limit and truncation) and produces exactly what ``gin_rummy_v0``'s ``observe()``
+gives the seat to move, in hand mode: ``tests/ginenv/test_vector.py`` plays many random hands
+through both from the same decks and actions and requires identical observations, masks, seats to
+move, rewards, results and truncations at every step.
+
+State of slot ``i``: the deck (dealing order), both hands as card bitmasks, the discard pile as a
+stack plus its bitmask, the next stock position, the public card record of each seat (taken from
+the pile and still held, discarded, passed over: :class:`ginenv.observation.Knowledge`), and the
+phase, player to move, dealer, banned card (just taken from the pile), draws made, knock limit and
+whether both players passed the upcard. Rule options travel as one small int array.
+
+A slot whose hand ended (a knock, gin, big gin, a dead or a truncated hand) is dealt a new hand at
+once from the env's generator (numpy ``default_rng(seed)``; dealer drawn at random), and the
+observation, mask and player returned are the new hand's; the ended hand's outcome is in
+:attr:`VectorGinRummy.results` until the next step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ginenv import kernels as K
+from ginenv.actions import (
+    ACTION_NAMES,
+    BIG_GIN,
+    DISCARD_BASE,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCK_BASE,
+    NUM_ACTIONS,
+    PASS,
+)
+from ginenv.cards import NUM_CARDS
+from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, check_turn_limit
+from ginenv.observation import (
+    IS_DEALER,
+    KNOCK_LIMIT,
+    OBS_SIZE,
+    PHASE_BASE,
+    PLANE_BASE,
+    STOCK_SIZE,
+    TO_MOVE,
+)
+from ginenv.rules import Rules
+
+# Columns of the per-slot state array.
+HAND0, HAND1, PILE_MASK, PILE_LEN, STOCK_POS = 0, 1, 2, 3, 4
+TAKEN0, TAKEN1, DISCARDED0, DISCARDED1, PASSED0, PASSED1 = 5, 6, 7, 8, 9, 10
+PHASE, PLAYER, DEALER, BANNED, DRAWS, KNOCK_LIMIT_COL, FORCED = 11, 12, 13, 14, 15, 16, 17
+NUM_COLUMNS = 18
+
+# Phases (the values of ginenv.engine.Phase).
+UPCARD_NON_DEALER, UPCARD_DEALER, DRAW, DISCARD, OVER = 0, 1, 2, 3, 4
+
+# Entries of the rule-option array.
+GIN_BONUS, UNDERCUT_BONUS, BIG_GIN_BONUS, OKLAHOMA, DEAD_HAND_STOCK, DISCARD_TAKEN, TURN_LIMIT = range(7)
+
+#: Result kinds of :attr:`VectorGinRummy.results` (``kind``): the engine's ``HandResult.kind`` names.
+RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
+DEAD, TRUNCATED = 4, 5
+NO_RESULT = -1
+
+_PLANE_HAND = PLANE_BASE
+_PLANE_TOP = PLANE_BASE + NUM_CARDS
+_PLANE_PILE = PLANE_BASE + 2 * NUM_CARDS
+_PLANE_OPP_TAKEN = PLANE_BASE + 3 * NUM_CARDS
+_PLANE_OPP_DISCARDED = PLANE_BASE + 4 * NUM_CARDS
+_PLANE_OPP_PASSED = PLANE_BASE + 5 * NUM_CARDS
+_PLANE_OWN_TAKEN = PLANE_BASE + 6 * NUM_CARDS
+_PLANE_OWN_DISCARDED = PLANE_BASE + 7 * NUM_CARDS
+_PLANE_OWN_PASSED = PLANE_BASE + 8 * NUM_CARDS
+_PLANE_UNSEEN = PLANE_BASE + 9 * NUM_CARDS
+
+
+class VectorError(ValueError):
+    """A batch argument of the wrong size, shape or type, or an illegal action; nothing changed."""
+
+
+# --------------------------------------------------------------------------- compiled game
+
+
+@njit(cache=True)
+def _deal(
+    s: np.ndarray,
+    decks: np.ndarray,
+    piles: np.ndarray,
+    i: int,
+    deck: np.ndarray,
+    dealer: int,
+    cfg: np.ndarray,
+) -> None:
+    # Cards 0-9 to the non-dealer, 10-19 to the dealer, 20 the upcard, the stock from 21.
+    non_dealer = 1 - dealer
+    hands = np.zeros(2, dtype=np.int64)
+    for k in range(10):
+        hands[non_dealer] |= np.int64(1) << deck[k]
+        hands[dealer] |= np.int64(1) << deck[10 + k]
+    for k in range(52):
+        decks[i, k] = deck[k]
+    upcard = deck[20]
+    s[i, HAND0] = hands[0]
+    s[i, HAND1] = hands[1]
+    piles[i, 0] = upcard
+    s[i, PILE_LEN] = 1
+    s[i, PILE_MASK] = np.int64(1) << upcard
+    s[i, STOCK_POS] = 21
+    for c in range(TAKEN0, PASSED1 + 1):
+        s[i, c] = 0
+    s[i, PHASE] = UPCARD_NON_DEALER
+    s[i, PLAYER] = non_dealer
+    s[i, DEALER] = dealer
+    s[i, BANNED] = -1
+    s[i, DRAWS] = 0
+    s[i, FORCED] = 0
+    if cfg[OKLAHOMA]:
+        # Oklahoma: the upcard's value is the knock limit; an ace means gin only.
+        s[i, KNOCK_LIMIT_COL] = 0 if upcard % 13 == 0 else K.CARD_VALUE[upcard]
+    else:
+        s[i, KNOCK_LIMIT_COL] = cfg[-1]
+
+
+@njit(cache=True)
+def _legal(s: np.ndarray, i: int, out: np.ndarray, cfg: np.ndarray) -> None:
+    """The legal-action mask of slot ``i`` (written into ``out``, 108 int8)."""
+    out[:] = 0
+    phase = s[i, PHASE]
+    if phase == DISCARD:
+        hand = s[i, HAND0 + s[i, PLAYER]]
+        allowed = hand
+        if s[i, BANNED] >= 0:
+            allowed &= ~(np.int64(1) << s[i, BANNED])
+        knocks = K.knock_discards(hand, s[i, KNOCK_LIMIT_COL]) & allowed
+        rest = allowed
+        while rest:
+            low = rest & -rest
+            c = K.lowest_card(low)
+            out[DISCARD_BASE + c] = 1
+            if knocks & low:
+                out[KNOCK_BASE + c] = 1
+            rest ^= low
+        if cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0:
+            out[BIG_GIN] = 1
+    elif phase == DRAW:
+        out[DRAW_STOCK] = 1
+        if not s[i, FORCED]:
+            out[DRAW_DISCARD] = 1
+    elif phase != OVER:
+        out[DRAW_DISCARD] = 1
+        out[PASS] = 1
+
+
+@njit(cache=True)
+def _set_plane(out: np.ndarray, base: int, mask: int) -> None:
+    while mask:
+        low = mask & -mask
+        out[base + K.lowest_card(low)] = 1.0
+        mask ^= low
+
+
+@njit(cache=True)
+def _encode(s: np.ndarray, piles: np.ndarray, i: int, seat: int, out: np.ndarray) -> None:
+    """What ``gin_rummy_v0``'s ``observe()`` gives ``seat`` of slot ``i`` (hand mode)."""
+    out[:] = 0.0
+    other = 1 - seat
+    out[STOCK_SIZE] = 52 - s[i, STOCK_POS]
+    out[KNOCK_LIMIT] = s[i, KNOCK_LIMIT_COL]
+    out[PHASE_BASE + s[i, PHASE]] = 1.0
+    if s[i, PLAYER] == seat:
+        out[TO_MOVE] = 1.0
+    if s[i, DEALER] == seat:
+        out[IS_DEALER] = 1.0
+    hand = s[i, HAND0 + seat]
+    in_pile = s[i, PILE_MASK]
+    top = 0
+    if s[i, PILE_LEN] > 0:
+        top = np.int64(1) << piles[i, s[i, PILE_LEN] - 1]
+    opp_taken = s[i, TAKEN0 + other]
+    _set_plane(out, _PLANE_HAND, hand)
+    _set_plane(out, _PLANE_TOP, top)
+    _set_plane(out, _PLANE_PILE, in_pile ^ top)
+    _set_plane(out, _PLANE_OPP_TAKEN, opp_taken)
+    _set_plane(out, _PLANE_OPP_DISCARDED, s[i, DISCARDED0 + other])
+    _set_plane(out, _PLANE_OPP_PASSED, s[i, PASSED0 + other])
+    _set_plane(out, _PLANE_OWN_TAKEN, s[i, TAKEN0 + seat])
+    _set_plane(out, _PLANE_OWN_DISCARDED, s[i, DISCARDED0 + seat])
+    _set_plane(out, _PLANE_OWN_PASSED, s[i, PASSED0 + seat])
+    _set_plane(out, _PLANE_UNSEEN, K.FULL_DECK ^ (hand | in_pile | opp_taken))
+
+
+@njit(cache=True)
+def _take_top(s: np.ndarray, piles: np.ndarray, i: int, player: int, cfg: np.ndarray) -> None:
+    n = s[i, PILE_LEN] - 1
+    card = piles[i, n]
+    bit = np.int64(1) << card
+    s[i, PILE_LEN] = n
+    s[i, PILE_MASK] &= ~bit
+    s[i, HAND0 + player] |= bit
+    s[i, TAKEN0 + player] |= bit
+    # The card just taken may not be thrown back this turn, unless the rules allow it (seed 004).
+    s[i, BANNED] = -1 if cfg[DISCARD_TAKEN] else card
+    s[i, DRAWS] += 1
+    s[i, PHASE] = DISCARD
+
+
+@njit(cache=True)
+def _apply(
+    s: np.ndarray,
+    decks: np.ndarray,
+    piles: np.ndarray,
+    i: int,
+    action: int,
+    cfg: np.ndarray,
+    result: np.ndarray,
+) -> bool:
+    """Apply a legal ``action`` to slot ``i``; when it ends the hand, fill ``result`` (kind, winner,
+    points, deadwood of seat 0, deadwood of seat 1) and return True."""
+    phase = s[i, PHASE]
+    player = s[i, PLAYER]
+    top = piles[i, s[i, PILE_LEN] - 1] if s[i, PILE_LEN] > 0 else -1
+    if phase <= UPCARD_DEALER:  # the upcard offer
+        if action == DRAW_DISCARD:
+            _take_top(s, piles, i, player, cfg)
+        else:
+            s[i, PASSED0 + player] |= np.int64(1) << top
+            if phase == UPCARD_NON_DEALER:
+                s[i, PHASE] = UPCARD_DEALER
+                s[i, PLAYER] = s[i, DEALER]
+            else:
+                s[i, PHASE] = DRAW
+                s[i, PLAYER] = 1 - s[i, DEALER]
+                s[i, FORCED] = 1
+        return False
+    if phase == DRAW:
+        s[i, FORCED] = 0
+        if action == DRAW_DISCARD:
+            _take_top(s, piles, i, player, cfg)
+        else:
+            if top >= 0:
+                s[i, PASSED0 + player] |= np.int64(1) << top
+            s[i, HAND0 + player] |= np.int64(1) << decks[i, s[i, STOCK_POS]]
+            s[i, STOCK_POS] += 1
+            s[i, BANNED] = -1
+            s[i, DRAWS] += 1
+            s[i, PHASE] = DISCARD
+        return False
+    # DISCARD phase: big gin, a knock, or a plain discard.
+    if action != BIG_GIN:
+        card = action - KNOCK_BASE if action >= KNOCK_BASE else action - DISCARD_BASE
+        bit = np.int64(1) << card
+        s[i, HAND0 + player] ^= bit
+        s[i, DISCARDED0 + player] |= bit
+        s[i, TAKEN0 + player] &= ~bit
+        piles[i, s[i, PILE_LEN]] = card
+        s[i, PILE_LEN] += 1
+        s[i, PILE_MASK] |= bit
+    if action == BIG_GIN or action >= KNOCK_BASE:
+        defender = 1 - player
+        kind, points, kdw, ddw = K.knock_outcome(
+            s[i, HAND0 + player],
+            s[i, HAND0 + defender],
+            cfg[GIN_BONUS],
+            cfg[UNDERCUT_BONUS],
+            cfg[BIG_GIN_BONUS],
+        )
+        result[0] = kind
+        if kind == K.UNDERCUT:
+            result[1] = defender
+            result[2] = -points
+        else:
+            result[1] = player
+            result[2] = points
+        result[3 + player] = kdw
+        result[3 + defender] = ddw
+        s[i, PHASE] = OVER
+        return True
+    s[i, BANNED] = -1
+    if 52 - s[i, STOCK_POS] <= cfg[DEAD_HAND_STOCK] or s[i, DRAWS] >= cfg[TURN_LIMIT]:
+        result[0] = DEAD if 52 - s[i, STOCK_POS] <= cfg[DEAD_HAND_STOCK] else TRUNCATED
+        result[1] = -1
+        result[2] = 0
+        # No cards are shown: neither deadwood is public (as in the AEC env's infos).
+        result[3] = -1
+        result[4] = -1
+        s[i, PHASE] = OVER
+        return True
+    s[i, PLAYER] = 1 - player
+    s[i, PHASE] = DRAW
+    return False
+
+
+@njit(cache=True)
+def _step_all(
+    s: np.ndarray,
+    decks: np.ndarray,
+    piles: np.ndarray,
+    actions: np.ndarray,
+    cfg: np.ndarray,
+    spare_decks: np.ndarray,
+    spare_dealers: np.ndarray,
+    scale: float,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    players: np.ndarray,
+    rewards: np.ndarray,
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    results: np.ndarray,
+    encode: bool,
+) -> int:
+    """Step every slot; redeal ended hands from the spare decks (in slot order); returns how many
+    spare decks were used."""
+    used = 0
+    for i in range(s.shape[0]):
+        rewards[i, 0] = 0.0
+        rewards[i, 1] = 0.0
+        terminated[i] = False
+        truncated[i] = False
+        results[i, 0] = NO_RESULT
+        if _apply(s, decks, piles, i, actions[i], cfg, results[i]):
+            kind = results[i, 0]
+            if kind == TRUNCATED:
+                truncated[i] = True
+            else:
+                terminated[i] = True
+            winner = results[i, 1]
+            if winner >= 0:
+                rewards[i, winner] = results[i, 2] * scale
+                rewards[i, 1 - winner] = -results[i, 2] * scale
+            _deal(s, decks, piles, i, spare_decks[used], spare_dealers[used], cfg)
+            used += 1
+        players[i] = s[i, PLAYER]
+        _legal(s, i, masks[i], cfg)
+        if encode:
+            _encode(s, piles, i, s[i, PLAYER], obs[i])
+    return used
+
+
+@njit(cache=True)
+def _reset_all(
+    s: np.ndarray,
+    decks: np.ndarray,
+    piles: np.ndarray,
+    new_decks: np.ndarray,
+    dealers: np.ndarray,
+    cfg: np.ndarray,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    players: np.ndarray,
+    encode: bool,
+) -> None:
+    for i in range(s.shape[0]):
+        _deal(s, decks, piles, i, new_decks[i], dealers[i], cfg)
+        players[i] = s[i, PLAYER]
+        _legal(s, i, masks[i], cfg)
+        if encode:
+            _encode(s, piles, i, s[i, PLAYER], obs[i])
+
+
+@njit(cache=True)
+def _pick_bit(mask: int, k: int) -> int:
+    # The card id of the k-th (from 0) card of ``mask``.
+    for _ in range(k):
+        mask &= mask - 1
+    return K.lowest_card(mask)
+
+
+@njit(cache=True)
+def _random_legal(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
+    # A uniformly random legal action of slot ``i``, counted from bitmasks (no 108-entry mask).
+    phase = s[i, PHASE]
+    if phase == DISCARD:
+        hand = s[i, HAND0 + s[i, PLAYER]]
+        allowed = hand
+        if s[i, BANNED] >= 0:
+            allowed &= ~(np.int64(1) << s[i, BANNED])
+        knocks = K.knock_discards(hand, s[i, KNOCK_LIMIT_COL]) & allowed
+        big = 1 if cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0 else 0
+        n_discards = K.popcount(allowed)
+        n_knocks = K.popcount(knocks)
+        r = np.random.randint(0, n_discards + n_knocks + big)
+        if r < n_discards:
+            return DISCARD_BASE + _pick_bit(allowed, r)
+        if r < n_discards + n_knocks:
+            return KNOCK_BASE + _pick_bit(knocks, r - n_discards)
+        return BIG_GIN
+    if phase == DRAW:
+        if s[i, FORCED] or np.random.randint(0, 2) == 0:
+            return DRAW_STOCK
+        return DRAW_DISCARD
+    return DRAW_DISCARD if np.random.randint(0, 2) == 0 else PASS
+
+
+@njit(cache=True)
+def _random_hands(n: int, cfg: np.ndarray, seed: int, results: np.ndarray) -> int:
+    """Play ``n`` hands of uniformly random legal actions; fill ``results`` (n, 5) as in
+    :func:`_apply`; returns the number of decisions taken."""
+    np.random.seed(seed)
+    s = np.zeros((1, NUM_COLUMNS), dtype=np.int64)
+    decks = np.zeros((1, 52), dtype=np.int64)
+    piles = np.zeros((1, 52), dtype=np.int64)
+    decisions = 0
+    for h in range(n):
+        deck = np.random.permutation(52).astype(np.int64)
+        _deal(s, decks, piles, 0, deck, np.random.randint(0, 2), cfg)
+        while not _apply(s, decks, piles, 0, _random_legal(s, 0, cfg), cfg, results[h]):
+            decisions += 1
+        decisions += 1
+    return decisions
+
+
+def play_random_hands(
+    num_hands: int, rules: Rules | None = None, seed: int = 0, turn_limit: int = DEFAULT_TURN_LIMIT
+) -> StepResults:
+    """Play ``num_hands`` whole hands of uniformly random legal actions in compiled code (no
+    observations): the engine's raw speed, and a baseline of how random play ends."""
+    if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 0:
+        raise VectorError(f"num_hands must be a non-negative integer, got {num_hands!r}")
+    results = np.full((int(num_hands), 5), NO_RESULT, dtype=np.int64)
+    cfg = rules_array(rules or Rules(), check_turn_limit(turn_limit))
+    _random_hands(int(num_hands), cfg, int(seed), results)
+    return StepResults(results[:, 0], results[:, 1], results[:, 2], results[:, 3:5])
+
+
+def rules_array(rules: Rules, turn_limit: int) -> np.ndarray:
+    """The rule options as the int64 array the compiled code reads (last entry: the knock limit)."""
+    cfg = np.zeros(8, dtype=np.int64)
+    cfg[GIN_BONUS] = rules.gin_bonus
+    cfg[UNDERCUT_BONUS] = rules.undercut_bonus
+    cfg[BIG_GIN_BONUS] = -1 if rules.big_gin_bonus is None else rules.big_gin_bonus
+    cfg[OKLAHOMA] = int(rules.oklahoma)
+    cfg[DEAD_HAND_STOCK] = rules.dead_hand_stock
+    cfg[DISCARD_TAKEN] = int(rules.discard_taken_card)
+    cfg[TURN_LIMIT] = turn_limit
+    cfg[-1] = rules.knock_limit
+    return cfg
+
+
+# --------------------------------------------------------------------------- the Python face
+
+
+@dataclass(frozen=True)
+class StepResults:
+    """How the hands that ended on the last step ended, one entry per slot.
+
+    ``kind[i]`` indexes :data:`RESULT_KINDS` (-1: the hand of slot ``i`` goes on); ``winner[i]`` is
+    the seat that scored (-1 for none), ``points[i]`` its points, ``deadwood[i]`` each seat's
+    deadwood after a showdown (the defender's after layoffs), -1 after a dead or truncated hand,
+    where no cards are shown.
+    """
+
+    kind: np.ndarray
+    winner: np.ndarray
+    points: np.ndarray
+    deadwood: np.ndarray
+
+    def names(self) -> list[str | None]:
+        """The result kind of each slot by name (``None`` where the hand goes on)."""
+        return [RESULT_KINDS[k] if k >= 0 else None for k in self.kind.tolist()]
+
+
+class VectorGinRummy:
+    """N hands in lockstep (hand mode), seen from the seat to move of each slot.
+
+    ``VectorGinRummy(num_envs, rules=Rules(), seed=0, turn_limit=100)``; :meth:`reset` deals from
+    given decks and dealers or from the env's generator, :meth:`step` applies one action per slot.
+    ``observations=False`` skips building observation vectors (for playouts that need only masks).
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | None = None,
+        seed: int | None = None,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
+        reward_scale: float = 1.0,
+        observations: bool = True,
+    ) -> None:
+        """Allocate ``num_envs`` slots (call :meth:`reset` before :meth:`step`)."""
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise VectorError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if rules is not None and not isinstance(rules, Rules):
+            raise VectorError(f"rules must be a ginenv.rules.Rules, got {type(rules).__name__}")
+        if (
+            isinstance(reward_scale, bool)
+            or not isinstance(reward_scale, (int, float))
+            or not np.isfinite(reward_scale)
+        ):
+            raise VectorError(f"reward_scale must be a finite number, got {reward_scale!r}")
+        n = int(num_envs)
+        self.num_envs = n
+        self.rules = rules or Rules()
+        self.turn_limit = check_turn_limit(turn_limit)
+        self.reward_scale = float(reward_scale)
+        self.observations = bool(observations)
+        self._cfg = rules_array(self.rules, self.turn_limit)
+        self._rng = np.random.default_rng(seed)
+        self._state = np.zeros((n, NUM_COLUMNS), dtype=np.int64)
+        self._decks = np.zeros((n, NUM_CARDS), dtype=np.int64)
+        self._piles = np.zeros((n, NUM_CARDS), dtype=np.int64)
+        self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self._masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self._players = np.zeros(n, dtype=np.int64)
+        self._rewards = np.zeros((n, 2), dtype=np.float32)
+        self._terminated = np.zeros(n, dtype=np.bool_)
+        self._truncated = np.zeros(n, dtype=np.bool_)
+        self._results = np.full((n, 5), NO_RESULT, dtype=np.int64)
+        # Decks for the hands dealt when slots end, drawn ahead from the generator in slot order.
+        self._spare_decks = np.zeros((0, NUM_CARDS), dtype=np.int64)
+        self._spare_dealers = np.zeros(0, dtype=np.int64)
+        self._ready = False
+
+    # ------------------------------------------------------------------ generator
+
+    def _shuffled(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        decks = np.tile(np.arange(NUM_CARDS, dtype=np.int64), (k, 1))
+        self._rng.permuted(decks, axis=1, out=decks)
+        return decks, self._rng.integers(0, 2, size=k, dtype=np.int64)
+
+    def _refill(self) -> None:
+        # Every slot may end on one step: keep at least num_envs spare decks.
+        self._spare_decks, self._spare_dealers = self._shuffled(self.num_envs)
+
+    # ------------------------------------------------------------------ API
+
+    def reset(
+        self, decks: np.ndarray | None = None, dealers: np.ndarray | None = None, seed: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deal every slot: ``decks`` (N, 52) card ids in dealing order and ``dealers`` (N,) of 0/1,
+        or from the generator (reseeded by ``seed``). Returns ``(obs, mask, player)``."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        n = self.num_envs
+        given_decks, given_dealers = self._shuffled(n)
+        if decks is not None:
+            given_decks = _check_decks(decks, n)
+        if dealers is not None:
+            given_dealers = _check_dealers(dealers, n)
+        _reset_all(
+            self._state, self._decks, self._piles, given_decks, given_dealers, self._cfg,
+            self._obs, self._masks, self._players, self.observations,
+        )  # fmt: skip
+        self._refill()
+        self._results[:, 0] = NO_RESULT
+        self._ready = True
+        return self._obs.copy(), self._masks.copy(), self._players.copy()
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Apply one action per slot (the seat to move's); every action must be legal, else nothing
+        changes. Returns ``(obs, mask, player, rewards, terminated, truncated)``."""
+        if not self._ready:
+            raise VectorError("call reset() before step()")
+        acts = self._check_actions(actions)
+        used = _step_all(
+            self._state, self._decks, self._piles, acts, self._cfg, self._spare_decks, self._spare_dealers,
+            self.reward_scale, self._obs, self._masks, self._players, self._rewards, self._terminated,
+            self._truncated, self._results, self.observations,
+        )  # fmt: skip
+        if used:
+            # Keep the unused spare decks in order and draw fresh ones behind them.
+            more_decks, more_dealers = self._shuffled(used)
+            self._spare_decks = np.concatenate([self._spare_decks[used:], more_decks])
+            self._spare_dealers = np.concatenate([self._spare_dealers[used:], more_dealers])
+        return (
+            self._obs.copy(),
+            self._masks.copy(),
+            self._players.copy(),
+            self._rewards.copy(),
+            self._terminated.copy(),
+            self._truncated.copy(),
+        )
+
+    def _check_actions(self, actions: object) -> np.ndarray:
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise VectorError(f"actions must have shape ({self.num_envs},), one per slot, got {acts.shape}")
+        if not np.issubdtype(acts.dtype, np.integer):
+            raise VectorError(
+                f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got dtype {acts.dtype}"
+            )
+        acts = acts.astype(np.int64, copy=False)
+        outside = (acts < 0) | (acts >= NUM_ACTIONS)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise VectorError(
+                f"{int(outside.sum())} action(s) outside 0..{NUM_ACTIONS - 1}, nothing was applied; "
+                f"first: slot {i} got {int(acts[i])}"
+            )
+        illegal = self._masks[np.arange(self.num_envs), acts] == 0
+        if illegal.any():
+            i = int(np.flatnonzero(illegal)[0])
+            legal = ", ".join(ACTION_NAMES[a] for a in np.flatnonzero(self._masks[i]))
+            raise VectorError(
+                f"{int(illegal.sum())} illegal action(s), nothing was applied; first: slot {i}, "
+                f"{ACTION_NAMES[acts[i]]!r} (id {int(acts[i])}) for player {int(self._players[i])}; "
+                f"legal there: {legal}"
+            )
+        return acts
+
+    @property
+    def results(self) -> StepResults:
+        """How the hands that ended on the last step ended (see :class:`StepResults`)."""
+        r = self._results
+        return StepResults(r[:, 0].copy(), r[:, 1].copy(), r[:, 2].copy(), r[:, 3:5].copy())
+
+    def observe(self, seat: np.ndarray | None = None) -> np.ndarray:
+        """Observation vectors of ``seat`` (N,) per slot (default: the seat to move), as observe()
+        gives them to that seat."""
+        seats = self._players if seat is None else _check_dealers(seat, self.num_envs, "seat")
+        out = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
+        for i in range(self.num_envs):
+            _encode(self._state, self._piles, i, int(seats[i]), out[i])
+        return out
+
+    def deals(self) -> tuple[np.ndarray, np.ndarray]:
+        """The deck (N, 52, dealing order) and dealer (N,) of each slot's current hand (full state)."""
+        return self._decks.copy(), self._state[:, DEALER].copy()
+
+    def hands(self) -> np.ndarray:
+        """Both seats' cards per slot as (N, 2) int64 bitmasks (full state: for tests and oracles)."""
+        return self._state[:, HAND0 : HAND1 + 1].copy()
+
+
+def _check_decks(decks: object, n: int) -> np.ndarray:
+    arr = np.asarray(decks)
+    if arr.shape != (n, NUM_CARDS) or not np.issubdtype(arr.dtype, np.integer):
+        raise DeckError(
+            f"decks must be an integer array of shape ({n}, 52) of card ids, got {arr.dtype} {arr.shape}"
+        )
+    arr = arr.astype(np.int64)
+    if not (np.sort(arr, axis=1) == np.arange(NUM_CARDS)).all():
+        bad = int(np.flatnonzero(~(np.sort(arr, axis=1) == np.arange(NUM_CARDS)).all(axis=1))[0])
+        raise DeckError(f"deck {bad} does not hold each of the 52 card ids 0..51 exactly once")
+    return arr
+
+
+def _check_dealers(dealers: object, n: int, what: str = "dealers") -> np.ndarray:
+    arr = np.asarray(dealers)
+    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer) or ((arr != 0) & (arr != 1)).any():
+        raise VectorError(
+            f"{what} must be an integer array of shape ({n},) of 0 and 1, got {arr.dtype} {arr.shape}"
+        )
+    return arr.astype(np.int64)
+
+
+__all__ = ["RESULT_KINDS", "StepResults", "VectorError", "VectorGinRummy", "play_random_hands", "rules_array"]

@@ -1,0 +1,195 @@
+"""The batched engine (ginenv.vector) plays exactly the AEC env's game, and refuses bad batches.
+
+The equivalence test steps N slots of :class:`VectorGinRummy` and, beside each slot, a
+``gin_rummy_v0.raw_env`` dealt the same deck and dealer, applying the same action to both; at every
+step the observation, the mask, the seat to move, the rewards, the results and the truncations must
+be identical. ``GINENV_EQUIVALENCE_HANDS`` sets how many hands per rule preset (CI keeps it small;
+``benchmarks/bench_vector.py --equivalence`` runs a large one).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from ginenv import gin_rummy_v0, kernels
+from ginenv.actions import BIG_GIN, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_id
+from ginenv.cards import CARD_NAMES, mask_of, parse_cards
+from ginenv.engine import DeckError
+from ginenv.observation import OBS_SIZE
+from ginenv.rules import PRESETS, Rules
+from ginenv.vector import RESULT_KINDS, VectorError, VectorGinRummy, play_random_hands
+
+HANDS = int(os.environ.get("GINENV_EQUIVALENCE_HANDS", "300"))
+
+
+def biased_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Random legal actions that often throw the card leaving the least deadwood and knock when they
+    can, so that showdowns, layoffs and undercuts are exercised, not only dead hands."""
+    out = np.empty(len(masks), dtype=np.int64)
+    for i, mask in enumerate(masks):
+        legal = np.flatnonzero(mask)
+        knocks = legal[legal >= KNOCK_BASE]
+        discards = legal[(legal >= DISCARD_BASE) & (legal < KNOCK_BASE)]
+        if mask[BIG_GIN]:
+            out[i] = BIG_GIN
+        elif knocks.size and rng.random() < 0.7:
+            out[i] = rng.choice(knocks)
+        elif discards.size and rng.random() < 0.8:
+            hand = mask_of(int(a - DISCARD_BASE) for a in discards)
+            out[i] = min(discards, key=lambda a: kernels.min_deadwood(hand ^ 1 << int(a - DISCARD_BASE)))
+        else:
+            out[i] = rng.choice(legal)
+    return out
+
+
+def aec_for(rules: Rules, turn_limit: int, deck: np.ndarray, dealer: int) -> gin_rummy_v0.raw_env:
+    env = gin_rummy_v0.raw_env(rules=rules, turn_limit=turn_limit)
+    env.reset(options={"deck": [CARD_NAMES[c] for c in deck], "dealer": int(dealer)})
+    return env
+
+
+def play_both(rules: Rules, hands: int, turn_limit: int, seed: int, slots: int = 32) -> dict[str, int]:
+    """Play ``hands`` hands through both engines side by side; returns the result kinds seen."""
+    rng = np.random.default_rng(seed)
+    venv = VectorGinRummy(slots, rules=rules, seed=seed, turn_limit=turn_limit)
+    obs, mask, player = venv.reset()
+    decks, dealers = venv.deals()
+    envs = [aec_for(rules, turn_limit, decks[i], dealers[i]) for i in range(slots)]
+    kinds: dict[str, int] = {}
+    finished = 0
+    while finished < hands:
+        for i, env in enumerate(envs):
+            agent = env.agent_selection
+            assert agent == f"player_{player[i]}"
+            seen = env.observe(agent)
+            np.testing.assert_array_equal(seen["observation"], obs[i])
+            np.testing.assert_array_equal(seen["action_mask"], mask[i])
+        actions = biased_actions(mask, rng)
+        obs, mask, player, rewards, terminated, truncated = venv.step(actions)
+        results = venv.results
+        decks, dealers = venv.deals()
+        for i, env in enumerate(envs):
+            env.step(int(actions[i]))
+            assert (env.rewards["player_0"], env.rewards["player_1"]) == tuple(rewards[i])
+            assert env.terminations["player_0"] == terminated[i]
+            assert env.truncations["player_0"] == truncated[i]
+            if not (terminated[i] or truncated[i]):
+                assert results.kind[i] == -1
+                continue
+            info = env.infos["player_0"]["result"]
+            winner = None if results.winner[i] < 0 else f"player_{results.winner[i]}"
+            assert (RESULT_KINDS[results.kind[i]], winner, int(results.points[i])) == (
+                info["kind"],
+                info["winner"],
+                info["points"],
+            )
+            if info["showdown"] is not None:
+                assert list(results.deadwood[i]) == info["deadwood"]
+            else:
+                assert list(results.deadwood[i]) == [-1, -1]
+            kinds[info["kind"]] = kinds.get(info["kind"], 0) + 1
+            finished += 1
+            envs[i] = aec_for(rules, turn_limit, decks[i], dealers[i])
+    return kinds
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_vector_env_equals_aec_env(preset: str) -> None:
+    kinds = play_both(PRESETS[preset], HANDS, turn_limit=100, seed=len(preset))
+    # The biased policy reaches showdowns: the scoring path is compared, not only dead hands.
+    assert kinds.get("knock", 0) + kinds.get("undercut", 0) + kinds.get("gin", 0) > HANDS // 4
+
+
+def test_vector_env_equals_aec_env_at_the_turn_limit() -> None:
+    kinds = play_both(Rules(), max(HANDS // 3, 40), turn_limit=12, seed=7)
+    assert kinds.get("truncated", 0) > 0
+
+
+def test_reset_from_given_decks_and_dealers() -> None:
+    order = parse_cards(
+        "Jc 8c 2h Ad 7d 8s 4c 6c 9s 4s 3h 8d 3s 9d 7s 6d Qh Tc Ac Qc Th 7c Qd 3d 6h Kd Jd 2c 2s "
+        "Qs Kc 8h Ah 4d Ts 5d 5c Ks As 3c Jh 2d Kh 7h Td 6s 4h 5s 9c Js 5h 9h"
+    )
+    venv = VectorGinRummy(2, seed=0)
+    obs, mask, player = venv.reset(decks=np.array([order, order]), dealers=np.array([0, 1]))
+    # The non-dealer decides first on the upcard Th.
+    assert player.tolist() == [1, 0]
+    for i in range(2):
+        env = aec_for(Rules(), 100, np.array(order), i)
+        np.testing.assert_array_equal(env.observe(env.agent_selection)["observation"], obs[i])
+    assert obs.shape == (2, OBS_SIZE) and mask.shape == (2, NUM_ACTIONS)
+    assert set(np.flatnonzero(mask[0])) == {action_id("draw_discard"), action_id("pass")}
+
+
+def test_determinism_under_a_seed() -> None:
+    def run(seed: int) -> list[np.ndarray]:
+        venv = VectorGinRummy(16, seed=seed)
+        out = list(venv.reset())
+        rng = np.random.default_rng(0)
+        for _ in range(300):
+            step = venv.step(biased_actions(out[1], rng))
+            out = list(step[:3])
+        return [*out, venv.deals()[0]]
+
+    first, again, other = run(5), run(5), run(6)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not np.array_equal(first[-1], other[-1])
+
+
+def snapshot(venv: VectorGinRummy) -> tuple[np.ndarray, ...]:
+    return (*venv.deals(), venv.hands(), venv.observe())
+
+
+def test_bad_batches_are_refused_and_change_nothing() -> None:
+    venv = VectorGinRummy(4, seed=1)
+    with pytest.raises(VectorError, match="call reset"):
+        venv.step(np.zeros(4, dtype=np.int64))
+    _, mask, _ = venv.reset()
+    before = snapshot(venv)
+    legal = mask.argmax(axis=1)
+    illegal = legal.copy()
+    illegal[2] = action_id("discard As") if not mask[2, action_id("discard As")] else action_id("big_gin")
+    for bad, message in [
+        (legal[:3], r"shape \(4,\)"),
+        (legal.reshape(2, 2), r"shape \(4,\)"),
+        (legal.astype(np.float64), "integer action ids"),
+        (np.array(["1"] * 4), "integer action ids"),
+        (np.full(4, NUM_ACTIONS), "outside 0..107"),
+        (np.full(4, -1), "outside 0..107"),
+        (illegal, "slot 2"),
+    ]:
+        with pytest.raises(VectorError, match=message):
+            venv.step(bad)
+        assert all(np.array_equal(a, b) for a, b in zip(before, snapshot(venv), strict=True))
+    venv.step(legal)  # the slots still play on
+
+
+def test_bad_construction_and_decks_are_refused() -> None:
+    for n in (0, -3, 2.5, True, "8"):
+        with pytest.raises(VectorError, match="num_envs"):
+            VectorGinRummy(n)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="turn_limit"):
+        VectorGinRummy(2, turn_limit=0)
+    venv = VectorGinRummy(2)
+    deck = np.arange(52)
+    with pytest.raises(DeckError, match=r"shape \(2, 52\)"):
+        venv.reset(decks=np.array([deck]))
+    with pytest.raises(DeckError, match="deck 1"):
+        venv.reset(decks=np.array([deck, np.r_[deck[:-1], 0]]))
+    with pytest.raises(VectorError, match="dealers"):
+        venv.reset(dealers=np.array([0, 2]))
+
+
+def test_random_hands_in_compiled_code_end_as_the_game_allows() -> None:
+    results = play_random_hands(2000, seed=3)
+    names = [RESULT_KINDS[k] for k in results.kind]
+    assert len(names) == 2000 and set(names) <= set(RESULT_KINDS)
+    # Random play rarely knocks (few of the legal discards are knocks): most hands die.
+    assert names.count("dead") > 1500
+    assert np.all(results.points[results.winner < 0] == 0)
+    assert play_random_hands(50, seed=3).kind.tolist() == results.kind[:50].tolist()
+    truncated = play_random_hands(200, seed=3, turn_limit=5)
+    assert (truncated.kind == RESULT_KINDS.index("truncated")).sum() > 100
