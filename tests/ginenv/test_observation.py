@@ -321,3 +321,43 @@ def test_tracker_equals_reference_encoder_at_every_step(mode: str, oracle: bool)
             assert list(legal) == state.legal_actions()
             env.step(choose(rng, legal))
     assert checked > 1000
+
+
+# ---------------------------------------------------------------------------- the full state
+
+
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_state_vector_matches_the_engine_at_every_step(mode: str) -> None:
+    from ginenv.observation import (
+        STATE_DEALER_BASE,
+        STATE_PHASE_BASE,
+        STATE_PLAYER_BASE,
+        STATE_SIZE,
+        state_slice,
+    )
+
+    env = gin_rummy_v0.raw_env(mode=mode, rules=Rules(target=30))
+    rng = random.Random(3)
+    for episode in range(4):
+        env.reset(seed=episode)
+        while env.agents and not (
+            env.terminations[env.agent_selection] or env.truncations[env.agent_selection]
+        ):
+            state_vec = env.state()
+            hand = env.hand
+            assert state_vec.shape == (STATE_SIZE,) and env.state_space.contains(state_vec)
+            for seat in (0, 1):
+                assert (
+                    mask_of(np.flatnonzero(state_vec[state_slice(f"hand_{seat}")]).tolist())
+                    == hand.hands[seat]
+                )
+            order = state_vec[state_slice("stock_order")]
+            # Position k from the top for every stock card: the stock list is kept reversed.
+            assert [int(order[c]) for c in reversed(hand.stock)] == list(range(1, len(hand.stock) + 1))
+            pile = state_vec[state_slice("pile_order")]
+            assert [int(pile[c]) for c in hand.discard_pile] == list(range(1, len(hand.discard_pile) + 1))
+            assert np.count_nonzero(pile) == len(hand.discard_pile)
+            assert state_vec[STATE_PHASE_BASE + hand.phase] == 1
+            assert state_vec[STATE_PLAYER_BASE + hand.player] == 1
+            assert state_vec[STATE_DEALER_BASE + hand.dealer] == 1
+            env.step(choose(rng, np.flatnonzero(env.observe(env.agent_selection)["action_mask"])))
