@@ -1,16 +1,11 @@
-"""Melds and deadwood: the exact minimum-deadwood search and the arrangements behind it.
+"""Melds and deadwood: the readable API over the exact least-deadwood search, and arrangements.
 
-This module owns what a hand of cards is worth. The search is one readable recursive function,
-:func:`_min_deadwood`, compiled by numba (``cache=True``) so that legal-knock masks and agents can
-call it at C speed; with ``NUMBA_DISABLE_JIT=1`` the very same source runs as plain Python. There is
-no second implementation to keep in step.
-
-The search: cards that can be in no meld (no run of 3 through them, fewer than 3 of their rank) are
-deadwood whatever happens and are peeled off first. Then the lowest remaining card (suit-major
-order) is either deadwood, or starts a run (it is the lowest card of its suit, so a run through it
-starts at it), or is in a set with other cards of its rank. Every arrangement is reached exactly
-once, so the minimum is exact for any hand size (OpenSpiel's 11-card shortcut is only an upper
-bound on rare hands).
+This module owns what a hand of cards is worth, as people and the engine ask it: deadwood of a list
+of cards or names, best discards, legal knocks, and the arrangements behind them (which melds, which
+deadwood cards). The search itself is :func:`ginenv.kernels.min_deadwood`, one readable recursive
+function compiled by numba (``cache=True``); with ``NUMBA_DISABLE_JIT=1`` the very same source runs
+as plain Python, so there is no second implementation to keep in step. It is exact for any hand
+size (OpenSpiel's 11-card shortcut is only an upper bound on rare hands).
 
 Tie-break between arrangements of equal deadwood (used at the showdown): fewest *layoff targets*
 (unseen-to-the-knocker cards that could be laid off on the melds: the fourth card of a 3-card set
@@ -24,156 +19,25 @@ import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-import numpy as np
-from numba import njit
-
+from ginenv import kernels
 from ginenv.cards import (
     CARD_NAMES,
-    CARD_VALUES,
-    NUM_RANKS,
-    RANK_VALUES,
     CardError,
     cards_of,
     mask_of,
     parse_cards,
 )
 
-_LANE = (1 << NUM_RANKS) - 1
-# A run can start at ranks A..J (0..10) of each suit; masking with this keeps runs inside a suit.
-_RUN_STARTS = sum(((1 << 11) - 1) << (NUM_RANKS * s) for s in range(4))
-_LANE_VALUE = np.array(
-    [sum(RANK_VALUES[r] for r in range(NUM_RANKS) if m >> r & 1) for m in range(1 << NUM_RANKS)],
-    dtype=np.int64,
-)
-_LANE_LOWEST = np.array(
-    [(m & -m).bit_length() - 1 if m else -1 for m in range(1 << NUM_RANKS)], dtype=np.int64
-)
-_CARD_VALUE = np.array(CARD_VALUES, dtype=np.int64)
-# Bitmask of the four cards of each rank.
-_RANK_MASK = np.array([sum(1 << (r + 13 * s) for s in range(4)) for r in range(13)], dtype=np.int64)
-
-
-@njit(cache=True)
-def _value(mask: int) -> int:
-    """Total deadwood value of the cards in ``mask``."""
-    return (
-        _LANE_VALUE[mask & _LANE]
-        + _LANE_VALUE[(mask >> 13) & _LANE]
-        + _LANE_VALUE[(mask >> 26) & _LANE]
-        + _LANE_VALUE[(mask >> 39) & _LANE]
-    )
-
-
-@njit(cache=True)
-def _lowest(mask: int) -> int:
-    """Index of the lowest card in a non-empty mask."""
-    for base in (0, 13, 26, 39):
-        lane = (mask >> base) & _LANE
-        if lane:
-            return base + _LANE_LOWEST[lane]
-    return -1
-
-
-@njit(cache=True)
-def _meldable(mask: int) -> int:
-    """Cards of ``mask`` that belong to at least one meld made only of cards of ``mask``."""
-    starts = mask & (mask >> 1) & (mask >> 2) & _RUN_STARTS
-    in_runs = starts | (starts << 1) | (starts << 2)
-    a = mask & _LANE
-    b = (mask >> 13) & _LANE
-    c = (mask >> 26) & _LANE
-    d = (mask >> 39) & _LANE
-    three = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
-    in_sets = mask & (three | (three << 13) | (three << 26) | (three << 39))
-    return in_runs | in_sets
-
-
-@njit(cache=True)
-def _min_deadwood(mask: int) -> int:
-    """Exact least deadwood of exactly the cards of ``mask`` (no discard)."""
-    if mask == 0:
-        return 0
-    free = mask & ~_meldable(mask)
-    if free:
-        return _value(free) + _min_deadwood(mask ^ free)
-    card = _lowest(mask)
-    bit = 1 << card
-    best = _CARD_VALUE[card] + _min_deadwood(mask ^ bit)
-    # Runs starting at the lowest card, shortest first.
-    rank = card % 13
-    run = bit
-    length = 1
-    while best > 0 and rank + length < 13 and (mask >> (card + length)) & 1:
-        run |= 1 << (card + length)
-        length += 1
-        if length >= 3:
-            best = min(best, _min_deadwood(mask ^ run))
-    # Sets through the lowest card: the other cards of its rank all lie in higher suits.
-    others = (mask & _RANK_MASK[rank]) ^ bit
-    if best > 0 and others:
-        bits = np.empty(3, dtype=np.int64)
-        n = 0
-        rest = others
-        while rest:
-            low = rest & -rest
-            bits[n] = low
-            n += 1
-            rest ^= low
-        if n == 3:
-            best = min(best, _min_deadwood(mask ^ others ^ bit))
-            for skip in range(3):
-                best = min(best, _min_deadwood(mask ^ bit ^ (others ^ bits[skip])))
-        elif n == 2:
-            best = min(best, _min_deadwood(mask ^ bit ^ others))
-    return best
-
-
-@njit(cache=True)
-def _knock_discards(mask: int, limit: int) -> int:
-    """Cards of an 11-card ``mask`` whose discard leaves deadwood at most ``limit``."""
-    free = mask & ~_meldable(mask)
-    # Removing a card never makes another card meldable, so the free cards other than the
-    # discard stay deadwood: a cheap bound that settles most hands without a search.
-    if free:
-        top = 0
-        rest = free
-        while rest:
-            low = rest & -rest
-            top = max(top, _CARD_VALUE[_lowest(low)])
-            rest ^= low
-        if _value(free) - top > limit:
-            return 0
-    out = 0
-    rest = mask
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        if _min_deadwood(mask ^ low) <= limit:
-            out |= low
-    return out
-
-
-@njit(cache=True)
-def _best_discard_deadwood(mask: int) -> int:
-    """Least deadwood over every single-card discard from ``mask``."""
-    return _best_discards(mask)[0]
-
-
-@njit(cache=True)
-def _best_discards(mask: int) -> tuple[int, int]:
-    """(least deadwood after one discard, bitmask of every discard reaching it)."""
-    best = 1 << 30
-    which = 0
-    rest = mask
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        value = _min_deadwood(mask ^ low)
-        if value < best:
-            best, which = value, low
-        elif value == best:
-            which |= low
-    return best, which
+# The compiled search lives in ginenv.kernels (the one fast implementation); these names are the
+# readable API's handles on it.
+_value = kernels.hand_value
+_meldable = kernels.meldable
+_min_deadwood = kernels.min_deadwood
+_knock_discards = kernels.knock_discards
+_best_discards = kernels.best_discards
+_best_discard_deadwood = kernels.best_discard_deadwood
+_CARD_VALUE = kernels.CARD_VALUE
+_RANK_MASK = kernels.RANK_MASK
 
 
 _BIT = {c: 1 << c for c in range(52)}

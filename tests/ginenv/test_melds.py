@@ -10,7 +10,7 @@ import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ginenv import melds
+from ginenv import kernels, melds
 from ginenv.cards import NUM_CARDS, cards_of, mask_of, parse_cards
 from ginenv.melds import (
     best_arrangement,
@@ -192,27 +192,27 @@ def test_knock_discards_equal_brute_force(hand: list[int], limit: int) -> None:
 @contextmanager
 def pure_python_search() -> Iterator[None]:
     """Run the deadwood search as the plain Python of its source (what NUMBA_DISABLE_JIT=1 runs)."""
-    kernels = ("_value", "_lowest", "_meldable", "_min_deadwood")
-    compiled = {name: getattr(melds, name) for name in kernels}
+    names = ("hand_value", "lowest_card", "meldable", "min_deadwood")
+    compiled = {name: getattr(kernels, name) for name in names}
     # Compile (or load from cache) before the module globals point at Python functions, or numba
     # would try to compile calls to them.
-    compiled["_min_deadwood"](mask_of(range(11)))
+    compiled["min_deadwood"](mask_of(range(11)))
     try:
         for name, dispatcher in compiled.items():
-            setattr(melds, name, dispatcher.py_func)
+            setattr(kernels, name, dispatcher.py_func)
         yield
     finally:
         for name, dispatcher in compiled.items():
-            setattr(melds, name, dispatcher)
+            setattr(kernels, name, dispatcher)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(random_hands, meld_rich_hands()))
 def test_fast_path_equals_readable_path(hand: list[int]) -> None:
     mask = mask_of(hand)
-    compiled = melds._min_deadwood(mask)
+    compiled = kernels.min_deadwood(mask)
     with pure_python_search():
         # The recursion goes through the module global, so it runs as Python all the way down.
-        assert not hasattr(melds._min_deadwood, "py_func")
-        readable = melds._min_deadwood(mask)
-    assert readable == compiled == ref.min_deadwood(hand)
+        assert not hasattr(kernels.min_deadwood, "py_func")
+        readable = kernels.min_deadwood(mask)
+    assert readable == compiled == ref.min_deadwood(hand) == melds.deadwood_of_mask(mask)
