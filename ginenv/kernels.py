@@ -150,20 +150,27 @@ def min_deadwood(mask: int) -> int:
 @njit(cache=True)
 def knock_discards(mask: int, limit: int) -> int:
     """Cards of an 11-card ``mask`` whose discard leaves deadwood at most ``limit``."""
+    # Cards in no possible meld ("free") are deadwood whatever is discarded, and removing a card
+    # never makes another card meldable: discarding a free card c leaves value(free) - value(c) plus
+    # the least deadwood of the other cards, one search for all of them; discarding a meldable card
+    # leaves at least value(free). Most random hands are settled by these bounds without a search.
     free = mask & ~meldable(mask)
-    # Removing a card never makes another card meldable, so the free cards other than the
-    # discard stay deadwood: a cheap bound that settles most hands without a search.
-    if free:
-        top = 0
-        rest = free
-        while rest:
-            low = rest & -rest
-            top = max(top, CARD_VALUE[lowest_card(low)])
-            rest ^= low
-        if hand_value(free) - top > limit:
-            return 0
+    free_value = hand_value(free)
+    core = -1
     out = 0
-    rest = mask
+    rest = free
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        left = free_value - CARD_VALUE[lowest_card(low)]
+        if left <= limit:
+            if core < 0:
+                core = min_deadwood(mask ^ free)
+            if left + core <= limit:
+                out |= low
+    if free_value > limit:
+        return out
+    rest = mask & ~free
     while rest:
         low = rest & -rest
         rest ^= low
@@ -235,14 +242,14 @@ def _branches(mask: int, melds: np.ndarray, leave: np.ndarray) -> int:
     # combination order; the card left out (``leave``). Returns how many were written.
     target = min_deadwood(mask)
     card = lowest_card(mask)
-    bit = np.int64(1) << card
+    bit = 1 << card
     rank = card % 13
     n = 0
     length = 1
     while rank + length < 13 and (mask >> (card + length)) & 1:
         length += 1
     for size in range(length, 2, -1):
-        run = ((np.int64(1) << size) - 1) << card
+        run = ((1 << size) - 1) << card
         if min_deadwood(mask ^ run) == target:
             melds[n] = run
             leave[n] = 0
