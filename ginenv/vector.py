@@ -15,7 +15,8 @@ phase, player to move, dealer, banned card (just taken from the pile), draws mad
 whether both players passed the upcard. Rule options travel as one small int array.
 
 A slot whose hand ended (a knock, gin, big gin, a dead or a truncated hand) is dealt a new hand at
-once from the env's generator (numpy ``default_rng(seed)``; dealer drawn at random), and the
+once from the env's generator (numpy ``default_rng(seed)``, passed into the compiled loop: a shuffled
+deck, then a random dealer), and the
 observation, mask and player returned are the new hand's; the ended hand's outcome is in
 :attr:`VectorGinRummy.results` until the next step.
 """
@@ -54,8 +55,8 @@ from ginenv.rules import Rules
 # Columns of the per-slot state array.
 HAND0, HAND1, PILE_MASK, PILE_LEN, STOCK_POS = 0, 1, 2, 3, 4
 TAKEN0, TAKEN1, DISCARDED0, DISCARDED1, PASSED0, PASSED1 = 5, 6, 7, 8, 9, 10
-PHASE, PLAYER, DEALER, BANNED, DRAWS, KNOCK_LIMIT_COL, FORCED = 11, 12, 13, 14, 15, 16, 17
-NUM_COLUMNS = 18
+PHASE, PLAYER, DEALER, BANNED, DRAWS, KNOCK_LIMIT_COL, FORCED, JUST_TOOK = 11, 12, 13, 14, 15, 16, 17, 18
+NUM_COLUMNS = 19
 
 # Phases (the values of ginenv.engine.Phase).
 UPCARD_NON_DEALER, UPCARD_DEALER, DRAW, DISCARD, OVER = 0, 1, 2, 3, 4
@@ -120,6 +121,7 @@ def _deal(
     s[i, BANNED] = -1
     s[i, DRAWS] = 0
     s[i, FORCED] = 0
+    s[i, JUST_TOOK] = -1
     if cfg[OKLAHOMA]:
         # Oklahoma: the upcard's value is the knock limit; an ace means gin only.
         s[i, KNOCK_LIMIT_COL] = 0 if upcard % 13 == 0 else K.CARD_VALUE[upcard]
@@ -206,6 +208,7 @@ def _take_top(s: np.ndarray, piles: np.ndarray, i: int, player: int, cfg: np.nda
     s[i, TAKEN0 + player] |= bit
     # The card just taken may not be thrown back this turn, unless the rules allow it (seed 004).
     s[i, BANNED] = -1 if cfg[DISCARD_TAKEN] else card
+    s[i, JUST_TOOK] = card
     s[i, DRAWS] += 1
     s[i, PHASE] = DISCARD
 
@@ -248,6 +251,7 @@ def _apply(
             s[i, HAND0 + player] |= np.int64(1) << decks[i, s[i, STOCK_POS]]
             s[i, STOCK_POS] += 1
             s[i, BANNED] = -1
+            s[i, JUST_TOOK] = -1
             s[i, DRAWS] += 1
             s[i, PHASE] = DISCARD
         return False
@@ -282,6 +286,7 @@ def _apply(
         s[i, PHASE] = OVER
         return True
     s[i, BANNED] = -1
+    s[i, JUST_TOOK] = -1
     if 52 - s[i, STOCK_POS] <= cfg[DEAD_HAND_STOCK] or s[i, DRAWS] >= cfg[TURN_LIMIT]:
         result[0] = DEAD if 52 - s[i, STOCK_POS] <= cfg[DEAD_HAND_STOCK] else TRUNCATED
         result[1] = -1
@@ -297,14 +302,31 @@ def _apply(
 
 
 @njit(cache=True)
+def _deal_random(
+    s: np.ndarray, decks: np.ndarray, piles: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator
+) -> None:
+    _deal(s, decks, piles, i, rng.permutation(52).astype(np.int64), rng.integers(0, 2), cfg)
+
+
+@njit(cache=True)
+def _end_rewards(result: np.ndarray, scale: float, rewards: np.ndarray) -> None:
+    # The zero-sum rewards of an ended hand for seats 0 and 1 (0 and 0 without a winner).
+    winner = result[1]
+    rewards[0] = 0.0
+    rewards[1] = 0.0
+    if winner >= 0:
+        rewards[winner] = result[2] * scale
+        rewards[1 - winner] = -result[2] * scale
+
+
+@njit(cache=True)
 def _step_all(
     s: np.ndarray,
     decks: np.ndarray,
     piles: np.ndarray,
     actions: np.ndarray,
     cfg: np.ndarray,
-    spare_decks: np.ndarray,
-    spare_dealers: np.ndarray,
+    rng: np.random.Generator,
     scale: float,
     obs: np.ndarray,
     masks: np.ndarray,
@@ -314,10 +336,8 @@ def _step_all(
     truncated: np.ndarray,
     results: np.ndarray,
     encode: bool,
-) -> int:
-    """Step every slot; redeal ended hands from the spare decks (in slot order); returns how many
-    spare decks were used."""
-    used = 0
+) -> None:
+    """Step every slot; a slot whose hand ended is dealt a new one from ``rng`` (in slot order)."""
     for i in range(s.shape[0]):
         rewards[i, 0] = 0.0
         rewards[i, 1] = 0.0
@@ -325,22 +345,16 @@ def _step_all(
         truncated[i] = False
         results[i, 0] = NO_RESULT
         if _apply(s, decks, piles, i, actions[i], cfg, results[i]):
-            kind = results[i, 0]
-            if kind == TRUNCATED:
+            if results[i, 0] == TRUNCATED:
                 truncated[i] = True
             else:
                 terminated[i] = True
-            winner = results[i, 1]
-            if winner >= 0:
-                rewards[i, winner] = results[i, 2] * scale
-                rewards[i, 1 - winner] = -results[i, 2] * scale
-            _deal(s, decks, piles, i, spare_decks[used], spare_dealers[used], cfg)
-            used += 1
+            _end_rewards(results[i], scale, rewards[i])
+            _deal_random(s, decks, piles, i, cfg, rng)
         players[i] = s[i, PLAYER]
         _legal(s, i, masks[i], cfg)
         if encode:
             _encode(s, piles, i, s[i, PLAYER], obs[i])
-    return used
 
 
 @njit(cache=True)
@@ -373,7 +387,7 @@ def _pick_bit(mask: int, k: int) -> int:
 
 
 @njit(cache=True)
-def _random_legal(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
+def _random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> int:
     # A uniformly random legal action of slot ``i``, counted from bitmasks (no 108-entry mask).
     phase = s[i, PHASE]
     if phase == DISCARD:
@@ -385,32 +399,30 @@ def _random_legal(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
         big = 1 if cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0 else 0
         n_discards = K.popcount(allowed)
         n_knocks = K.popcount(knocks)
-        r = np.random.randint(0, n_discards + n_knocks + big)
+        r = rng.integers(0, n_discards + n_knocks + big)
         if r < n_discards:
             return DISCARD_BASE + _pick_bit(allowed, r)
         if r < n_discards + n_knocks:
             return KNOCK_BASE + _pick_bit(knocks, r - n_discards)
         return BIG_GIN
     if phase == DRAW:
-        if s[i, FORCED] or np.random.randint(0, 2) == 0:
+        if s[i, FORCED] or rng.integers(0, 2) == 0:
             return DRAW_STOCK
         return DRAW_DISCARD
-    return DRAW_DISCARD if np.random.randint(0, 2) == 0 else PASS
+    return DRAW_DISCARD if rng.integers(0, 2) == 0 else PASS
 
 
 @njit(cache=True)
-def _random_hands(n: int, cfg: np.ndarray, seed: int, results: np.ndarray) -> int:
+def _random_hands(n: int, cfg: np.ndarray, rng: np.random.Generator, results: np.ndarray) -> int:
     """Play ``n`` hands of uniformly random legal actions; fill ``results`` (n, 5) as in
     :func:`_apply`; returns the number of decisions taken."""
-    np.random.seed(seed)
     s = np.zeros((1, NUM_COLUMNS), dtype=np.int64)
     decks = np.zeros((1, 52), dtype=np.int64)
     piles = np.zeros((1, 52), dtype=np.int64)
     decisions = 0
     for h in range(n):
-        deck = np.random.permutation(52).astype(np.int64)
-        _deal(s, decks, piles, 0, deck, np.random.randint(0, 2), cfg)
-        while not _apply(s, decks, piles, 0, _random_legal(s, 0, cfg), cfg, results[h]):
+        _deal_random(s, decks, piles, 0, cfg, rng)
+        while not _apply(s, decks, piles, 0, _random_legal(s, 0, cfg, rng), cfg, results[h]):
             decisions += 1
         decisions += 1
     return decisions
@@ -425,8 +437,164 @@ def play_random_hands(
         raise VectorError(f"num_hands must be a non-negative integer, got {num_hands!r}")
     results = np.full((int(num_hands), 5), NO_RESULT, dtype=np.int64)
     cfg = rules_array(rules or Rules(), check_turn_limit(turn_limit))
-    _random_hands(int(num_hands), cfg, int(seed), results)
+    _random_hands(int(num_hands), cfg, np.random.default_rng(seed), results)
     return StepResults(results[:, 0], results[:, 1], results[:, 2], results[:, 3:5])
+
+
+# --------------------------------------------------------------------------- compiled opponents
+
+#: Compiled policies for batched opponents and playouts: uniformly random legal actions, and the
+#: ``greedy`` level (``ginenv.agents.greedy``) move for move.
+POLICIES = ("random", "greedy")
+RANDOM_POLICY, GREEDY_POLICY = 0, 1
+
+
+@njit(cache=True)
+def _greedy_discard(hand: int, allowed: int) -> int:
+    # The allowed card whose discard leaves the least deadwood, the highest-valued one on ties, then
+    # the lowest card id (greedy.best_discard).
+    best = -1
+    best_dw = 1 << 30
+    rest = allowed
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        c = K.lowest_card(low)
+        dw = K.min_deadwood(hand ^ low)
+        if dw < best_dw or (dw == best_dw and K.CARD_VALUE[c] > K.CARD_VALUE[best]):
+            best = c
+            best_dw = dw
+    return best
+
+
+@njit(cache=True)
+def _greedy_takes(hand: int, card: int) -> bool:
+    # greedy.melds_with: after taking ``card`` and the best discard among the other cards, ``card``
+    # is in a meld and the deadwood is lower than before.
+    bit = 1 << card
+    kept = hand | bit
+    kept ^= 1 << _greedy_discard(kept, hand)
+    after = K.min_deadwood(kept)
+    in_meld = after < K.min_deadwood(kept ^ bit) + K.CARD_VALUE[card]
+    return in_meld and after < K.min_deadwood(hand)
+
+
+@njit(cache=True)
+def _useful_discards(grown: int, taken: int) -> int:
+    # After taking ``taken``: the other cards whose discard leaves less deadwood than the hand before
+    # the take (the no-cycling rule of ginenv.agents.common.TakeGuard).
+    before = K.min_deadwood(grown ^ (1 << taken))
+    out = 0
+    rest = grown & ~(1 << taken)
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        if K.min_deadwood(grown ^ low) < before:
+            out |= low
+    return out
+
+
+@njit(cache=True)
+def _greedy_action(s: np.ndarray, piles: np.ndarray, i: int, cfg: np.ndarray) -> int:
+    """The greedy level's action in slot ``i`` (exactly ``GreedyAgent.act``)."""
+    phase = s[i, PHASE]
+    hand = s[i, HAND0 + s[i, PLAYER]]
+    if phase != DISCARD:
+        can_take = phase != DRAW or not s[i, FORCED]
+        if can_take and s[i, PILE_LEN] > 0 and _greedy_takes(hand, piles[i, s[i, PILE_LEN] - 1]):
+            return DRAW_DISCARD
+        return PASS if phase != DRAW else DRAW_STOCK
+    if cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0:
+        return BIG_GIN
+    allowed = hand
+    if s[i, BANNED] >= 0:
+        allowed &= ~(1 << s[i, BANNED])
+    taken = s[i, JUST_TOOK]
+    if taken >= 0:
+        useful = _useful_discards(hand, taken) & allowed
+        if useful:
+            allowed = useful
+    card = _greedy_discard(hand, allowed)
+    if K.knock_discards(hand, s[i, KNOCK_LIMIT_COL]) >> card & 1:
+        return KNOCK_BASE + card
+    return DISCARD_BASE + card
+
+
+@njit(cache=True)
+def _policy_action(
+    policy: int, s: np.ndarray, piles: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator
+) -> int:
+    if policy == GREEDY_POLICY:
+        return _greedy_action(s, piles, i, cfg)
+    return _random_legal(s, i, cfg, rng)
+
+
+@njit(cache=True)
+def _policy_actions(
+    policy: int, s: np.ndarray, piles: np.ndarray, cfg: np.ndarray, rng: np.random.Generator, out: np.ndarray
+) -> None:
+    for i in range(s.shape[0]):
+        out[i] = _policy_action(policy, s, piles, i, cfg, rng)
+
+
+@njit(cache=True)
+def _step_learners(
+    s: np.ndarray,
+    decks: np.ndarray,
+    piles: np.ndarray,
+    actions: np.ndarray,
+    seats: np.ndarray,
+    fixed_seat: int,
+    policy: int,
+    cfg: np.ndarray,
+    rng: np.random.Generator,
+    scale: float,
+    obs: np.ndarray,
+    final_obs: np.ndarray,
+    masks: np.ndarray,
+    rewards: np.ndarray,
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    results: np.ndarray,
+    first: bool,
+) -> None:
+    """Apply each slot's learner action (``first``: none, a fresh deal), then the compiled opponent's
+    moves until the learner's next decision. A hand that ends is recorded (``results``, the
+    learner's ``rewards``, its ``final_obs``) and a new one dealt, with a new learner seat unless
+    ``fixed_seat`` >= 0; a new hand that ends before the learner's first decision is dealt again."""
+    seat_rewards = np.zeros(2, dtype=np.float64)
+    outcome = np.empty(5, dtype=np.int64)
+    for i in range(s.shape[0]):
+        rewards[i] = 0.0
+        terminated[i] = False
+        truncated[i] = False
+        results[i, :] = NO_RESULT
+        # ``fresh``: the learner has not decided yet in the slot's current hand.
+        fresh = first
+        ended = False if first else _apply(s, decks, piles, i, actions[i], cfg, outcome)
+        while True:
+            if ended:
+                if not fresh:
+                    results[i, :] = outcome
+                    if outcome[0] == TRUNCATED:
+                        truncated[i] = True
+                    else:
+                        terminated[i] = True
+                    _end_rewards(outcome, scale, seat_rewards)
+                    rewards[i] = seat_rewards[seats[i]]
+                    _encode(s, piles, i, seats[i], final_obs[i])
+                # A hand the learner had no say in (the opponent took the upcard and knocked) is
+                # dealt again without a record.
+                _deal_random(s, decks, piles, i, cfg, rng)
+                seats[i] = fixed_seat if fixed_seat >= 0 else rng.integers(0, 2)
+                fresh = True
+                ended = False
+            if s[i, PLAYER] == seats[i]:
+                break
+            action = _policy_action(policy, s, piles, i, cfg, rng)
+            ended = _apply(s, decks, piles, i, action, cfg, outcome)
+        _legal(s, i, masks[i], cfg)
+        _encode(s, piles, i, seats[i], obs[i])
 
 
 def rules_array(rules: Rules, turn_limit: int) -> np.ndarray:
@@ -512,9 +680,6 @@ class VectorGinRummy:
         self._terminated = np.zeros(n, dtype=np.bool_)
         self._truncated = np.zeros(n, dtype=np.bool_)
         self._results = np.full((n, 5), NO_RESULT, dtype=np.int64)
-        # Decks for the hands dealt when slots end, drawn ahead from the generator in slot order.
-        self._spare_decks = np.zeros((0, NUM_CARDS), dtype=np.int64)
-        self._spare_dealers = np.zeros(0, dtype=np.int64)
         self._ready = False
 
     # ------------------------------------------------------------------ generator
@@ -523,10 +688,6 @@ class VectorGinRummy:
         decks = np.tile(np.arange(NUM_CARDS, dtype=np.int64), (k, 1))
         self._rng.permuted(decks, axis=1, out=decks)
         return decks, self._rng.integers(0, 2, size=k, dtype=np.int64)
-
-    def _refill(self) -> None:
-        # Every slot may end on one step: keep at least num_envs spare decks.
-        self._spare_decks, self._spare_dealers = self._shuffled(self.num_envs)
 
     # ------------------------------------------------------------------ API
 
@@ -547,7 +708,6 @@ class VectorGinRummy:
             self._state, self._decks, self._piles, given_decks, given_dealers, self._cfg,
             self._obs, self._masks, self._players, self.observations,
         )  # fmt: skip
-        self._refill()
         self._results[:, 0] = NO_RESULT
         self._ready = True
         return self._obs.copy(), self._masks.copy(), self._players.copy()
@@ -560,16 +720,11 @@ class VectorGinRummy:
         if not self._ready:
             raise VectorError("call reset() before step()")
         acts = self._check_actions(actions)
-        used = _step_all(
-            self._state, self._decks, self._piles, acts, self._cfg, self._spare_decks, self._spare_dealers,
-            self.reward_scale, self._obs, self._masks, self._players, self._rewards, self._terminated,
-            self._truncated, self._results, self.observations,
+        _step_all(
+            self._state, self._decks, self._piles, acts, self._cfg, self._rng, self.reward_scale,
+            self._obs, self._masks, self._players, self._rewards, self._terminated, self._truncated,
+            self._results, self.observations,
         )  # fmt: skip
-        if used:
-            # Keep the unused spare decks in order and draw fresh ones behind them.
-            more_decks, more_dealers = self._shuffled(used)
-            self._spare_decks = np.concatenate([self._spare_decks[used:], more_decks])
-            self._spare_dealers = np.concatenate([self._spare_dealers[used:], more_dealers])
         return (
             self._obs.copy(),
             self._masks.copy(),
@@ -606,6 +761,17 @@ class VectorGinRummy:
             )
         return acts
 
+    def policy_actions(self, policy: str = "greedy") -> np.ndarray:
+        """The action a compiled policy (one of :data:`POLICIES`) takes for the seat to move in
+        each slot, (N,) int64: batched opponents and self-play playouts without leaving numba."""
+        if policy not in POLICIES:
+            raise VectorError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        if not self._ready:
+            raise VectorError("call reset() before policy_actions()")
+        out = np.empty(self.num_envs, dtype=np.int64)
+        _policy_actions(POLICIES.index(policy), self._state, self._piles, self._cfg, self._rng, out)
+        return out
+
     @property
     def results(self) -> StepResults:
         """How the hands that ended on the last step ended (see :class:`StepResults`)."""
@@ -630,6 +796,106 @@ class VectorGinRummy:
         return self._state[:, HAND0 : HAND1 + 1].copy()
 
 
+class OpponentVectorGinRummy:
+    """N hands in lockstep where a learner plays one seat and a compiled opponent the other.
+
+    ``opponent`` is one of :data:`POLICIES` (``"greedy"``: ``ginenv.agents.greedy`` move for move;
+    ``"random"``: uniformly random legal actions). The learner's seat is ``seat`` (0 or 1) or, with
+    ``seat=None``, drawn at random for every hand. :meth:`step` applies the learner's actions, then
+    the opponents' moves in compiled code until every slot waits for the learner again, so the caller
+    sees only the learner's decisions: observations and masks are always the learner's. A hand that
+    ends before the learner's first decision (the opponent takes the upcard and knocks at once) is
+    dealt again, as in :class:`ginenv.wrappers.SingleAgentEnv`.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: str = "greedy",
+        seat: int | None = None,
+        rules: Rules | None = None,
+        seed: int | None = None,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
+        reward_scale: float = 1.0,
+    ) -> None:
+        """Allocate the slots (call :meth:`reset` before :meth:`step`)."""
+        if opponent not in POLICIES:
+            raise VectorError(
+                f"opponent must be one of {', '.join(POLICIES)} (compiled policies), got {opponent!r}"
+            )
+        if seat is not None and (isinstance(seat, bool) or seat not in (0, 1)):
+            raise VectorError(f"seat must be 0, 1 or None (a random seat every hand), got {seat!r}")
+        self._engine = VectorGinRummy(num_envs, rules, seed, turn_limit, reward_scale)
+        self.num_envs = self._engine.num_envs
+        self.opponent = opponent
+        self.seat = seat
+        n = self.num_envs
+        self._seats = np.zeros(n, dtype=np.int64)
+        self._rewards = np.zeros(n, dtype=np.float32)
+        self._final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self._ready = False
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Deal every slot and play the opponents up to the learners' first decisions: ``(obs, mask)``."""
+        e = self._engine
+        if seed is not None:
+            e._rng = np.random.default_rng(seed)
+        for i in range(self.num_envs):
+            self._seats[i] = self.seat if self.seat is not None else e._rng.integers(0, 2)
+        e.reset()
+        self._run(np.zeros(self.num_envs, dtype=np.int64), first=True)
+        self._ready = True
+        return e._obs.copy(), e._masks.copy()
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The learners' actions (legal, else nothing changes), then the opponents' moves.
+
+        Returns ``(obs, mask, rewards, terminated, truncated, final_obs)``: the learner's reward
+        (N,), and where a hand ended, its final observation (the next hand's is in ``obs``).
+        """
+        if not self._ready:
+            raise VectorError("call reset() before step()")
+        self._run(self._engine._check_actions(actions), first=False)
+        e = self._engine
+        return (
+            e._obs.copy(),
+            e._masks.copy(),
+            self._rewards.copy(),
+            e._terminated.copy(),
+            e._truncated.copy(),
+            self._final_obs.copy(),
+        )
+
+    def _run(self, actions: np.ndarray, first: bool) -> None:
+        e = self._engine
+        _step_learners(
+            e._state, e._decks, e._piles, actions, self._seats, -1 if self.seat is None else self.seat,
+            POLICIES.index(self.opponent), e._cfg, e._rng, e.reward_scale, e._obs, self._final_obs,
+            e._masks, self._rewards, e._terminated, e._truncated, e._results, first,
+        )  # fmt: skip
+
+    @property
+    def seats(self) -> np.ndarray:
+        """The learner's seat in each slot's current hand."""
+        return self._seats.copy()
+
+    @property
+    def dealers(self) -> np.ndarray:
+        """The dealer's seat in each slot's current hand."""
+        return self._engine.deals()[1]
+
+    @property
+    def results(self) -> StepResults:
+        """How the hands that ended on the last step ended (see :class:`StepResults`)."""
+        return self._engine.results
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions, (N, 108) bool."""
+        return self._engine._masks.astype(bool)
+
+
 def _check_decks(decks: object, n: int) -> np.ndarray:
     arr = np.asarray(decks)
     if arr.shape != (n, NUM_CARDS) or not np.issubdtype(arr.dtype, np.integer):
@@ -652,4 +918,13 @@ def _check_dealers(dealers: object, n: int, what: str = "dealers") -> np.ndarray
     return arr.astype(np.int64)
 
 
-__all__ = ["RESULT_KINDS", "StepResults", "VectorError", "VectorGinRummy", "play_random_hands", "rules_array"]
+__all__ = [
+    "POLICIES",
+    "RESULT_KINDS",
+    "OpponentVectorGinRummy",
+    "StepResults",
+    "VectorError",
+    "VectorGinRummy",
+    "play_random_hands",
+    "rules_array",
+]

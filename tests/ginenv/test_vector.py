@@ -14,13 +14,19 @@ import os
 import numpy as np
 import pytest
 
-from ginenv import gin_rummy_v0, kernels
-from ginenv.actions import BIG_GIN, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_id
+from ginenv import agents, gin_rummy_v0, kernels
+from ginenv.actions import BIG_GIN, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
 from ginenv.cards import CARD_NAMES, mask_of, parse_cards
 from ginenv.engine import DeckError
-from ginenv.observation import OBS_SIZE
+from ginenv.observation import IS_DEALER, OBS_SIZE, PHASE_BASE, TO_MOVE
 from ginenv.rules import PRESETS, Rules
-from ginenv.vector import RESULT_KINDS, VectorError, VectorGinRummy, play_random_hands
+from ginenv.vector import (
+    RESULT_KINDS,
+    OpponentVectorGinRummy,
+    VectorError,
+    VectorGinRummy,
+    play_random_hands,
+)
 
 HANDS = int(os.environ.get("GINENV_EQUIVALENCE_HANDS", "300"))
 
@@ -193,3 +199,52 @@ def test_random_hands_in_compiled_code_end_as_the_game_allows() -> None:
     assert play_random_hands(50, seed=3).kind.tolist() == results.kind[:50].tolist()
     truncated = play_random_hands(200, seed=3, turn_limit=5)
     assert (truncated.kind == RESULT_KINDS.index("truncated")).sum() > 100
+
+
+@pytest.mark.parametrize("preset", ["standard", "seed004", "oklahoma"])
+def test_compiled_greedy_plays_exactly_like_the_greedy_agent(preset: str) -> None:
+    rules = PRESETS[preset]
+    slots = 16
+    venv = VectorGinRummy(slots, rules=rules, seed=11)
+    venv.reset()
+    decks, dealers = venv.deals()
+    envs = [aec_for(rules, 100, decks[i], dealers[i]) for i in range(slots)]
+    players = [[agents.make("greedy"), agents.make("greedy")] for _ in range(slots)]
+    hands = 0
+    while hands < 120:
+        compiled = venv.policy_actions("greedy")
+        for i, env in enumerate(envs):
+            agent = env.agent_selection
+            expected = players[i][int(agent[-1])].act(env.observe(agent))
+            assert compiled[i] == expected, (preset, i, action_name(compiled[i]), action_name(expected))
+            env.step(int(expected))
+        *_, terminated, truncated = venv.step(compiled)
+        decks, dealers = venv.deals()
+        for i in np.flatnonzero(terminated | truncated):
+            hands += 1
+            envs[i] = aec_for(rules, 100, decks[i], dealers[i])
+            players[i] = [agents.make("greedy"), agents.make("greedy")]
+
+
+def test_learner_against_compiled_opponents() -> None:
+    rng = np.random.default_rng(0)
+    for opponent in ("greedy", "random"):
+        venv = OpponentVectorGinRummy(32, opponent=opponent, seed=3)
+        obs, mask = venv.reset()
+        total, hands = 0.0, 0
+        for _ in range(400):
+            seats = venv.seats
+            # Every observation is the learner's own, at its own decision.
+            assert np.all(obs[:, TO_MOVE] == 1) and mask.any(axis=1).all()
+            assert np.all(obs[:, IS_DEALER] == (venv.dealers == seats))
+            obs, mask, rewards, terminated, truncated, final = venv.step(biased_actions(mask, rng))
+            ended = terminated | truncated
+            hands += int(ended.sum())
+            total += float(rewards.sum())
+            assert np.all(rewards[~ended] == 0)
+            assert np.all(final[ended, PHASE_BASE + 4] == 1)  # the final observation shows the end
+        assert hands > 100
+        if opponent == "random":
+            assert total / hands > 10  # a knocking learner beats random play
+    with pytest.raises(VectorError, match="opponent must be one of random, greedy"):
+        OpponentVectorGinRummy(2, opponent="master")
