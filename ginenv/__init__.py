@@ -4,7 +4,9 @@ Layers (imports point down only): ``cards`` / ``melds`` / ``rules`` (pure rules)
 ``engine`` (one hand) -> ``match`` (hands to the target) -> ``replay`` -> the PettingZoo env.
 
 ``import ginenv`` registers the single-agent Gymnasium env (:class:`ginenv.wrappers.SingleAgentEnv`)
-as :data:`GYMNASIUM_ID`, ``gymnasium.make("ginenv/GinRummy-v0", opponent="normal", ...)``. The
+as :data:`GYMNASIUM_ID`, ``gymnasium.make("ginenv/GinRummy-v0", opponent="normal", ...)``, with the
+batched :class:`ginenv.vector_env.GinRummyVectorEnv` as its vector entry point
+(``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``). The
 registration is cheap: it names the entry point as a string (nothing of the env is imported until
 ``make``), and it does not import Gymnasium either, so that the pure rules layers stay free of it:
 if Gymnasium is already imported it registers at once, otherwise a one-shot import hook registers
@@ -24,6 +26,7 @@ __version__ = "0.1.0"
 #: The Gymnasium id of :class:`ginenv.wrappers.SingleAgentEnv`.
 GYMNASIUM_ID = "ginenv/GinRummy-v0"
 _ENTRY_POINT = "ginenv.wrappers:SingleAgentEnv"
+_VECTOR_ENTRY_POINT = "ginenv.vector_env:GinRummyVectorEnv"
 
 
 def register_gymnasium() -> None:
@@ -31,7 +34,7 @@ def register_gymnasium() -> None:
     from gymnasium.envs.registration import register, registry
 
     if GYMNASIUM_ID not in registry:
-        register(id=GYMNASIUM_ID, entry_point=_ENTRY_POINT)
+        register(id=GYMNASIUM_ID, entry_point=_ENTRY_POINT, vector_entry_point=_VECTOR_ENTRY_POINT)
 
 
 class _RegisterAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -1,0 +1,106 @@
+"""A Gymnasium ``VectorEnv`` over the batched engine: one learner seat per slot, compiled opponents.
+
+:class:`GinRummyVectorEnv` owns the Gymnasium face of :class:`ginenv.vector.OpponentVectorGinRummy`,
+for single-agent training code written against ``gymnasium.vector`` (CleanRL-style loops, TorchRL's
+Gymnasium wrappers, or Stable-Baselines3 through a ``VecEnv`` adapter). Every slot is one hand: the
+learner plays one seat (``seat=None``: drawn at random every hand), a compiled opponent the other
+(``opponent="greedy"``: ``ginenv.agents.greedy`` move for move; ``"random"``), and the opponent's
+moves are stepped inside the env so that every step is one learner decision. ``import ginenv``
+registers it as the vector entry point of ``"ginenv/GinRummy-v0"``::
+
+    envs = gymnasium.make_vec("ginenv/GinRummy-v0", num_envs=256, vectorization_mode="vector_entry_point")
+
+- **Observations**: the learner's observation vector (``Box(0, high, (532,), float32)`` per slot),
+  exactly what ``gin_rummy_v0``'s ``observe()`` gives its seat.
+- **Actions**: action ids (``Discrete(108)`` per slot, ``MultiDiscrete`` batched); the legal ones are
+  ``infos["action_mask"]`` (N, 108) int8 and :meth:`GinRummyVectorEnv.action_masks` (bool, as
+  sb3-contrib's ``MaskablePPO`` asks for). An illegal action raises ``ginenv.vector.VectorError``
+  and changes nothing.
+- **Rewards**: the learner's points times ``reward_scale`` when its hand ends, else 0.
+- **Episodes** are hands: ``terminated`` at a knock, gin, big gin or dead hand; ``truncated`` at the
+  turn limit (``turn_limit`` draws). Autoreset is ``SAME_STEP``: the slot is dealt a new hand in the
+  same step, the returned observation is the new hand's, and the final observation of the ended hand
+  is in ``infos["final_obs"]`` (rows where ``infos["_final_obs"]`` is True), for bootstrapping a
+  truncated hand. A hand that ends before the learner's first decision is dealt again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from ginenv.actions import NUM_ACTIONS
+from ginenv.engine import DEFAULT_TURN_LIMIT
+from ginenv.observation import observation_high
+from ginenv.rules import Rules
+from ginenv.vector import OpponentVectorGinRummy
+
+
+class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
+    """``num_envs`` learner slots against compiled opponents (see the module docstring)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 8,
+        opponent: str = "greedy",
+        seat: int | None = None,
+        rules: Rules | None = None,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
+        reward_scale: float = 1.0,
+        seed: int | None = None,
+        **unused: Any,
+    ) -> None:
+        """Build the slots; ``unused`` keyword arguments (the single-agent env's, passed on by
+        ``make_vec``) are refused by name."""
+        if unused:
+            raise TypeError(
+                f"GinRummyVectorEnv got unknown argument(s) {', '.join(sorted(unused))}; it takes num_envs, "
+                "opponent ('greedy' or 'random'), seat, rules, turn_limit, reward_scale, seed"
+            )
+        self._vec = OpponentVectorGinRummy(num_envs, opponent, seat, rules, seed, turn_limit, reward_scale)
+        self.num_envs = self._vec.num_envs
+        self.rules = rules or Rules()
+        high = observation_high(max(self.rules.knock_limit, 10), 0, 0, False)
+        self.single_observation_space = spaces.Box(low=0.0, high=high, dtype=np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._masks = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal every slot (``seed`` reseeds the generator); ``options`` are not used."""
+        if seed is not None:
+            self._np_random, _ = gymnasium.utils.seeding.np_random(seed)
+        obs, self._masks = self._vec.reset(seed=seed)
+        return obs, {"action_mask": self._masks.copy()}
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One learner decision per slot, then the opponents' moves up to the next one."""
+        obs, self._masks, rewards, terminated, truncated, final_obs = self._vec.step(np.asarray(actions))
+        ended = terminated | truncated
+        infos: dict[str, Any] = {"action_mask": self._masks.copy()}
+        if ended.any():
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = ended
+        return obs, rewards, terminated, truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions, (num_envs, 108) bool."""
+        return self._masks.astype(bool)
+
+    @property
+    def vector(self) -> OpponentVectorGinRummy:
+        """The batched engine underneath (seats, results of the last step)."""
+        return self._vec
+
+
+__all__ = ["GinRummyVectorEnv"]
