@@ -40,7 +40,7 @@ from ginenv.actions import (
     PASS,
 )
 from ginenv.cards import NUM_CARDS
-from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, check_turn_limit
+from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, HandState, check_turn_limit
 from ginenv.observation import (
     IS_DEALER,
     KNOCK_LIMIT,
@@ -49,6 +49,7 @@ from ginenv.observation import (
     PLANE_BASE,
     STOCK_SIZE,
     TO_MOVE,
+    Knowledge,
 )
 from ginenv.rules import Rules
 
@@ -896,6 +897,113 @@ class OpponentVectorGinRummy:
         return self._engine._masks.astype(bool)
 
 
+@njit(cache=True)
+def _playout_all(
+    s: np.ndarray,
+    decks: np.ndarray,
+    piles: np.ndarray,
+    policy: int,
+    cfg: np.ndarray,
+    rng: np.random.Generator,
+    results: np.ndarray,
+) -> None:
+    for i in range(s.shape[0]):
+        while not _apply(s, decks, piles, i, _policy_action(policy, s, piles, i, cfg, rng), cfg, results[i]):
+            pass
+
+
+def _last_take(position: HandState) -> int:
+    # The card the player to move just took from the discard pile (public), or -1.
+    history = position.history
+    if position.phase != DISCARD or not history or history[-1][1] != DRAW_DISCARD:
+        return -1
+    if position.banned >= 0:
+        return position.banned
+    replay = HandState(position.rules, position.dealer, deck=position.deck, turn_limit=position.turn_limit)
+    for _, action in history[:-1]:
+        replay.step(action)
+    return replay.discard_pile[-1]
+
+
+def rollout_worlds(
+    position: HandState,
+    opponent_hands: np.ndarray,
+    stocks: np.ndarray,
+    policy: str = "greedy",
+    seed: int | None = None,
+    turn_limit: int | None = None,
+) -> np.ndarray:
+    """Play many sampled worlds of one position to the end under a compiled policy, in one call.
+
+    ``position`` is the hand as the player to move knows it (its own cards, the discard pile in
+    order, the phase, whose turn, the draws so far); a world replaces what that player cannot see:
+    ``opponent_hands[w]`` (a card bitmask) and ``stocks[w]`` (the stock in drawing order, card ids).
+    Every world must hold exactly the cards hidden from the player to move. Both seats then play
+    ``policy`` (one of :data:`POLICIES`) to the end of the hand. Returns the points of each world
+    for the player to move (negative when the opponent scores; 0 for a dead or truncated hand).
+    """
+    if policy not in POLICIES:
+        raise VectorError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    if position.is_over:
+        raise VectorError("the position is over: nothing to play out")
+    me, opp = position.player, 1 - position.player
+    hidden = position.hands[opp]
+    for c in position.stock:
+        hidden |= 1 << c
+    opps = np.asarray(opponent_hands, dtype=np.int64).reshape(-1)
+    stock_arr = np.asarray(stocks, dtype=np.int64)
+    worlds = opps.size
+    n_stock = len(position.stock)
+    if worlds < 1 or stock_arr.shape != (worlds, n_stock):
+        raise VectorError(
+            f"opponent_hands must be (W,) card masks and stocks (W, {n_stock}) card ids in drawing order, "
+            f"got {opps.shape} and {stock_arr.shape}"
+        )
+    want = position.hands[opp].bit_count()
+    for w in range(worlds):
+        held = int(opps[w])
+        stock_mask = 0
+        for c in stock_arr[w].tolist():
+            stock_mask |= 1 << c
+        if held.bit_count() != want or stock_mask.bit_count() != n_stock or held | stock_mask != hidden:
+            raise VectorError(
+                f"world {w} must split exactly the {want + n_stock} cards hidden from player {me} into an "
+                f"opponent hand of {want} cards and a stock of {n_stock}"
+            )
+    limit = position.turn_limit if turn_limit is None else check_turn_limit(turn_limit)
+    cfg = rules_array(position.rules, limit)
+    state = np.zeros((worlds, NUM_COLUMNS), dtype=np.int64)
+    decks = np.zeros((worlds, NUM_CARDS), dtype=np.int64)
+    piles = np.zeros((worlds, NUM_CARDS), dtype=np.int64)
+    knowledge = Knowledge.of(position)
+    row = state[0]
+    row[HAND0 + me] = position.hands[me]
+    row[PILE_LEN] = len(position.discard_pile)
+    row[PILE_MASK] = knowledge.pile
+    row[STOCK_POS] = NUM_CARDS - n_stock
+    for seat in (0, 1):
+        row[TAKEN0 + seat] = knowledge.taken[seat]
+        row[DISCARDED0 + seat] = knowledge.discarded[seat]
+        row[PASSED0 + seat] = knowledge.passed[seat]
+    row[PHASE] = int(position.phase)
+    row[PLAYER] = me
+    row[DEALER] = position.dealer
+    row[BANNED] = position.banned
+    row[DRAWS] = position.draws
+    row[KNOCK_LIMIT_COL] = position.knock_limit
+    history = position.history
+    row[FORCED] = int(position.phase == DRAW and len(history) == 2 and history[1][1] == PASS)
+    row[JUST_TOOK] = _last_take(position)
+    state[:] = row
+    state[:, HAND0 + opp] = opps
+    piles[:, : len(position.discard_pile)] = position.discard_pile
+    decks[:, NUM_CARDS - n_stock :] = stock_arr
+    results = np.full((worlds, 5), NO_RESULT, dtype=np.int64)
+    _playout_all(state, decks, piles, POLICIES.index(policy), cfg, np.random.default_rng(seed), results)
+    signed = np.where(results[:, 1] == me, results[:, 2], -results[:, 2])
+    return np.where(results[:, 1] < 0, 0, signed).astype(np.float64)
+
+
 def _check_decks(decks: object, n: int) -> np.ndarray:
     arr = np.asarray(decks)
     if arr.shape != (n, NUM_CARDS) or not np.issubdtype(arr.dtype, np.integer):
@@ -926,5 +1034,6 @@ __all__ = [
     "VectorError",
     "VectorGinRummy",
     "play_random_hands",
+    "rollout_worlds",
     "rules_array",
 ]

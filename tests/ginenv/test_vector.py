@@ -10,14 +10,15 @@ be identical. ``GINENV_EQUIVALENCE_HANDS`` sets how many hands per rule preset (
 from __future__ import annotations
 
 import os
+import random
 
 import numpy as np
 import pytest
 
 from ginenv import agents, gin_rummy_v0, kernels
 from ginenv.actions import BIG_GIN, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
-from ginenv.cards import CARD_NAMES, mask_of, parse_cards
-from ginenv.engine import DeckError
+from ginenv.cards import CARD_NAMES, cards_of, mask_of, parse_cards
+from ginenv.engine import DeckError, HandState, Phase
 from ginenv.observation import IS_DEALER, OBS_SIZE, PHASE_BASE, TO_MOVE
 from ginenv.rules import PRESETS, Rules
 from ginenv.vector import (
@@ -26,6 +27,7 @@ from ginenv.vector import (
     VectorError,
     VectorGinRummy,
     play_random_hands,
+    rollout_worlds,
 )
 
 HANDS = int(os.environ.get("GINENV_EQUIVALENCE_HANDS", "300"))
@@ -248,3 +250,62 @@ def test_learner_against_compiled_opponents() -> None:
             assert total / hands > 10  # a knocking learner beats random play
     with pytest.raises(VectorError, match="opponent must be one of random, greedy"):
         OpponentVectorGinRummy(2, opponent="master")
+
+
+def cut_position(seed: int, steps: int) -> tuple[HandState, list[int]]:
+    """A hand after ``steps`` random legal actions, cut at the start of a turn (a draw)."""
+    rng = random.Random(seed)
+    state = HandState(Rules(), dealer=seed % 2, rng=rng)
+    played: list[int] = []
+    while not state.is_over and (len(played) < steps or state.phase is not Phase.DRAW):
+        legal = state.legal_actions()
+        knocks = [a for a in legal if a >= KNOCK_BASE]
+        action = knocks[0] if knocks else rng.choice(legal)
+        state.step(action)
+        played.append(action)
+    return state, played
+
+
+def test_rollout_of_the_true_world_is_the_greedy_continuation() -> None:
+    checked = 0
+    for seed in range(40):
+        position, played = cut_position(seed, 6 + seed % 20)
+        if position.is_over:
+            continue
+        me = position.player
+        truth = np.array([position.hands[1 - me]])
+        stock = np.array([position.stock[::-1]])  # drawing order
+        points = rollout_worlds(position, truth, stock, policy="greedy")
+        env = aec_for(position.rules, position.turn_limit, np.array(position.deck), position.dealer)
+        for action in played:
+            env.step(action)
+        players = [agents.make("greedy"), agents.make("greedy")]
+        while not (env.terminations["player_0"] or env.truncations["player_0"]):
+            agent = env.agent_selection
+            env.step(players[int(agent[-1])].act(env.observe(agent)))
+        assert points[0] == env.rewards[f"player_{me}"], seed
+        checked += 1
+    assert checked > 30
+
+
+def test_rollout_of_sampled_worlds_and_bad_worlds() -> None:
+    position, _ = cut_position(3, 8)
+    me = position.player
+    hidden = cards_of(position.hands[1 - me] | mask_of(position.stock))
+    rng = np.random.default_rng(0)
+    opps, stocks = [], []
+    for _ in range(500):
+        order = rng.permutation(hidden)
+        opps.append(mask_of(order[:10].tolist()))
+        stocks.append(order[10:])
+    points = rollout_worlds(position, np.array(opps), np.array(stocks), policy="random", seed=1)
+    assert points.shape == (500,) and len(set(points.tolist())) > 3
+    again = rollout_worlds(position, np.array(opps), np.array(stocks), policy="random", seed=1)
+    np.testing.assert_array_equal(points, again)
+    mine = position.hands[me]
+    with pytest.raises(VectorError, match="hidden from player"):
+        rollout_worlds(position, np.array([mine]), np.array(stocks[:1]))
+    with pytest.raises(VectorError, match=r"stocks \(W"):
+        rollout_worlds(position, np.array(opps[:2]), np.array(stocks[:1]))
+    with pytest.raises(VectorError, match="policy must be one of"):
+        rollout_worlds(position, np.array(opps[:1]), np.array(stocks[:1]), policy="master")
