@@ -15,11 +15,10 @@ Hands are int64 bitmasks over card ids ``suit * 13 + rank`` (:mod:`ginenv.cards`
 processes load machine code instead of compiling. With ``NUMBA_DISABLE_JIT=1`` the same source runs
 as plain Python.
 
-The search: cards that can be in no meld (no run of 3 through them, fewer than 3 of their rank) are
-deadwood whatever happens and are peeled off first. Then the lowest remaining card (suit-major
-order) is either deadwood, or starts a run (it is the lowest card of its suit, so a run through it
-starts at it), or is in a set with other cards of its rank. Every arrangement is reached exactly
-once, so the minimum is exact for any hand size.
+The search (:func:`min_deadwood`): choose the sets (each rank holding 3 or 4 cards: no set, all of
+them, or each 3 of 4), then every suit's runs are independent and looked up in a table of the
+least run-only deadwood of each 13-bit suit. Every arrangement is covered, so the minimum is exact
+for any hand size (OpenSpiel's 11-card shortcut is only an upper bound on rare hands).
 """
 
 from __future__ import annotations
@@ -43,6 +42,29 @@ _LANE_LOWEST = np.array(
 )
 #: Deadwood value of each card id.
 CARD_VALUE = np.array(CARD_VALUES, dtype=np.int64)
+
+
+def _run_deadwood_table() -> np.ndarray:
+    # For every 13-bit set of ranks of one suit: the least value left over when runs (3 or more
+    # consecutive ranks) are laid down, by the recursion on the lowest rank (left over, or the start
+    # of a run of 3, 4, ... cards); each entry needs only smaller ones.
+    table = [0] * (1 << NUM_RANKS)
+    for m in range(1, 1 << NUM_RANKS):
+        low = m & -m
+        r = low.bit_length() - 1
+        best = RANK_VALUES[r] + table[m ^ low]
+        run, length = low, 1
+        while r + length < NUM_RANKS and m >> (r + length) & 1:
+            run |= 1 << (r + length)
+            length += 1
+            if length >= 3:
+                best = min(best, table[m ^ run])
+        table[m] = best
+    return np.array(table, dtype=np.int64)
+
+
+#: Least deadwood of one suit's cards (a 13-bit lane) with runs only.
+RUN_DEADWOOD = _run_deadwood_table()
 #: Bitmask of the four cards of each rank.
 RANK_MASK = np.array([sum(1 << (r + 13 * s) for s in range(4)) for r in range(13)], dtype=np.int64)
 #: Most least-deadwood arrangements the showdown's tie-break looks at (as ``melds.best_arrangements``).
@@ -108,43 +130,130 @@ def meldable(mask: int) -> int:
 
 
 @njit(cache=True)
+def _runs_only(mask: int) -> int:
+    # Least deadwood of ``mask`` when only runs may be laid down: suits are independent.
+    return (
+        RUN_DEADWOOD[mask & LANE]
+        + RUN_DEADWOOD[(mask >> 13) & LANE]
+        + RUN_DEADWOOD[(mask >> 26) & LANE]
+        + RUN_DEADWOOD[(mask >> 39) & LANE]
+    )
+
+
+@njit(cache=True)
 def min_deadwood(mask: int) -> int:
-    """Exact least deadwood of exactly the cards of ``mask`` (no discard), any number of cards."""
-    if mask == 0:
-        return 0
-    free = mask & ~meldable(mask)
-    if free:
-        return hand_value(free) + min_deadwood(mask ^ free)
-    card = lowest_card(mask)
-    bit = 1 << card
-    best = CARD_VALUE[card] + min_deadwood(mask ^ bit)
-    # Runs starting at the lowest card, shortest first.
-    rank = card % 13
-    run = bit
-    length = 1
-    while best > 0 and rank + length < 13 and (mask >> (card + length)) & 1:
-        run |= 1 << (card + length)
-        length += 1
-        if length >= 3:
-            best = min(best, min_deadwood(mask ^ run))
-    # Sets through the lowest card: the other cards of its rank all lie in higher suits.
-    others = (mask & RANK_MASK[rank]) ^ bit
-    if best > 0 and others:
-        bits = np.empty(3, dtype=np.int64)
-        n = 0
-        rest = others
-        while rest:
-            low = rest & -rest
-            bits[n] = low
-            n += 1
-            rest ^= low
-        if n == 3:
-            best = min(best, min_deadwood(mask ^ others ^ bit))
-            for skip in range(3):
-                best = min(best, min_deadwood(mask ^ bit ^ (others ^ bits[skip])))
-        elif n == 2:
-            best = min(best, min_deadwood(mask ^ bit ^ others))
+    """Exact least deadwood of exactly the cards of ``mask`` (no discard), any number of cards.
+
+    A meld is a set (3 or 4 cards of a rank) or a run (3+ consecutive cards of a suit). Once the
+    sets are chosen, the runs of each suit are independent and :data:`RUN_DEADWOOD` holds the best
+    of every suit's cards. So the search enumerates only the set choices: for each rank holding 3
+    or 4 cards, no set, the set of all of them, or (with 4) each set of 3 leaving the fourth card
+    to a run. A hand of 10 or 11 cards has at most 3 such ranks (at most 6 * 6 * 6 choices); most
+    random hands have none and cost four table lookups.
+    """
+    a = mask & LANE
+    b = (mask >> 13) & LANE
+    c = (mask >> 26) & LANE
+    d = (mask >> 39) & LANE
+    set_ranks = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
+    if set_ranks == 0:
+        return _runs_only(mask)
+    # A rank whose 3 or 4 cards lie in no possible run is always melded whole as a set.
+    starts = mask & (mask >> 1) & (mask >> 2) & _RUN_STARTS
+    in_runs = starts | (starts << 1) | (starts << 2)
+    rest = set_ranks
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        held = mask & RANK_MASK[_LANE_LOWEST[low]]
+        if not held & in_runs:
+            mask ^= held
+            set_ranks ^= low
+    best = _runs_only(mask)
+    if set_ranks == 0 or best == 0:
+        return best
+    # Up to three ranks with 3+ cards (every hand of 11 cards or fewer): nested loops over their set
+    # choices, no allocation. Choice 0 of a rank is "no set"; all zeros was counted above.
+    rest = set_ranks
+    low = rest & -rest
+    rest ^= low
+    h1 = mask & RANK_MASK[_LANE_LOWEST[low]]
+    h2 = 0
+    h3 = 0
+    if rest:
+        low = rest & -rest
+        rest ^= low
+        h2 = mask & RANK_MASK[_LANE_LOWEST[low]]
+    if rest:
+        low = rest & -rest
+        rest ^= low
+        h3 = mask & RANK_MASK[_LANE_LOWEST[low]]
+    if rest:
+        return _min_deadwood_many_sets(mask, set_ranks, best)
+    for j1 in range(_set_choices(h1)):
+        o1 = _set_choice(h1, j1)
+        for j2 in range(_set_choices(h2)):
+            o12 = o1 | _set_choice(h2, j2)
+            for j3 in range(_set_choices(h3)):
+                removed = o12 | _set_choice(h3, j3)
+                if removed:
+                    value = _runs_only(mask ^ removed)
+                    if value < best:
+                        best = value
+                        if best == 0:
+                            return 0
     return best
+
+
+@njit(cache=True)
+def _set_choices(held: int) -> int:
+    # How many set choices the cards ``held`` of one rank give: none (no cards: 1), no set or the
+    # set (3 cards: 2), no set, the four, or one of four sets of three (4 cards: 6).
+    if held == 0:
+        return 1
+    return 6 if popcount(held) == 4 else 2
+
+
+@njit(cache=True)
+def _set_choice(held: int, j: int) -> int:
+    # The cards of choice ``j`` taken out as a set: 0 none, 1 all of them, 2.. all but one card.
+    if j == 0:
+        return 0
+    if j == 1:
+        return held
+    rest = held
+    for _ in range(j - 2):
+        rest &= rest - 1
+    return held ^ (rest & -rest)
+
+
+@njit(cache=True)
+def _min_deadwood_many_sets(mask: int, set_ranks: int, best: int) -> int:
+    # The same search for hands with more than three ranks of 3+ cards (12 cards or more): an
+    # odometer over every rank's set choices.
+    ranks = np.empty(13, dtype=np.int64)
+    n = 0
+    rest = set_ranks
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        ranks[n] = mask & RANK_MASK[_LANE_LOWEST[low]]
+        n += 1
+    choice = np.zeros(n, dtype=np.int64)
+    while True:
+        k = 0
+        while k < n:
+            choice[k] += 1
+            if choice[k] < _set_choices(ranks[k]):
+                break
+            choice[k] = 0
+            k += 1
+        if k == n:
+            return best
+        removed = 0
+        for k in range(n):
+            removed |= _set_choice(ranks[k], choice[k])
+        best = min(best, _runs_only(mask ^ removed))
 
 
 @njit(cache=True)
@@ -436,6 +545,7 @@ __all__ = [
     "KNOCK_KINDS",
     "MAX_ARRANGEMENTS",
     "RANK_MASK",
+    "RUN_DEADWOOD",
     "UNDERCUT",
     "best_discard_deadwood",
     "best_discards",

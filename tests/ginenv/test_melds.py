@@ -192,7 +192,7 @@ def test_knock_discards_equal_brute_force(hand: list[int], limit: int) -> None:
 @contextmanager
 def pure_python_search() -> Iterator[None]:
     """Run the deadwood search as the plain Python of its source (what NUMBA_DISABLE_JIT=1 runs)."""
-    names = ("hand_value", "lowest_card", "meldable", "min_deadwood")
+    names = ("popcount", "_runs_only", "min_deadwood")
     compiled = {name: getattr(kernels, name) for name in names}
     # Compile (or load from cache) before the module globals point at Python functions, or numba
     # would try to compile calls to them.
@@ -212,7 +212,8 @@ def test_fast_path_equals_readable_path(hand: list[int]) -> None:
     mask = mask_of(hand)
     compiled = kernels.min_deadwood(mask)
     with pure_python_search():
-        # The recursion goes through the module global, so it runs as Python all the way down.
+        # Its helpers are looked up as module globals, so it runs as Python all the way down.
         assert not hasattr(kernels.min_deadwood, "py_func")
+        assert not hasattr(kernels._runs_only, "py_func")
         readable = kernels.min_deadwood(mask)
     assert readable == compiled == ref.min_deadwood(hand) == melds.deadwood_of_mask(mask)

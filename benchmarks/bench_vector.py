@@ -1,0 +1,265 @@
+"""Benchmark of the batched engine (ginenv.vector, ginenv.kernels) against OpenSpiel, one core.
+
+Protocol (``shared/DESIGN.md``, "Performance protocol"): every figure comes from the same run on the
+same machine, and only ratios are compared to targets. numba runs on one thread here
+(``NUMBA_NUM_THREADS=1`` is set before import: the compiled loops are sequential anyway).
+
+- **Decisions/s with observation and mask** (target: 25x OpenSpiel): ``VectorGinRummy(N).step`` on
+  random legal actions, timing the env's own calls (the actions are drawn outside the timed part);
+  every decision produces the 532-entry observation and the 108-entry mask of the seat to move.
+  Anchor: OpenSpiel's ``gin_rummy`` from Python with ``observation_tensor()`` and
+  ``legal_actions_mask()`` at every decision (chance nodes not counted as decisions).
+- **Whole random hands/s without observations** (target: 100 k/s, twice a published JAX port's
+  44 k games/s on an A100): ``play_random_hands`` in compiled code. Anchor: OpenSpiel random hands.
+- **Exact deadwood on arrays of hands** (target: 100x OpenSpiel's ``min_deadwood`` per hand):
+  ``kernels.deadwood_many`` on random 10-card hands; anchor ``GinRummyUtils.min_deadwood`` per call.
+- **A learner against the compiled greedy opponent**: ``OpponentVectorGinRummy.step`` learner
+  decisions/s, the opponent's moves included (information, no target).
+- **Compile time and caching**: the first call in a fresh process with an empty numba cache
+  (``NUMBA_CACHE_DIR`` pointing at a new folder: everything compiles), then again with that cache
+  filled (``cache=True``: machine code loaded from disk, nothing compiled).
+
+    python benchmarks/bench_vector.py            # full run (about a minute)
+    python benchmarks/bench_vector.py --quick    # a smoke run
+    python benchmarks/bench_vector.py --equivalence 5000   # also the AEC-equivalence test at that size
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_DECISIONS = 25.0
+TARGET_HANDS_PER_S = 100_000
+TARGET_DEADWOOD = 100.0
+
+
+def openspiel_decisions(seconds: float, seed: int) -> dict[str, float]:
+    """OpenSpiel random play from Python, observation tensor and legal mask every decision."""
+    import pyspiel
+
+    game = pyspiel.load_game("gin_rummy")
+    rng = random.Random(seed)
+    decisions = hands = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            actions = state.legal_actions()
+            if not state.is_chance_node():
+                state.observation_tensor()
+                state.legal_actions_mask()
+                decisions += 1
+            state.apply_action(actions[int(rng.random() * len(actions))])
+        hands += 1
+    elapsed = time.perf_counter() - start
+    return {"decisions_per_s": decisions / elapsed, "hands_per_s": hands / elapsed}
+
+
+def openspiel_hands(seconds: float, seed: int) -> float:
+    """OpenSpiel random hands/s without observations."""
+    import pyspiel
+
+    game = pyspiel.load_game("gin_rummy")
+    rng = random.Random(seed)
+    hands = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            actions = state.legal_actions()
+            state.apply_action(actions[int(rng.random() * len(actions))])
+        hands += 1
+    return hands / (time.perf_counter() - start)
+
+
+def openspiel_deadwood(hands: list[list[int]]) -> float:
+    """OpenSpiel's min_deadwood, one call per hand: hands/s."""
+    import pyspiel
+
+    utils = pyspiel.gin_rummy.GinRummyUtils(13, 4, 10)
+    call = utils.min_deadwood
+    for h in hands[:1000]:
+        call(h)
+    start = time.perf_counter()
+    for h in hands:
+        call(h)
+    return len(hands) / (time.perf_counter() - start)
+
+
+def vector_decisions(num_envs: int, steps: int, seed: int) -> dict[str, float]:
+    """Random legal play through VectorGinRummy.step, timing the env's calls only."""
+    from ginenv.vector import VectorGinRummy
+
+    venv = VectorGinRummy(num_envs, seed=seed)
+    rng = np.random.default_rng(seed)
+    _, mask, _ = venv.reset()
+    venv.step((rng.random(mask.shape, dtype=np.float32) * mask).argmax(axis=1))  # warm-up
+    _, mask, _ = venv.reset()
+    in_env = 0.0
+    hands = 0
+    for _ in range(steps):
+        actions = (rng.random(mask.shape, dtype=np.float32) * mask).argmax(axis=1)
+        t = time.perf_counter()
+        _, mask, _, _, terminated, truncated = venv.step(actions)
+        in_env += time.perf_counter() - t
+        hands += int(terminated.sum() + truncated.sum())
+    return {"decisions_per_s": num_envs * steps / in_env, "hands_per_s": hands / in_env}
+
+
+def vector_random_hands(n: int, seed: int) -> float:
+    from ginenv.vector import play_random_hands
+
+    play_random_hands(100, seed=seed)  # warm-up
+    start = time.perf_counter()
+    play_random_hands(n, seed=seed)
+    return n / (time.perf_counter() - start)
+
+
+def vector_deadwood(masks: np.ndarray) -> float:
+    from ginenv import kernels
+
+    kernels.deadwood_many(masks[:100])
+    start = time.perf_counter()
+    kernels.deadwood_many(masks)
+    return len(masks) / (time.perf_counter() - start)
+
+
+def learner_steps(num_envs: int, steps: int, seed: int) -> float:
+    from ginenv.vector import OpponentVectorGinRummy
+
+    venv = OpponentVectorGinRummy(num_envs, opponent="greedy", seed=seed)
+    rng = np.random.default_rng(seed)
+    _, mask = venv.reset()
+    in_env = 0.0
+    for _ in range(steps):
+        actions = (rng.random(mask.shape, dtype=np.float32) * mask).argmax(axis=1)
+        t = time.perf_counter()
+        _, mask, *_ = venv.step(actions)
+        in_env += time.perf_counter() - t
+    return num_envs * steps / in_env
+
+
+_FIRST_CALL = """
+import time
+t = time.perf_counter()
+import numpy as np
+from ginenv.vector import VectorGinRummy, OpponentVectorGinRummy
+v = VectorGinRummy(4, seed=0)
+_, mask, _ = v.reset()
+v.step(mask.argmax(axis=1))
+o = OpponentVectorGinRummy(4, seed=0)
+_, mask = o.reset()
+o.step(mask.argmax(axis=1))
+print(time.perf_counter() - t)
+"""
+
+
+def compile_times() -> dict[str, float]:
+    """Seconds to the first vector step in a fresh process: empty numba cache, then filled cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        out = {}
+        for label in ("cold_cache_s", "warm_cache_s"):
+            run = subprocess.run(
+                [sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True, text=True, check=True
+            )
+            out[label] = float(run.stdout.strip().splitlines()[-1])
+        return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="a short smoke run")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--num-envs", type=int, default=4096, help="slots of the vector env (default 4096)")
+    p.add_argument("--equivalence", type=int, metavar="HANDS", help="also run the AEC-equivalence test")
+    p.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
+    a = p.parse_args(argv)
+    seconds = 1.0 if a.quick else 4.0
+    steps = 30 if a.quick else 300
+    n_hands = 20_000 if a.quick else 300_000
+    rng = np.random.default_rng(a.seed)
+    deadwood_hands = [
+        rng.choice(52, 10, replace=False).tolist() for _ in range(20_000 if a.quick else 200_000)
+    ]
+    masks = np.array([sum(1 << c for c in h) for h in deadwood_hands], dtype=np.int64)
+    masks = np.tile(masks, 10)  # the batched call gets a large array
+
+    print("bench_vector: ginenv.vector / ginenv.kernels vs OpenSpiel (pyspiel), ratios from this run")
+    os_dec = openspiel_decisions(seconds, a.seed)
+    vec = vector_decisions(a.num_envs, steps, a.seed)
+    os_hands = openspiel_hands(seconds, a.seed)
+    vec_hands = vector_random_hands(n_hands, a.seed)
+    os_dw = openspiel_deadwood(deadwood_hands)
+    vec_dw = vector_deadwood(masks)
+    learner = learner_steps(a.num_envs, max(steps // 3, 10), a.seed)
+    compiled = compile_times()
+    rows: list[tuple[str, float, float | None, str]] = [
+        (
+            "decisions/s, observation + mask each decision",
+            vec["decisions_per_s"],
+            os_dec["decisions_per_s"],
+            f">= {TARGET_DECISIONS:.0f}x",
+        ),
+        ("random whole hands/s, no observations", vec_hands, os_hands, f">= {TARGET_HANDS_PER_S:,} hands/s"),
+        ("exact deadwood, random 10-card hands/s", vec_dw, os_dw, f">= {TARGET_DEADWOOD:.0f}x"),
+        ("learner decisions/s vs compiled greedy (opponent moves included)", learner, None, "-"),
+    ]
+    print(f"{'measurement':66} {'ginenv':>12} {'OpenSpiel':>12} {'ratio':>9}  target")
+    for name, ours, theirs, target in rows:
+        ratio = f"{ours / theirs:8.1f}x" if theirs else "        -"
+        anchor = f"{theirs:12,.0f}" if theirs else f"{'-':>12}"
+        print(f"{name:66} {ours:12,.0f} {anchor} {ratio}  {target}")
+    print(
+        f"first vector step in a fresh process: {compiled['cold_cache_s']:.1f} s with an empty numba cache "
+        f"(compiling), {compiled['warm_cache_s']:.1f} s with the cache filled (cache=True, loaded from disk)"
+    )
+    verdicts = {
+        "decisions": vec["decisions_per_s"] / os_dec["decisions_per_s"] >= TARGET_DECISIONS,
+        "hands": vec_hands >= TARGET_HANDS_PER_S,
+        "deadwood": vec_dw / os_dw >= TARGET_DEADWOOD,
+    }
+    print("targets met: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in verdicts.items()))
+    figures: dict[str, Any] = {
+        "vector": vec,
+        "openspiel": os_dec,
+        "random_hands_per_s": vec_hands,
+        "openspiel_hands_per_s": os_hands,
+        "deadwood_per_s": vec_dw,
+        "openspiel_deadwood_per_s": os_dw,
+        "learner_decisions_per_s": learner,
+        "compile": compiled,
+        "targets_met": verdicts,
+    }
+    if a.json:
+        Path(a.json).write_text(json.dumps(figures, indent=2))
+    if a.equivalence:
+        env = {**os.environ, "GINENV_EQUIVALENCE_HANDS": str(a.equivalence)}
+        test = ROOT / "tests" / "ginenv" / "test_vector.py"
+        code = subprocess.call(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", str(test), "-k", "equals_aec"],
+            cwd=ROOT,
+            env=env,
+        )
+        print(f"AEC equivalence at {a.equivalence} hands per preset: {'passed' if code == 0 else 'FAILED'}")
+        return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
