@@ -2,8 +2,12 @@
 
 Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
 ``match A B`` (one head-to-head), ``demo`` (one printed hand or match), ``replay FILE`` (check a
-replay). Training and interactive play will join as ``train`` and ``play``. Bad arguments and
-configs end with a one-line message and exit status 2, never a traceback.
+replay). Training and interactive play will join as ``train`` and ``play``.
+
+Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
+wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
+``agent X raised ...``: not a usage error); 130 interrupted by Ctrl-C (one line; a run folder keeps
+every finished deal, and the same command resumes it).
 """
 
 from __future__ import annotations
@@ -11,12 +15,23 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from ginenv.experiments.harness import EvalConfig, HarnessError, evaluate
+from ginenv.experiments.harness import (
+    MAX_DEALS,
+    MAX_WORKERS,
+    AgentError,
+    EvalConfig,
+    HarnessError,
+    check_seed,
+    evaluate,
+)
+
+from ginenv.engine import DEFAULT_TURN_LIMIT
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ladder.yaml"
 
@@ -27,14 +42,49 @@ def _registered() -> list[str]:
     return agents.available()
 
 
+def _seed_arg(args: argparse.Namespace, option: str = "--seed") -> int:
+    """The ``--seed`` value as an int; ``random`` draws one from the OS (announced by the caller)."""
+    value = args.seed
+    if value == "random":
+        return check_seed("random", option, random_ok=True)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if number < 0 or str(value).strip() != str(number):
+        raise HarnessError(f"{option} must be a non-negative integer or 'random', got {value!r}")
+    return number
+
+
+def _turn_limit_arg(args: argparse.Namespace) -> int:
+    if args.turn_limit is not None and args.turn_limit < 1:
+        raise HarnessError(
+            f"--turn-limit must be a positive integer (draws per hand; default {DEFAULT_TURN_LIMIT}), "
+            f"got {args.turn_limit}"
+        )
+    return DEFAULT_TURN_LIMIT if args.turn_limit is None else int(args.turn_limit)
+
+
 def _run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from ginenv.experiments.report import summarise, write_outputs
 
+    args.run_folder = out  # named by the Ctrl-C message
     records = evaluate(cfg, out, backend=args.backend, workers=args.workers, progress=not args.quiet)
     summary = summarise(records, cfg.agents, cfg.unit)
     summary["config"] = cfg.to_dict()
+    summary["seed"] = cfg.seed
+    summary["seed_drawn"] = bool(args.seed_drawn)
     write_outputs(summary, out, plots=not args.no_plots, tensorboard=not args.no_plots)
     return summary
+
+
+def _announce_seed(args: argparse.Namespace, seed: int) -> None:
+    if args.seed_drawn:
+        # stderr: the one channel that is neither --json's output nor visible to the agents.
+        print(
+            f"ginenv: seed drawn from the OS: {seed} (give --seed {seed} to reproduce or resume)",
+            file=sys.stderr,
+        )
 
 
 def _cmd_ladder(args: argparse.Namespace) -> int:
@@ -45,15 +95,19 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     if args.deals is not None:
         spec.deals = args.deals
     if args.seed is not None:
-        spec.seed = args.seed
+        spec.seed = _seed_arg(args)
+    if args.turn_limit is not None:
+        spec.turn_limit = _turn_limit_arg(args)
+    args.seed_drawn = spec.seed == "random"
     cfg = to_eval_config(spec, _registered())
+    _announce_seed(args, cfg.seed)
     out = Path(args.out or f"results/ladder-{cfg.fingerprint()}")
     n_pairs = len(cfg.pairings())
     if not args.quiet:
         print(
             f"ginenv ladder: {len(cfg.agents)} agents ({', '.join(cfg.agents)}), {cfg.format}, "
-            f"{n_pairs} pairings x {cfg.deals} duplicate deals = {2 * n_pairs * cfg.deals} games; "
-            f"results in {out}",
+            f"{n_pairs} pairings x {cfg.deals} duplicate deals = {2 * n_pairs * cfg.deals} games, "
+            f"seed {cfg.seed}; results in {out}",
             flush=True,
         )
     summary = _run_and_report(cfg, args, out)
@@ -67,21 +121,25 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
 
 def _cmd_match(args: argparse.Namespace) -> int:
     from ginenv.experiments.config import check_agent_names, resolve_rules
-    from ginenv.experiments.report import format_table
+    from ginenv.experiments.report import format_table, strict_json
 
     check_agent_names([args.a, args.b], _registered())
     if args.matches is not None:
         unit, deals = "match", max(1, math.ceil(args.matches / 2))
     else:
         unit, deals = "hand", max(1, math.ceil(args.hands / 2))
+    args.seed_drawn = args.seed == "random"
+    seed = _seed_arg(args)
     cfg = EvalConfig(
         agents=(args.a, args.b),
         format="round_robin",
         deals=deals,
         unit=unit,  # type: ignore[arg-type]
         rules=resolve_rules(args.rules),
-        seed=args.seed,
+        seed=seed,
+        turn_limit=_turn_limit_arg(args),
     )
+    _announce_seed(args, seed)
     out = Path(args.out or f"results/match-{cfg.fingerprint()}")
     args.quiet = args.quiet or args.json
     summary = _run_and_report(cfg, args, out)
@@ -97,66 +155,120 @@ def _cmd_match(args: argparse.Namespace) -> int:
             "a_hand_win_rate": pair["a_hand_win_rate"],
             "a_match_win_rate": pair.get("a_match_win_rate"),
             "rates": pair["rates"],
+            "truncated_games": pair["truncated_games"],
             "decisions_per_hand": pair["decisions_per_hand"],
             "ms_per_decision": {args.a: pair["a_ms_per_decision"], args.b: pair["b_ms_per_decision"]},
-            "seed": args.seed,
+            "seed": seed,
+            "seed_drawn": args.seed_drawn,
+            "turn_limit": cfg.turn_limit,
             "results": str(out),
         }
-        print(json.dumps(doc, indent=1, default=float))
+        print(json.dumps(strict_json(doc), indent=1, allow_nan=False))
     else:
         print(format_table(summary))
     return 0
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from ginenv.experiments.config import resolve_rules
+def _check_save_path(path: str) -> Path:
+    """Refuse a ``--save`` target that cannot be written, before the game is played."""
+    target = Path(path)
+    parent = target.parent
+    if target.is_dir():
+        raise HarnessError(f"--save {path} is a folder; give a file name, e.g. {target / 'replay.json'}")
+    if not parent.is_dir():
+        raise HarnessError(f"--save {path}: the folder {parent} does not exist; create it first")
+    if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise HarnessError(f"--save {path}: cannot write there (permission denied)")
+    return target
 
-    from ginenv import agents, gin_rummy_v0
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import traceback
+
+    from ginenv.experiments.config import check_agent_names, resolve_rules
+    from ginenv.experiments.harness import is_legal_action, make_agent
+
+    from ginenv import gin_rummy_v0
     from ginenv.replay import hand_replay, match_replay, save_replay
 
-    registered = _registered()
-    for name in args.players:
-        if name not in registered:
-            raise HarnessError(f"unknown agent {name!r}; known agents: {', '.join(registered)}")
-    env = gin_rummy_v0.raw_env(rules=resolve_rules(args.rules), mode=args.mode, render_mode="ansi")
-    env.reset(seed=args.seed)
+    check_agent_names(list(args.players), _registered())
+    save = _check_save_path(args.save) if args.save else None
+    args.seed_drawn = args.seed == "random"
+    seed = _seed_arg(args)
+    turn_limit = _turn_limit_arg(args)
+    env = gin_rummy_v0.raw_env(
+        rules=resolve_rules(args.rules), mode=args.mode, render_mode="ansi", turn_limit=turn_limit
+    )
+    env.reset(seed=seed)
     seats = list(env.possible_agents)
-    players = [agents.make(name, seed=args.seed + i) for i, name in enumerate(args.players)]
+    players = []
+    for name in args.players:
+        try:
+            players.append(make_agent(name))
+        except Exception as err:
+            raise AgentError(
+                name, f"could not be built: {type(err).__name__}: {err}", traceback.format_exc()
+            ) from err
     labels = [f"{seat} ({name})" for seat, name in zip(seats, args.players, strict=True)]
-    print(f"ginenv demo: one {args.mode}, seed {args.seed}, rules {args.rules!r}: {labels[0]} vs {labels[1]}")
+    print(f"ginenv demo: one {args.mode}, seed {seed}, rules {args.rules!r}: {labels[0]} vs {labels[1]}")
     print(env.render())
     hand = -1
+    truncated = False
+
+    def blame(i: int, err: Exception) -> AgentError:
+        what = f"raised {type(err).__name__}: {err} (hand {hand}, seat {seats[i]})"
+        return AgentError(args.players[i], what, traceback.format_exc())
+
     for seat in env.agent_iter():
         obs, _, termination, truncation, info = env.last()
         if termination or truncation:
+            truncated = truncated or truncation
             env.step(None)
             continue
+        p = seats.index(seat)
         if info["hand_index"] != hand:
             hand = info["hand_index"]
             for i, player in enumerate(players):
-                player.reset(args.seed * 1000 + 2 * hand + i)
+                try:
+                    player.reset(seed * 1000 + 2 * hand + i)
+                except Exception as err:
+                    raise blame(i, err) from err
             if hand:
                 print(env.render())
-        action = players[seats.index(seat)].act(obs)
-        print(f"  {labels[seats.index(seat)]}: {env.action_name(action)}")
+        try:
+            action = players[p].act(obs)
+        except Exception as err:
+            raise blame(p, err) from err
+        if not is_legal_action(action, obs["action_mask"]):
+            raise AgentError(args.players[p], f"returned {action!r}, which is not a legal action here")
+        action = int(action)
+        print(f"  {labels[p]}: {env.action_name(action)}")
         env.step(action)
     print(env.render())
-    if args.save:
+    result = (env.infos.get(seats[0]) or {}).get("result") or {}
+    if truncated or result.get("kind") == "truncated":
+        print(f"truncated: the hand reached the turn limit ({turn_limit} draws); no score")
+    if save is not None:
         match = env.match
-        save_replay(match_replay(match) if match is not None else hand_replay(env.hand), args.save)
-        print(f"replay written to {args.save}")
+        save_replay(match_replay(match) if match is not None else hand_replay(env.hand), save)
+        print(f"replay written to {save}")
     return 0
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from ginenv.match import Match
-    from ginenv.replay import load_replay, play_replay
+    from ginenv.replay import ReplayError, load_replay, play_replay
 
-    game = play_replay(load_replay(args.file))
+    try:
+        game = play_replay(load_replay(args.file))
+    except RecursionError:
+        raise ReplayError(f"{args.file} is not a ginenv replay: nested too deeply") from None
     if isinstance(game, Match):
         print(f"replayed a match of {len(game.records)} hands: scores {game.scores}")
         if game.result:
             print(f"player_{game.result.winner} wins: totals {list(game.result.totals)}")
+        elif getattr(game, "truncated", False):
+            print("truncated: a hand reached the turn limit; the match has no result")
     else:
         print(f"replayed one hand of {len(game.history)} actions")
         if game.result:
@@ -165,10 +277,22 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``ginenv`` command."""
-    parser = argparse.ArgumentParser(prog="ginenv", description="Gin rummy for RL research.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = _Parser(prog="ginenv", description="Gin rummy for RL research.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    seed_help = (
+        "master seed: a non-negative integer, or 'random' (drawn from the OS and recorded; for "
+        "untrusted agents, which could rebuild the deals of a public seed)"
+    )
+    limit_help = f"draws per hand before it is truncated with no score (default {DEFAULT_TURN_LIMIT})"
 
     def run_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--out", help="run folder (results, plots); rerunning it resumes")
@@ -181,13 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--workers", type=int, default=0, help="local processes (default: every core)")
         p.add_argument("--no-plots", action="store_true", help="skip PNG plots and TensorBoard scalars")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument("--turn-limit", type=int, help=limit_help)
 
     lad = sub.add_parser("ladder", help="the difficulty-ladder benchmark (the main job)")
     lad.add_argument(
         "--config", default=str(DEFAULT_CONFIG), help="YAML config (default configs/ladder.yaml)"
     )
     lad.add_argument("--deals", type=int, help="override the duplicate deals per pairing")
-    lad.add_argument("--seed", type=int, help="override the seed")
+    lad.add_argument("--seed", help="override the config's seed; " + seed_help)
     run_options(lad)
     lad.set_defaults(func=_cmd_ladder)
 
@@ -199,14 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--hands", type=int, default=200, help="hands to play (rounded up to whole duplicate deals)"
     )
     size.add_argument("--matches", type=int, help="play matches to the target instead (rounded up to pairs)")
-    mat.add_argument("--seed", type=int, default=0)
+    mat.add_argument("--seed", default="0", help=seed_help + " (default 0)")
     mat.add_argument("--rules", default="standard", help="rules preset")
     mat.add_argument("--json", action="store_true", help="print one JSON object")
     run_options(mat)
     mat.set_defaults(func=_cmd_match)
 
     demo = sub.add_parser("demo", help="play and print one seeded hand (or match) between two agents")
-    demo.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
+    demo.add_argument("--seed", default="0", help="deal seed: a non-negative integer or 'random' (default 0)")
     demo.add_argument("--mode", choices=("hand", "match"), default="hand")
     demo.add_argument("--rules", default="standard", help="rules preset")
     demo.add_argument(
@@ -214,8 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=2,
         default=["greedy", "greedy"],
         metavar=("P0", "P1"),
-        help="agents in seats player_0 and player_1 (default greedy greedy)",
+        help="agents in seats player_0 and player_1 (default greedy greedy; or checkpoint:PATH)",
     )
+    demo.add_argument("--turn-limit", type=int, help=limit_help)
     demo.add_argument("--save", metavar="FILE", help="write the replay as JSON")
     demo.set_defaults(func=_cmd_demo)
 
@@ -225,26 +351,60 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_counts(args: argparse.Namespace) -> None:
+    """Bound the numeric options before anything is built (a huge --hands must not eat the memory)."""
+    bounds = {
+        "hands": (1, 2 * MAX_DEALS, "hands"),
+        "matches": (1, 2 * MAX_DEALS, "matches"),
+        "deals": (1, MAX_DEALS, "duplicate deals per pairing"),
+        "workers": (0, MAX_WORKERS, "processes; 0 means every core"),
+    }
+    for name, (low, high, what) in bounds.items():
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if value < low:
+            allowed = ">= 0" if low == 0 else "a positive integer"
+            raise HarnessError(f"--{name} must be {allowed}, got {value}")
+        if value > high:
+            raise HarnessError(
+                f"--{name} must be at most {high:,} ({what}; every finished deal is held in memory for the "
+                f"statistics), got {value:,}; split a bigger evaluation into several runs"
+                if name != "workers"
+                else f"--workers must be at most {MAX_WORKERS} ({what}), got {value:,}"
+            )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ginenv`` console script."""
+    """Entry point of the ``ginenv`` console script (returns the exit status)."""
     from ginenv.replay import ReplayError
     from ginenv.rules import RulesError
 
-    args = build_parser().parse_args(argv)
-    for name in ("hands", "matches", "deals", "workers"):
-        value = getattr(args, name, None)
-        if value is not None and value < (0 if name == "workers" else 1):
-            print(
-                f"ginenv: --{name} must be {'>= 0' if name == 'workers' else 'a positive integer'}, "
-                f"got {value}",
-                file=sys.stderr,
-            )
-            return 2
+    args: argparse.Namespace | None = None
     try:
+        args = build_parser().parse_args(argv)
+        args.run_folder = None
+        args.seed_drawn = False
+        _check_counts(args)
         return int(args.func(args))
-    except (HarnessError, RulesError, ReplayError, ValueError) as err:
+    except AgentError as err:
+        # The agent's own code failed: its traceback is what its author needs, then one line.
+        if err.agent_traceback:
+            print(err.agent_traceback.rstrip(), file=sys.stderr)
+        print(f"ginenv: {err}", file=sys.stderr)
+        return 1
+    except (HarnessError, RulesError, ReplayError) as err:
         print(f"ginenv: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        folder = getattr(args, "run_folder", None)
+        where = (
+            f"; finished deals are kept in {folder}: run the same command again to resume"
+            if folder is not None
+            else ""
+        )
+        print(f"ginenv: interrupted{where}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from ginenv.experiments.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
 
-KINDS = ("knock", "undercut", "gin", "big_gin", "dead")
+#: Hand result kinds, in report order; ``truncated``: the hand reached the turn limit (0 points).
+KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
 
 
 def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = "hand") -> dict[str, Any]:
@@ -30,6 +31,8 @@ def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = 
     b_won = sum(g["b_hands_won"] for g in games)
     kinds = {k: sum(g["kinds"].get(k, 0) for g in games) for k in KINDS}
     decisions = sum(g["decisions"] for g in games)
+    # A truncated game counted 0 points in its pair sum; say how many there were.
+    truncated = sum(bool(g.get("truncated")) for g in games)
     a_dec = sum(g["a_decisions"] for g in games)
     b_dec = sum(g["b_decisions"] for g in games)
     # In match units the pair sum is over two matches: per match, not per hand.
@@ -48,6 +51,7 @@ def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = 
         "significant": bool(sig and sig.significant_at_95),
         "a_hand_win_rate": {"rate": hand_rate.rate, "low": hand_rate.low, "high": hand_rate.high},
         "rates": {k: (kinds[k] / hands if hands else float("nan")) for k in KINDS},
+        "truncated_games": truncated,
         "decisions_per_hand": decisions / hands if hands else float("nan"),
         "a_ms_per_decision": 1000 * sum(g["a_think_s"] for g in games) / max(a_dec, 1),
         "b_ms_per_decision": 1000 * sum(g["b_think_s"] for g in games) / max(b_dec, 1),
@@ -91,7 +95,15 @@ def summarise(records: Sequence[dict[str, Any]], agents: Sequence[str], unit: st
         )
     else:
         anchor = None
-    return {"unit": unit, "agents": list(agents), "pairs": pairs, "ratings": ratings, "anchor": anchor}
+    return {
+        "unit": unit,
+        "agents": list(agents),
+        "pairs": pairs,
+        "ratings": ratings,
+        "anchor": anchor,
+        "games": sum(p["games"] for p in pairs),
+        "truncated_games": sum(p["truncated_games"] for p in pairs),
+    }
 
 
 def rating_anchor(wins: dict[tuple[str, str], float], agents: Sequence[str]) -> str | None:
@@ -134,8 +146,8 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append("")
     head = (
         f"  {'A':<12} {'B':<12} {'deals':>6} {'points/' + unit + ' A-B [95% CI]':>30} {'p':>8} "
-        f"{'A hand win%':>12} {'knock%':>7} {'gin%':>6} {'under%':>7} {'dead%':>6} {'len':>6} "
-        f"{'ms A':>6} {'ms B':>6}"
+        f"{'A hand win%':>12} {'knock%':>7} {'gin%':>6} {'under%':>7} {'dead%':>6} {'trunc':>5} "
+        f"{'len':>6} {'ms A':>6} {'ms B':>6}"
     )
     lines.append("Head to head (A's view; each deal played twice, seats swapped)")
     lines.append(head)
@@ -145,7 +157,8 @@ def format_table(summary: dict[str, Any]) -> str:
             f"  {p['a']:<12} {p['b']:<12} {p['deals']:>6} {_fmt_ci(p['points_per_' + unit]):>30} "
             f"{(p['p_value'] if p['p_value'] is not None else float('nan')):>8.2g} "
             f"{100 * p['a_hand_win_rate']['rate']:>11.1f}% {100 * r['knock']:>6.1f}% {100 * r['gin']:>5.1f}% "
-            f"{100 * r['undercut']:>6.1f}% {100 * r['dead']:>5.1f}% {p['decisions_per_hand']:>6.1f} "
+            f"{100 * r['undercut']:>6.1f}% {100 * r['dead']:>5.1f}% {p.get('truncated_games', 0):>5} "
+            f"{p['decisions_per_hand']:>6.1f} "
             f"{p['a_ms_per_decision']:>6.3f} {p['b_ms_per_decision']:>6.3f}"
         )
         if "a_match_win_rate" in p:
@@ -154,6 +167,11 @@ def format_table(summary: dict[str, Any]) -> str:
                 f"  {'':<12} {'':<12} A match win rate {100 * m['rate']:.1f}% "
                 f"[{100 * m['low']:.1f}, {100 * m['high']:.1f}]"
             )
+    games = summary.get("games", sum(p["games"] for p in summary["pairs"]))
+    truncated = summary.get("truncated_games", 0)
+    lines.append(
+        f"Truncated games (a hand reached the turn limit; counted as 0 points): {truncated} of {games}"
+    )
     return "\n".join(lines)
 
 
@@ -164,7 +182,8 @@ def write_outputs(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "summary.json", out / "pairs.csv", out / "ratings.csv"]
-    written[0].write_text(json.dumps(summary, indent=1, default=float) + "\n")
+    # Strict JSON: an undefined figure (an interval over one deal) is null, never NaN or Infinity.
+    written[0].write_text(json.dumps(strict_json(summary), indent=1, allow_nan=False) + "\n")
     unit = summary["unit"]
     with written[1].open("w", newline="") as fh:
         w = csv.writer(fh)
@@ -180,6 +199,7 @@ def write_outputs(
                 "p_value",
                 "a_hand_win_rate",
                 *[f"{k}_rate" for k in KINDS],
+                "truncated_games",
                 "decisions_per_hand",
                 "a_ms_per_decision",
                 "b_ms_per_decision",
@@ -199,6 +219,7 @@ def write_outputs(
                     p["p_value"],
                     p["a_hand_win_rate"]["rate"],
                     *[p["rates"][k] for k in KINDS],
+                    p["truncated_games"],
                     p["decisions_per_hand"],
                     p["a_ms_per_decision"],
                     p["b_ms_per_decision"],
@@ -214,6 +235,23 @@ def write_outputs(
     if tensorboard:
         written.append(log_tensorboard(summary, out / "tensorboard"))
     return written
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, infinities) as ``None`` and numpy scalars as Python.
+
+    The result passes ``json.dumps(..., allow_nan=False)``: an undefined figure (a confidence
+    interval over one deal) is ``null``, never the non-standard ``NaN`` or ``-Infinity``.
+    """
+    if isinstance(value, dict):
+        return {str(k): strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
 
 
 def plot_summary(summary: dict[str, Any], out: Path) -> list[Path]:

@@ -169,8 +169,10 @@ def test_match_json_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     pts = doc["points_per_hand_a_minus_b"]
     assert pts["low"] <= pts["mean"] <= pts["high"] and pts["mean"] > 0
     assert 0.5 < doc["a_hand_win_rate"]["rate"] <= 1
-    assert set(doc["rates"]) == {"knock", "undercut", "gin", "big_gin", "dead"}
+    assert set(doc["rates"]) == {"knock", "undercut", "gin", "big_gin", "dead", "truncated"}
     assert doc["a_match_win_rate"] is None
+    assert doc["truncated_games"] == 0 and doc["turn_limit"] == 100
+    assert doc["seed"] == 3 and doc["seed_drawn"] is False
 
 
 def test_match_mode_json_reports_match_win_rate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
