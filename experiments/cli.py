@@ -213,7 +213,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"ginenv demo: one {args.mode}, seed {seed}, rules {args.rules!r}: {labels[0]} vs {labels[1]}")
     print(env.render())
     hand = -1
-    truncated = False
 
     def blame(i: int, err: Exception) -> AgentError:
         what = f"raised {type(err).__name__}: {err} (hand {hand}, seat {seats[i]})"
@@ -222,7 +221,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     for seat in env.agent_iter():
         obs, _, termination, truncation, info = env.last()
         if termination or truncation:
-            truncated = truncated or truncation
             env.step(None)
             continue
         p = seats.index(seat)
@@ -244,10 +242,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         action = int(action)
         print(f"  {labels[p]}: {env.action_name(action)}")
         env.step(action)
+    # The final rendering says how the game ended, a truncation at the turn limit included.
     print(env.render())
-    result = (env.infos.get(seats[0]) or {}).get("result") or {}
-    if truncated or result.get("kind") == "truncated":
-        print(f"truncated: the hand reached the turn limit ({turn_limit} draws); no score")
     if save is not None:
         match = env.match
         save_replay(match_replay(match) if match is not None else hand_replay(env.hand), save)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,58 @@ def test_console_script_runs() -> None:
         check=True,
     ).stdout
     assert "seed 1" in out and "player_0 (random)" in out
+
+
+def test_demo_records_a_truncated_hand_and_replay_checks_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.json"
+    assert main(["demo", "--turn-limit", "2", "--save", str(path)]) == 0
+    assert "truncated" in capsys.readouterr().out
+    data = json.loads(path.read_text())
+    assert data["hands"][-1]["result"]["kind"] == "truncated"
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "'kind': 'truncated'" in out and "every recorded result matches" in out
+
+
+def test_demo_match_truncates_as_a_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.json"
+    assert main(["demo", "--mode", "match", "--turn-limit", "3", "--save", str(path)]) == 0
+    capsys.readouterr()
+    data = json.loads(path.read_text())
+    assert data["hands"][-1]["result"]["kind"] == "truncated" and data["match_result"] is None
+    assert main(["replay", str(path)]) == 0
+    assert "every recorded result matches" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["hands"][0].pop("result"), "'result' is missing"),
+        (lambda d: d["hands"][0].update(result=None), "records no result"),
+        (lambda d: d["hands"][0]["result"].update(points=9.0), "'points' must be an integer"),
+        (lambda d: d["hands"][0]["result"].update(winner=True), "winner"),
+        (lambda d: d.update(first_dealer=1.0), "dealer"),
+    ],
+)
+def test_replay_refuses_missing_results_and_wrong_types_in_one_line(
+    change: object, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    assert main(["demo", "--seed", "2", "--save", str(path)]) == 0
+    capsys.readouterr()
+    data = json.loads(path.read_text())
+    change(data)  # type: ignore[operator]
+    path.write_text(json.dumps(data))
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_replay_of_deeply_nested_json_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
