@@ -95,7 +95,8 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     if args.deals is not None:
         spec.deals = args.deals
     if args.seed is not None:
-        spec.seed = _seed_arg(args)
+        # "random" is drawn once, by to_eval_config, like a config's own `seed: random`.
+        spec.seed = "random" if args.seed == "random" else _seed_arg(args)
     if args.turn_limit is not None:
         spec.turn_limit = _turn_limit_arg(args)
     args.seed_drawn = spec.seed == "random"
@@ -392,6 +393,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HarnessError, RulesError, ReplayError) as err:
         print(f"ginenv: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`ginenv demo | head`): stop quietly, as a shell tool does on SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         folder = getattr(args, "run_folder", None)
         where = (

@@ -268,7 +268,7 @@ def is_legal_action(action: object, mask: np.ndarray) -> bool:
     """Whether ``action`` is an integer (any integer type, not a bool) marked legal in ``mask``."""
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         return False
-    return 0 <= action < len(mask) and bool(mask[action])
+    return bool(0 <= action < len(mask) and mask[action])
 
 
 def _seat(value: Any) -> int:

@@ -196,6 +196,11 @@ def test_ladder_config_seed_random(tmp_path: Path, capsys: pytest.CaptureFixture
     assert summary["seed_drawn"] is True and summary["config"]["seed"] == summary["seed"]
     assert summary["config"]["turn_limit"] == 50 and summary["truncated_games"] == 0
     assert "Truncated games" in capsys.readouterr().out
+    cfg.write_text("agents: [random, greedy]\ndeals: 2\n")
+    argv = ["ladder", "--config", str(cfg), "--seed", "random", "--workers", "1", "--quiet", "--no-plots"]
+    assert main([*argv, "--out", str(tmp_path / "run2")]) == 0
+    summary = json.loads((tmp_path / "run2" / "summary.json").read_text())
+    assert summary["seed_drawn"] is True and f"--seed {summary['seed']}" in capsys.readouterr().err
 
 
 class _Crasher:
@@ -280,3 +285,20 @@ def test_ctrl_c_exits_130_with_one_line_and_the_run_resumes(tmp_path: Path) -> N
         return sorted((r["deal"], r["pair_sum"]) for r in records)
 
     assert totals(out) == totals(tmp_path / "full") and len(totals(out)) == 200
+
+
+def test_a_closed_output_pipe_stops_quietly() -> None:
+    # `ginenv demo | head -1` once head has left: the reading end of the pipe is closed.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ginenv.experiments.cli", "demo"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141 and "Traceback" not in proc.stderr and proc.stderr == ""
