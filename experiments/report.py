@@ -122,7 +122,15 @@ def rating_anchor(wins: dict[tuple[str, str], float], agents: Sequence[str]) -> 
 
 
 def _fmt_ci(d: dict[str, float]) -> str:
-    return f"{d['mean']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]"
+    def num(x: float | None) -> str:
+        # An interval over one deal is undefined: say so rather than print inf or nan.
+        return "n/a" if x is None or not np.isfinite(x) else f"{x:+.2f}"
+
+    return f"{num(d['mean'])} [{num(d['low'])}, {num(d['high'])}]"
+
+
+def _fmt_p(value: float | None) -> str:
+    return "n/a" if value is None or not np.isfinite(value) else f"{value:.2g}"
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -155,7 +163,7 @@ def format_table(summary: dict[str, Any]) -> str:
         r = p["rates"]
         lines.append(
             f"  {p['a']:<12} {p['b']:<12} {p['deals']:>6} {_fmt_ci(p['points_per_' + unit]):>30} "
-            f"{(p['p_value'] if p['p_value'] is not None else float('nan')):>8.2g} "
+            f"{_fmt_p(p['p_value']):>8} "
             f"{100 * p['a_hand_win_rate']['rate']:>11.1f}% {100 * r['knock']:>6.1f}% {100 * r['gin']:>5.1f}% "
             f"{100 * r['undercut']:>6.1f}% {100 * r['dead']:>5.1f}% {p.get('truncated_games', 0):>5} "
             f"{p['decisions_per_hand']:>6.1f} "

@@ -302,3 +302,12 @@ def test_a_closed_output_pipe_stops_quietly() -> None:
     finally:
         os.close(write_end)
     assert proc.returncode == 141 and "Traceback" not in proc.stderr and proc.stderr == ""
+
+
+def test_the_table_on_one_deal_says_undefined_not_nan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["match", "greedy", "random", "--hands", "2", "--workers", "1", "--no-plots", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "[n/a, n/a]" in out and "nan" not in out and "inf" not in out

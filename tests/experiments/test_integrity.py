@@ -177,3 +177,17 @@ def test_an_illegal_action_is_the_agents_fault(probes: Any, tmp_path: Path) -> N
 def test_the_probe_module_is_not_left_importable() -> None:
     # The fixture's sys.path entry is undone: other tests see the project's modules only.
     assert str(HERE) not in sys.path
+
+
+def test_a_checkpoint_rewritten_during_the_run_is_refused(tmp_path: Path) -> None:
+    ckpt = tmp_path / "net.pt"
+    write_checkpoint(ckpt, 1)
+    cfg = EvalConfig(agents=(f"checkpoint:{ckpt}", "random"), deals=4)
+
+    def rewrite(record: dict) -> None:
+        write_checkpoint(ckpt, 2)
+
+    with pytest.raises(HarnessError, match="has changed"):
+        evaluate(cfg, tmp_path / "run", workers=1, progress=False, on_record=rewrite)
+    # The deal played before the change stays; nothing of the new network was recorded.
+    assert len((tmp_path / "run" / "results.jsonl").read_text().splitlines()) == 1
