@@ -305,7 +305,9 @@ def play_game(
         where = f"(deal {deal}, hand {len(hands)}, seat {seats[p]})"
         if err is None:
             return AgentError(names[p], f"{what} {where}")
-        return AgentError(names[p], f"raised {type(err).__name__}: {err} {where}", traceback.format_exc())
+        return AgentError(
+            names[p], f"raised {type(err).__name__}: {err} in {what}() {where}", traceback.format_exc()
+        )
 
     def reseed(hand_index: int, hand_dealer: int) -> None:
         for p in (0, 1):

@@ -234,7 +234,7 @@ def test_an_agent_raising_is_reported_as_the_agents_not_as_a_usage_error(
     assert "Traceback (most recent call last)" in err and 'raise ZeroDivisionError("the crasher' in err
     last = err.strip().splitlines()[-1]
     assert last.startswith(
-        "ginenv: agent crasher raised ZeroDivisionError: the crasher divided by zero (deal 0"
+        "ginenv: agent crasher raised ZeroDivisionError: the crasher divided by zero in act() (deal 0"
     )
     assert main(["demo", "--players", "greedy", crasher]) == 1
     err = capsys.readouterr().err

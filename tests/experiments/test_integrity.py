@@ -163,7 +163,7 @@ def test_an_agent_raising_is_reported_as_the_agents_with_its_traceback(
         )
     err = info.value
     assert err.agent == "crasher"
-    assert str(err).startswith("agent crasher raised AgentBug: the crasher's own bug (deal ")
+    assert str(err).startswith("agent crasher raised AgentBug: the crasher's own bug in act() (deal ")
     assert "raise AgentBug" in err.agent_traceback and "probe_agent.py" in err.agent_traceback
     assert not isinstance(err, ValueError)  # not a usage error
 
