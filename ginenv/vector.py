@@ -307,7 +307,7 @@ def _apply(
 def _deal_random(
     s: np.ndarray, decks: np.ndarray, piles: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator
 ) -> None:
-    _deal(s, decks, piles, i, rng.permutation(52), rng.integers(0, 2), cfg)
+    _deal(s, decks, piles, i, rng.permutation(52), int(rng.integers(0, 2)), cfg)
 
 
 @njit(cache=True)

@@ -26,7 +26,7 @@ registers it as the vector entry point of ``"ginenv/GinRummy-v0"``::
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -44,7 +44,8 @@ from ginenv.vector import OpponentVectorGinRummy
 class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
     """``num_envs`` learner slots against compiled opponents (see the module docstring)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    # VectorEnv declares metadata as an instance attribute; a class-level default is its convention.
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}  # noqa: RUF012
 
     def __init__(
         self,
