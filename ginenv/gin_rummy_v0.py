@@ -66,6 +66,10 @@ finite number, checked when the env is built.
 (default `ginenv.engine.DEFAULT_TURN_LIMIT` = 100; a real hand has at most 29 stock draws, so only
 players who keep cycling cards through the discard pile reach it).
 
+`hand_limit` (match mode): hands after which a match nobody has won is truncated (default
+`ginenv.match.DEFAULT_HAND_LIMIT` = 200; a match to 100 takes some 5 to 15 hands, so only players
+who never knock, playing dead hand after dead hand, reach it).
+
 Every argument is kept by the env and applies to every `reset()`, seeded or not.
 
 ### Resetting
@@ -165,8 +169,10 @@ truncated hand each agent's `deadwood` holds its own value and `None` for the ot
 Every episode ends. When a hand's draws reach `turn_limit`, the hand ends at the next discard
 without a knock: `truncations` is `True` for both agents and `terminations` `False`, both rewards
 are 0, and `infos[a]["result"]["kind"] == "truncated"` (no winner, no showdown). In match mode the
-whole match episode truncates there (no `match_result`). A learner should bootstrap from its value
-estimate at a truncation rather than treat it as a game result.
+whole match episode truncates there (no `match_result`), and a match also truncates when its
+`hand_limit`-th hand ends without a winner (that last hand's own `result` is whatever it was, a dead
+hand usually; the rewards are its points). A learner should bootstrap from its value estimate at a
+truncation rather than treat it as a game result.
 
 ### State
 
@@ -210,8 +216,9 @@ hands); a dead or truncated hand's end line says there was no showdown and shows
 ### Version History
 
 * v0: Initial release (ginenv 0.1.0). Within v0, added without changing any existing observation,
-  action or reward: `turn_limit` and truncation, the seat-private deadwood of dead hands in infos,
-  `state()` / `state_space`, `parallel_env()`, `copy.deepcopy` mid-episode, `EpisodeOverError`.
+  action or reward: `turn_limit`, `hand_limit` and truncation, the seat-private deadwood of dead
+  hands in infos, `state()` / `state_space`, `parallel_env()`, `copy.deepcopy` mid-episode,
+  `EpisodeOverError`.
 """
 
 from __future__ import annotations
@@ -258,7 +265,7 @@ from ginenv.engine import (
     check_turn_limit,
     parse_deck,
 )
-from ginenv.match import Match
+from ginenv.match import DEFAULT_HAND_LIMIT, Match, check_hand_limit
 from ginenv.observation import (
     OBS_SIZE,
     ORACLE_OBS_SIZE,
@@ -371,9 +378,12 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         oracle: bool = False,
         dealer: int | None = None,
         turn_limit: int = DEFAULT_TURN_LIMIT,
+        hand_limit: int = DEFAULT_HAND_LIMIT,
     ) -> None:
         """Configure the env; every argument survives ``reset()`` (see the module docstring)."""
-        EzPickle.__init__(self, rules, mode, render_mode, reward_scale, oracle, dealer, turn_limit)
+        EzPickle.__init__(
+            self, rules, mode, render_mode, reward_scale, oracle, dealer, turn_limit, hand_limit
+        )
         super().__init__()
         if rules is not None and not isinstance(rules, Rules):
             raise TypeError(f"rules must be a ginenv.rules.Rules, got {type(rules).__name__}")
@@ -391,6 +401,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         self.oracle = oracle
         self.dealer = None if dealer is None else _seat_of(dealer)
         self.turn_limit = check_turn_limit(turn_limit)
+        self.hand_limit = check_hand_limit(hand_limit)
 
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -502,7 +513,14 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             dealer = self.dealer if self.dealer is not None else self._rng.randrange(2)
 
         if self.mode == "match":
-            self._match = Match(self.rules, dealer, rng=self._rng, decks=decks, turn_limit=self.turn_limit)
+            self._match = Match(
+                self.rules,
+                dealer,
+                rng=self._rng,
+                decks=decks,
+                turn_limit=self.turn_limit,
+                hand_limit=self.hand_limit,
+            )
             self._state = self._match.hand
         else:
             self._match = None
@@ -638,9 +656,10 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         info_result = self._result_info(state, result)
         self._finished = state
         match = self._match
-        if result.truncated:
-            # The turn limit ended the hand (and so the match): a truncation in the Gymnasium
-            # sense, not a result of the game, so learners bootstrap instead of scoring it.
+        if result.truncated or (match is not None and match.truncated):
+            # The turn limit ended the hand (and so the match), or the match reached its hand limit
+            # without a winner: a truncation in the Gymnasium sense, not a result of the game, so
+            # learners bootstrap instead of scoring it. A dead last hand still scores nothing.
             self.truncations = {a: True for a in AGENTS}
             self.agent_selection = AGENTS[1 - state.player]
             self._tracker.refresh(state, *self._scores())
@@ -910,6 +929,7 @@ def env(
     dealer: int | None = None,
     illegal_reward: float = -1.0,
     turn_limit: int = DEFAULT_TURN_LIMIT,
+    hand_limit: int = DEFAULT_HAND_LIMIT,
 ) -> AECEnv[str, dict[str, np.ndarray], int]:
     """The wrapped env, as PettingZoo's classic envs build it (see the module docstring).
 
@@ -927,6 +947,7 @@ def env(
         oracle=oracle,
         dealer=dealer,
         turn_limit=turn_limit,
+        hand_limit=hand_limit,
     )
     wrapped: AECEnv[str, dict[str, np.ndarray], int] = _TerminateIllegal(inner, illegal_reward)
     wrapped = _AssertOutOfBounds(wrapped)
@@ -1037,6 +1058,7 @@ def parallel_env(
     oracle: bool = False,
     dealer: int | None = None,
     turn_limit: int = DEFAULT_TURN_LIMIT,
+    hand_limit: int = DEFAULT_HAND_LIMIT,
 ) -> ParallelGinRummy:
     """The env through PettingZoo's Parallel API (see :class:`ParallelGinRummy`); arguments as ``env()``."""
     return ParallelGinRummy(
@@ -1047,4 +1069,5 @@ def parallel_env(
         oracle=oracle,
         dealer=dealer,
         turn_limit=turn_limit,
+        hand_limit=hand_limit,
     )

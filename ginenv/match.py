@@ -10,8 +10,10 @@ scored nothing (a shutout) the winner's bonuses are multiplied. Who deals next f
 ``Rules.next_dealer``: ``alternate``; or the ``winner`` / ``loser`` of the hand, the same dealer
 dealing again after a dead hand.
 
-A hand that reaches the turn limit (``turn_limit``, see :mod:`ginenv.engine`) ends the whole match
-as truncated: :attr:`Match.truncated` is set, :attr:`Match.result` stays ``None`` and nobody wins.
+Every match is finite: a hand that reaches the turn limit (``turn_limit``, see :mod:`ginenv.engine`)
+ends the whole match as truncated, and so does reaching ``hand_limit`` hands (default
+:data:`DEFAULT_HAND_LIMIT`) without a winner: players who never knock play dead hands forever.
+:attr:`Match.truncated` is then set, :attr:`Match.result` stays ``None`` and nobody wins.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import itertools
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 from ginenv.engine import (
     DEFAULT_TURN_LIMIT,
@@ -31,6 +34,10 @@ from ginenv.engine import (
     check_turn_limit,
 )
 from ginenv.rules import Rules
+
+#: Hands after which a match without a winner is truncated: far above any real match (a match to
+#: 100 takes about 5 to 15 hands; even 1-point hands shared out reach the target within 199).
+DEFAULT_HAND_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,16 @@ def match_bonuses(
     )
 
 
+def check_hand_limit(hand_limit: object) -> int:
+    """``hand_limit`` as a positive int; anything else raises ``ValueError`` saying what is allowed."""
+    if isinstance(hand_limit, bool) or not isinstance(hand_limit, Integral) or hand_limit < 1:
+        raise ValueError(
+            f"hand_limit must be a positive integer (hands per match; default {DEFAULT_HAND_LIMIT}), "
+            f"got {hand_limit!r}"
+        )
+    return int(hand_limit)
+
+
 class Match:
     """Hands until the target; ``step`` plays the current hand and deals the next one."""
 
@@ -108,13 +125,16 @@ class Match:
         rng: random.Random | None = None,
         decks: Iterable[Sequence[int | str]] | None = None,
         turn_limit: int = DEFAULT_TURN_LIMIT,
+        hand_limit: int = DEFAULT_HAND_LIMIT,
     ) -> None:
         """Start a match; ``decks`` (52-card orders) are dealt in turn before falling back to ``rng``.
 
-        ``turn_limit``: draws per hand after which the hand, and so the match, is truncated.
+        ``turn_limit``: draws per hand after which the hand, and so the match, is truncated;
+        ``hand_limit``: hands after which a match nobody has won is truncated.
         """
         dealer = check_dealer(dealer)
         self.turn_limit = check_turn_limit(turn_limit)
+        self.hand_limit = check_hand_limit(hand_limit)
         #: True once a hand reached the turn limit: the match ended with no result.
         self.truncated = False
         self.rules = rules or Rules()
@@ -152,14 +172,7 @@ class Match:
         (non-integers :class:`~ginenv.actions.UnknownActionError`) and change nothing.
         """
         if self.is_over:
-            why = (
-                f"a hand reached the turn limit of {self.turn_limit} draws (truncated)"
-                if self.truncated
-                else f"player {self.result.winner} reached the target"
-                if self.result
-                else "ended"
-            )
-            raise IllegalActionError(f"the match is over ({why}); no action is legal")
+            raise IllegalActionError(f"the match is over ({self._why_over()}); no action is legal")
         hand = self.hand
         hand.step(action)
         if not hand.is_over:
@@ -182,9 +195,18 @@ class Match:
             self.truncated = True
         elif max(self.scores) >= self.rules.target:
             self.result = match_bonuses(self.rules, self.scores, self.hands_won, len(self.records))
+        elif len(self.records) >= self.hand_limit:
+            self.truncated = True
         else:
             self.hand = self._deal(self._next_dealer(hand.dealer, result))
         return result
+
+    def _why_over(self) -> str:
+        if self.result is not None:
+            return f"player {self.result.winner} reached the target"
+        if self.records[-1].result.truncated:
+            return f"a hand reached the turn limit of {self.turn_limit} draws (truncated)"
+        return f"truncated: {self.hand_limit} hands without a winner"
 
     def clone(self) -> Match:
         """An independent copy mid-match (for search): stepping either never changes the other.
@@ -194,6 +216,7 @@ class Match:
         """
         other = Match.__new__(Match)
         other.turn_limit = self.turn_limit
+        other.hand_limit = self.hand_limit
         other.truncated = self.truncated
         other.rules = self.rules
         try:

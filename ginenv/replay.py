@@ -12,7 +12,9 @@ ids, so a replay reads like a score sheet::
 
 ``turn_limit`` is the engine's draws per hand (:data:`ginenv.engine.DEFAULT_TURN_LIMIT` when absent,
 as in replays written before it was recorded); a hand that reached it records the result kind
-``"truncated"`` and is checked like any other.
+``"truncated"`` and is checked like any other. A match replay also records ``hand_limit`` (hands
+after which a match without a winner is truncated; :data:`ginenv.match.DEFAULT_HAND_LIMIT` when
+absent).
 
 :func:`play_replay` rebuilds the game from the deals and actions and checks every recorded result
 against the one the engine computes. Every hand that ends must record its result (``null`` only for
@@ -33,7 +35,7 @@ from ginenv.actions import ACTION_NAMES, UnknownActionError, action_id
 from ginenv.cards import CARD_NAMES, CardError
 from ginenv.cards import short_repr as _show
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState, IllegalActionError, check_turn_limit
-from ginenv.match import Match
+from ginenv.match import DEFAULT_HAND_LIMIT, Match, check_hand_limit
 from ginenv.rules import Rules, RulesError
 
 FORMAT = "ginenv-replay"
@@ -45,7 +47,17 @@ class ReplayError(ValueError):
 
 
 # Keys of a replay, of one hand in it, of a hand's result and of a match result (in written order).
-_TOP_KEYS = ("format", "version", "mode", "rules", "first_dealer", "turn_limit", "hands", "match_result")
+_TOP_KEYS = (
+    "format",
+    "version",
+    "mode",
+    "rules",
+    "first_dealer",
+    "turn_limit",
+    "hand_limit",
+    "hands",
+    "match_result",
+)
 _HAND_KEYS = ("dealer", "deck", "actions", "result")
 _RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
 
@@ -97,6 +109,7 @@ def match_replay(match: Match) -> dict[str, Any]:
         "rules": match.rules.to_dict(),
         "first_dealer": match.first_dealer,
         "turn_limit": match.turn_limit,
+        "hand_limit": match.hand_limit,
         "hands": hands,
         "match_result": match.result.to_dict() if match.result else None,
     }
@@ -292,7 +305,17 @@ def play_replay(data: dict[str, Any]) -> HandState | Match:
             _apply_actions(0, state.step, entry["actions"])
             _check_result(0, entry["result"], state.result.to_dict() if state.result else None)
             return state
-        match = Match(rules, hands[0]["dealer"], decks=[h["deck"] for h in hands], turn_limit=turn_limit)
+        try:
+            hand_limit = check_hand_limit(data.get("hand_limit", DEFAULT_HAND_LIMIT))
+        except ValueError as err:
+            raise ReplayError(f"invalid 'hand_limit' in replay: {err}") from None
+        match = Match(
+            rules,
+            hands[0]["dealer"],
+            decks=[h["deck"] for h in hands],
+            turn_limit=turn_limit,
+            hand_limit=hand_limit,
+        )
     except CardError as err:
         raise ReplayError(f"invalid deck in replay: {err}") from None
     for i, entry in enumerate(hands):

@@ -56,6 +56,7 @@ from gymnasium import spaces
 from ginenv.actions import NUM_ACTIONS, UnknownActionError
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState
 from ginenv.gin_rummy_v0 import AGENTS, Mode, _check_number, raw_env
+from ginenv.match import DEFAULT_HAND_LIMIT
 from ginenv.rules import Rules
 
 #: A policy: maps the observation dict of its seat to a legal action id.
@@ -157,6 +158,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         illegal_reward: float | None = -1.0,
         render_mode: str | None = None,
         turn_limit: int = DEFAULT_TURN_LIMIT,
+        hand_limit: int = DEFAULT_HAND_LIMIT,
     ) -> None:
         """Build the AEC env underneath, the opponent and the spaces; see the class docstring."""
         if seat not in (None, 0, 1) or isinstance(seat, bool):
@@ -171,6 +173,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             oracle=oracle,
             dealer=dealer,
             turn_limit=turn_limit,
+            hand_limit=hand_limit,
         )
         self.render_mode = render_mode
         self.seat_option = seat

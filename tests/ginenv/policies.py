@@ -1,7 +1,8 @@
 """Engine-level test helpers: a deal built from card names, and tiny policies that play whole hands.
 
 ``knock_first`` makes hands and matches end by knocks; ``cycle_the_pile`` never ends a hand itself
-(both players keep taking the top discard), so only the turn limit can.
+(both players keep taking the top discard), so only the turn limit can; ``never_knock`` plays
+every hand to a dead hand, so only a match's hand limit ends its match.
 """
 
 from __future__ import annotations
@@ -40,5 +41,15 @@ def cycle_the_pile(state: HandState) -> int:
     names = [ACTION_NAMES[a] for a in state.legal_actions()]
     if "draw_discard" in names:
         return action_id("draw_discard")
+    throws = [n.split()[1] for n in names if n.startswith("discard ")]
+    return action_id("discard " + min(throws, key=lambda c: (CARD_VALUES[parse_card(c)], c)))
+
+
+def never_knock(state: HandState) -> int:
+    """Pass the upcard, draw from the stock, throw the lowest card, never knock: every hand dies."""
+    names = [ACTION_NAMES[a] for a in state.legal_actions()]
+    for simple in ("pass", "draw_stock"):
+        if simple in names:
+            return action_id(simple)
     throws = [n.split()[1] for n in names if n.startswith("discard ")]
     return action_id("discard " + min(throws, key=lambda c: (CARD_VALUES[parse_card(c)], c)))

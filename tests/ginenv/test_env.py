@@ -785,3 +785,25 @@ def test_deepcopy_of_a_match_deals_the_same_next_hands() -> None:
     assert twin.match is not env.match and twin.hand is not env.hand
     assert twin.hand.deck == env.hand.deck  # the copied generator deals the same next hand
     assert np.array_equal(twin.state(), env.state())
+
+
+def test_a_match_of_dead_hands_truncates_at_the_hand_limit() -> None:
+    # Players who never knock: every hand dies, and before the hand limit the match never ended.
+    env = gin_rummy_v0.env(mode="match", hand_limit=5)
+    env.reset(seed=3)
+    hands = set()
+    for agent in env.agent_iter(max_iter=100_000):
+        _, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            assert (termination, truncation, reward) == (False, True, 0.0)
+            env.step(None)
+            continue
+        hands.add(info["hand_index"])
+        names = [env.unwrapped.action_name(a) for a in np.flatnonzero(env.observe(agent)["action_mask"])]
+        choice = next((n for n in ("pass", "draw_stock") if n in names), None)
+        env.step(env.unwrapped.action_id(choice or min(n for n in names if n.startswith("discard "))))
+    assert env.agents == [] and hands == set(range(5))
+    match = env.unwrapped.match
+    assert match.truncated and match.result is None and len(match.records) == 5
+    with pytest.raises(ValueError, match="hand_limit"):
+        gin_rummy_v0.env(mode="match", hand_limit=0)

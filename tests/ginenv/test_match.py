@@ -8,11 +8,11 @@ import random
 
 import numpy as np
 import pytest
-from policies import cycle_the_pile, deck, knock_first
+from policies import cycle_the_pile, deck, knock_first, never_knock
 
 from ginenv.actions import ACTION_NAMES, UnknownActionError, action_id
 from ginenv.engine import IllegalActionError
-from ginenv.match import Match, match_bonuses
+from ginenv.match import DEFAULT_HAND_LIMIT, Match, match_bonuses
 from ginenv.rules import PRESETS, Rules
 
 
@@ -235,3 +235,33 @@ def test_deepcopy_is_a_clone_that_keeps_the_hand_shared(hand_first: bool) -> Non
     assert copied["hand"].history == match.hand.history
     play_out(copied["match"])
     assert len(match.hand.history) == 4 and not match.records
+
+
+def test_a_match_of_dead_hands_is_truncated_at_the_hand_limit() -> None:
+    # Players who never knock play dead hand after dead hand: before the hand limit such a match
+    # never ended.
+    match = Match(Rules(), dealer=0, rng=random.Random(5))
+    steps = 0
+    while not match.is_over and steps < 100_000:
+        match.step(never_knock(match.hand))
+        steps += 1
+    assert match.truncated and match.result is None
+    assert len(match.records) == DEFAULT_HAND_LIMIT == 200
+    assert {r.result.kind for r in match.records} == {"dead"}
+    assert match.scores == [0, 0] and match.legal_actions() == []
+    with pytest.raises(IllegalActionError, match="200 hands without a winner"):
+        match.step(action_id("pass"))
+
+
+def test_hand_limit_is_an_option_and_checked() -> None:
+    match = Match(Rules(), dealer=1, rng=random.Random(2), hand_limit=3)
+    while not match.is_over:
+        match.step(never_knock(match.hand))
+    assert match.truncated and len(match.records) == 3
+    assert match.clone().hand_limit == 3
+    # A match won before the limit is a result, not a truncation.
+    won = play_out(Match(Rules(target=10), dealer=0, rng=random.Random(4), hand_limit=3))
+    assert won.result is not None and not won.truncated
+    for bad in (0, -2, 1.5, True, "3", None):
+        with pytest.raises(ValueError, match="hand_limit must be a positive integer"):
+            Match(hand_limit=bad)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from policies import cycle_the_pile, deck, knock_first
+from policies import cycle_the_pile, deck, knock_first, never_knock
 
 from ginenv.actions import action_id
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState, IllegalActionError
@@ -333,3 +333,18 @@ def test_deep_values_give_short_messages(hand_data: dict[str, Any], edit: Any, m
     with pytest.raises(ReplayError, match=message) as info:
         play_replay(tampered(hand_data, lambda d: edit(d, value)))
     assert len(str(info.value)) < 600
+
+
+def test_a_match_truncated_at_its_hand_limit_round_trips() -> None:
+    match = Match(Rules(), dealer=0, rng=random.Random(3), hand_limit=4)
+    while not match.is_over:
+        match.step(never_knock(match.hand))
+    data = json.loads(json.dumps(match_replay(match)))
+    assert data["hand_limit"] == 4 and len(data["hands"]) == 4 and data["match_result"] is None
+    again = play_replay(data)
+    assert isinstance(again, Match) and again.truncated and again.result is None
+    # Under a larger limit the same record is a match still in progress, not a truncated one.
+    longer = play_replay(tampered(data, lambda d: d.update(hand_limit=5)))
+    assert isinstance(longer, Match) and not longer.is_over
+    with pytest.raises(ReplayError, match="hand_limit"):
+        play_replay(tampered(data, lambda d: d.update(hand_limit=0)))
