@@ -2,7 +2,9 @@
 
 An agent acts on exactly what the env's ``observe()`` returns for its seat: a dict holding
 ``"observation"`` and ``"action_mask"`` (1-D int8 over the action ids of :mod:`ginenv.actions`).
-It never receives the env or the engine state. ``reset(seed)`` is called at the start of every hand;
+It never receives the env or the engine state, only the rules of the table (:attr:`Agent.rules`:
+public, like the bonuses a player is told before the game; ``agents.make(name, rules=...)`` sets
+them). ``reset(seed)`` is called at the start of every hand;
 an agent whose play is random must draw only from the generator seeded there, so that the same
 hand with the same seed is played the same way (the harness relies on it for duplicate deals).
 """
@@ -14,6 +16,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ginenv.rules import Rules
+
 Observation = Mapping[str, np.ndarray]
 
 
@@ -22,6 +26,9 @@ class Agent(abc.ABC):
 
     #: Registry name of the agent (set by :func:`ginenv.agents.registry.register`).
     name: str = "agent"
+    #: The rules of the table (scoring, knock limit, options), which are public; levels that weigh
+    #: knocks or simulate hands score them under these. Set by ``agents.make(name, rules=...)``.
+    rules: Rules = Rules()
 
     def __init__(self, seed: int | None = None) -> None:
         """Create the agent; ``seed`` seeds its random generator until the first ``reset``."""

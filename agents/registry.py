@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ginenv.agents.base import Agent
+from ginenv.rules import Rules
 
 
 class UnknownAgentError(ValueError):
@@ -65,8 +66,11 @@ def is_known(name: str) -> bool:
     return isinstance(name, str) and (name in _REGISTRY or name.startswith(CHECKPOINT_PREFIX))
 
 
-def make(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
+def make(name: str, seed: int | None = None, rules: Rules | None = None, **kwargs: Any) -> Agent:
     """A new agent of the registered kind ``name``, or a neural agent from ``checkpoint:PATH``.
+
+    ``rules``: the rules of the table the agent plays at (public; default the standard rules), set
+    as :attr:`Agent.rules` whatever the level.
 
     Unknown names are refused with the list of known ones. A checkpoint agent is new too, but its
     network is loaded once per file content and shared; ``digest=SHA256`` (a keyword for
@@ -77,12 +81,15 @@ def make(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
             f"an agent name must be a string, got {type(name).__name__} {name!r}; "
             f"known agents: {', '.join(_REGISTRY) or 'none'}, or {CHECKPOINT_PREFIX}PATH"
         )
+    if rules is not None and not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a ginenv.rules.Rules, got {type(rules).__name__}")
     if name.startswith(CHECKPOINT_PREFIX):
         from ginenv.agents.neural import NeuralAgent
 
         agent: Agent = NeuralAgent.from_checkpoint(name[len(CHECKPOINT_PREFIX) :], seed=seed, **kwargs)
-        agent.name = name
-        return agent
-    agent = _spec(name).factory(seed=seed, **kwargs)
+    else:
+        agent = _spec(name).factory(seed=seed, **kwargs)
     agent.name = name
+    if rules is not None:
+        agent.rules = rules
     return agent

@@ -205,7 +205,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     players = []
     for name in args.players:
         try:
-            players.append(make_agent(name))
+            players.append(make_agent(name, rules=env.unwrapped.rules))
         except Exception as err:
             raise AgentError(
                 name, f"could not be built: {type(err).__name__}: {err}", traceback.format_exc()

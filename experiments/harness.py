@@ -227,8 +227,9 @@ def agent_seed(seed: int, deal: int, hand: int, role: int) -> int:
 AgentFactory = Callable[[str], Any]
 
 
-def make_agent(name: str, digest: str | None = None) -> Any:
-    """A new, untouched agent of ``name`` (the harness's default factory: ``agents.make``).
+def make_agent(name: str, digest: str | None = None, rules: Rules | None = None) -> Any:
+    """A new, untouched agent of ``name`` (the harness's default factory: ``agents.make``), told the
+    ``rules`` of the table.
 
     ``digest``, for a ``checkpoint:PATH`` name, is the sha256 the run was keyed by: a file whose
     content changed since is refused (HarnessError) rather than mixing two networks in one run.
@@ -236,23 +237,26 @@ def make_agent(name: str, digest: str | None = None) -> Any:
     from ginenv import agents
 
     if not name.startswith(CHECKPOINT_PREFIX):
-        return agents.make(name)
+        return agents.make(name, rules=rules)
     from ginenv.agents.neural import CheckpointError
 
     try:
-        return agents.make(name, digest=digest) if digest else agents.make(name)
+        return agents.make(name, rules=rules, digest=digest) if digest else agents.make(name, rules=rules)
     except CheckpointError as err:
         raise HarnessError(f"{err}; the run was keyed by the earlier content, choose another --out") from None
 
 
 def _fresh_agents(
-    names: Sequence[str], factory: AgentFactory | None, digests: dict[str, str] | None = None
+    names: Sequence[str],
+    factory: AgentFactory | None,
+    digests: dict[str, str] | None = None,
+    rules: Rules | None = None,
 ) -> list[Any]:
     players = []
     for name in names:
         try:
             if factory is None:
-                players.append(make_agent(name, (digests or {}).get(name)))
+                players.append(make_agent(name, (digests or {}).get(name), rules))
             else:
                 players.append(factory(name))
         except HarnessError:
@@ -379,7 +383,7 @@ def play_unit(
     games = []
     for game in (0, 1):
         seats = (a_name, b_name) if game == 0 else (b_name, a_name)
-        players = _fresh_agents(seats, agent_factory, digests)
+        players = _fresh_agents(seats, agent_factory, digests, cfg.rules)
         facts = play_game(env, players, cfg, deal, names=seats)
         games.append(summarise_game(facts, a_seat=game))
     return {

@@ -98,13 +98,16 @@ class RandomPolicy:
     act = __call__
 
 
-def _resolve_opponent(opponent: object) -> tuple[Policy, Callable[[int | None], Any] | None]:
-    """The opponent's action function and its per-hand ``reset`` (or ``None``)."""
+def _resolve_opponent(
+    opponent: object, rules: Rules | None = None
+) -> tuple[Policy, Callable[[int | None], Any] | None]:
+    """The opponent's action function and its per-hand ``reset`` (or ``None``); a registry name is
+    built for the table's ``rules``."""
     if isinstance(opponent, str):
         # Lazy: the agents layer imports this package, and costs half a second to import.
         from ginenv import agents
 
-        opponent = agents.make(opponent)
+        opponent = agents.make(opponent, rules=rules)
     act = getattr(opponent, "act", None)
     if callable(act):
         reset = getattr(opponent, "reset", None)
@@ -180,7 +183,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.seat = 0 if seat is None else seat
         self.illegal_reward = illegal_reward
         self.opponent = DEFAULT_OPPONENT if opponent is None else opponent
-        self._act, self._reset_opponent = _resolve_opponent(self.opponent)
+        self._act, self._reset_opponent = _resolve_opponent(self.opponent, self.env.rules)
         inner = self.env.observation_space(AGENTS[0])
         assert isinstance(inner, spaces.Dict)
         self.observation_space = inner["observation"]

@@ -10,6 +10,7 @@ from ginenv.agents.neural import CheckpointError
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
 from ginenv.cards import parse_cards
+from ginenv.rules import Rules
 
 
 def test_make_and_available() -> None:
@@ -87,3 +88,32 @@ def test_every_make_builds_a_new_agent() -> None:
     for name in agents.available():
         a, b = agents.make(name, seed=0), agents.make(name, seed=0)
         assert a is not b, name
+
+
+def test_every_level_is_told_the_rules_of_the_table() -> None:
+    from ginenv.experiments.harness import make_agent
+
+    from ginenv.rules import PRESETS
+
+    table = PRESETS["seed004"]
+    for name in ("random", "greedy", "easy", "normal", "hard", "expert", "master"):
+        assert agents.make(name).rules == Rules()
+        assert agents.make(name, rules=table).rules is table
+        assert make_agent(name, rules=table).rules is table
+    with pytest.raises(TypeError, match=r"rules must be a ginenv\.rules\.Rules"):
+        agents.make("expert", rules={"undercut_bonus": 20})  # type: ignore[arg-type]
+
+
+def test_expert_scores_knocks_under_the_tables_undercut_bonus() -> None:
+    from ginenv.agents.belief import Knock
+
+    from ginenv.cards import mask_of, parse_cards
+    from ginenv.rules import PRESETS
+
+    # The defender (deadwood 1: Ac) undercuts this knock of 10: 9 + 25 by default, 9 + 20 under seed 004.
+    knock = Knock.of(mask_of(parse_cards("As 2s 3s 4c 5c 6c 7d 8d 9d Kh")))
+    defender = np.array([mask_of(parse_cards("2h 3h 4h 7h 8h 9h Jc Qc Kc Ac"))], dtype=np.int64)
+    standard = agents.make("expert")
+    seed004 = agents.make("expert", rules=PRESETS["seed004"])
+    assert standard.rules.undercut_bonus - seed004.rules.undercut_bonus == 5
+    assert knock.points(defender, seed004.rules)[0] - knock.points(defender, standard.rules)[0] == 5
