@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ginenv.agents.base import Agent
+
 from ginenv.rules import Rules
 
 
