@@ -53,7 +53,7 @@ is first built. Like every agent, an adapter sees nothing but the observations o
     of :class:`ginenv.agents.base.Agent` instead of ``numpy``'s global one (so hands replay with the harness'
     seeds); a test checks that it picks from the same candidates as RLCard's ``step``.
 
-Rule differences (ginenv's standard rules, ``shared/RULES.md``, against each package's defaults)
+Rule differences (ginenv's standard rules, ``docs/RULES.md``, against each package's defaults)
 
 OpenSpiel ``gin_rummy`` (knock_card 10, gin_bonus 25, undercut_bonus 25, oklahoma off: the same
 numbers as ours; the adapter passes the hand's knock limit from the observation, so Oklahoma hands

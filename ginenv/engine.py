@@ -5,7 +5,7 @@ what kind; each phase has one handler. Legal actions are computed here and nowhe
 bitmask over the action ids of :mod:`ginenv.actions` (cached until the state changes); applying an
 action that is not legal raises :class:`IllegalActionError` before anything is touched.
 
-Deal order (``shared/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
+Deal order (``docs/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
 upcard, 21 onwards is the stock, 21 drawn first. Players are 0 and 1; ``dealer`` indexes them.
 
 The upcard offer: the non-dealer may take the upcard (``draw_discard``) or ``pass``; then the dealer

@@ -14,7 +14,7 @@
 | Observation Values | [0, 1] except the first 5 entries (counts, see below)      |
 | State Shape        | (692,): `state()`, `state_space` (the full state)          |
 
-Two-player gin rummy with the rules of `shared/RULES.md` (the rule options are the fields of
+Two-player gin rummy with the rules of `docs/RULES.md` (the rule options are the fields of
 `ginenv.rules.Rules`). Each player holds 10 cards; on a turn a player draws the top card of the
 stock or of the discard pile, then discards, and may knock when the deadwood of the 10 cards kept is
 at most the knock limit. The first upcard is offered to the non-dealer, then to the dealer, before

@@ -1,6 +1,6 @@
 """Rule options: one frozen dataclass, its named presets, and their dict/YAML form.
 
-Every option of ``shared/RULES.md`` is a field of :class:`Rules`; presets are named instances of it
+Every option of ``docs/RULES.md`` is a field of :class:`Rules`; presets are named instances of it
 (:data:`PRESETS`), and configs map onto its fields one to one (:meth:`Rules.from_dict` refuses unknown
 keys). The default instance is the locked "version 1.0.0" variant of seeds 001/003.
 """
@@ -149,7 +149,7 @@ class Rules:
         return Rules.from_dict({**self.to_dict(), **changes})
 
 
-#: Named rule sets of the seeds (see shared/RULES.md, "Rule sets the seeds describe").
+#: Named rule sets of the seeds (see docs/RULES.md, "Options and presets").
 PRESETS: dict[str, Rules] = {
     # Seeds 001/003: the locked "version 1.0.0" variant, the default.
     "standard": Rules(),

@@ -1,4 +1,4 @@
-"""Rule options, presets and their dict form against shared/RULES.md (ginenv.rules)."""
+"""Rule options, presets and their dict form against docs/RULES.md (ginenv.rules)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from ginenv.rules import PRESETS, Rules, RulesError, preset
 
-# RULES.md, "Rule sets the seeds describe", plus the dead-hand rule (stock down to 2 cards).
+# docs/RULES.md, "Options and presets", plus the dead-hand rule (stock down to 2 cards).
 DEFAULT_COLUMN: dict[str, Any] = {
     "knock_limit": 10,
     "gin_bonus": 25,

@@ -84,7 +84,7 @@ def test_big_gin_scores_its_bonus_plus_deadwood(name: str, bonus: int) -> None:
 
 @pytest.mark.parametrize("name", ["seed000", "seed004"])
 def test_big_gin_and_gin_against_a_defender_holding_79(name: str) -> None:
-    """Hand-computed (RULES.md): big gin 31 + 79 = 110 (seed 000's 31; seed 004's gin 25 + big gin
+    """Hand-computed (docs/RULES.md): big gin 31 + 79 = 110 (seed 000's 31; seed 004's gin 25 + big gin
     bonus 6), gin 25 + 79 = 104. Issue 8 found seed004 scoring big gin 85, below gin's 104."""
     rules = PRESETS[name]
     big = score_knock(BIG_GIN, KNOCK_DEFENDER, rules)
