@@ -48,30 +48,41 @@ depends on it. The parameters' defaults were fitted on self-play logs with
 ``benchmarks/bench_belief.py`` (log-loss of the per-card probabilities; mean and tail of the
 opponent's deadwood for the tilt).
 
-**Fast showdown** (:func:`knock_points`, :func:`defender_deadwood`): the score of a knock against
-many defender hands, in numba, for simulations. It is a second implementation of
-:func:`ginenv.scoring.score_knock` (defender's melds and layoffs chosen jointly for the least
-deadwood); ``tests/agents/test_belief.py`` proves the two equal on thousands of random knocks.
+**Knocks against sampled hands** (:class:`Knock`): the knocker's showdown melds are arranged once
+(:func:`ginenv.kernels.showdown_melds`, the engine's tie-break) and scored against many defender
+hands with the compiled layoffs of :mod:`ginenv.kernels` (:func:`ginenv.agents.common.knock_points`);
+``tests/agents/test_belief.py`` checks them against :func:`ginenv.scoring.score_knock`.
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+from ginenv.agents.common import knock_points
 from numba import njit
 
 from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
-from ginenv.melds import _min_deadwood, best_arrangement
+from ginenv.kernels import RANK_MASK, min_deadwood, showdown_melds
 from ginenv.observation import SeatView
 from ginenv.rules import Rules
 
 HAND_SIZE = 10
-_RANK_MASK = np.array([sum(1 << (r + 13 * s) for s in range(4)) for r in range(13)], dtype=np.int64)
-_VALUES = np.array(CARD_VALUES, dtype=np.int64)
+T = TypeVar("T")
 
-TAKE, PASS, DISCARD = 0, 1, 2
-EVENT_NAMES = ("take", "pass", "discard")
+
+class EventKind(enum.IntEnum):
+    """What the opponent did with a card, as the model reads it from the observations."""
+
+    #: Took it from the discard pile (the upcard or the top discard).
+    TAKE = 0
+    #: Passed over it: declined the upcard, or drew from the stock with it on top of the pile.
+    PASS = 1
+    #: Discarded it.
+    DISCARD = 2
 
 
 @dataclass(frozen=True)
@@ -100,11 +111,11 @@ class BeliefParams:
     #: Opponents commonly keep hands of deadwood 1 to ``trap`` to wait for gin or an undercut.
     trap: int = 8
 
-    def factors(self, kind: int) -> tuple[float, float, float]:
+    def factors(self, kind: EventKind) -> tuple[float, float, float]:
         """(same rank, adjacent, gap) factors of an event kind."""
-        if kind == TAKE:
+        if kind == EventKind.TAKE:
             return self.take_rank, self.take_adjacent, self.take_gap
-        if kind == PASS:
+        if kind == EventKind.PASS:
             return self.pass_rank, self.pass_adjacent, self.pass_gap
         return self.disc_rank, self.disc_adjacent, self.disc_gap
 
@@ -112,7 +123,7 @@ class BeliefParams:
 def related(card: int) -> tuple[int, int, int]:
     """(same-rank cards, cards one step away in the suit, cards two steps away) of ``card``, as masks."""
     r = card % NUM_RANKS
-    same = int(_RANK_MASK[r]) & ~(1 << card)
+    same = int(RANK_MASK[r]) & ~(1 << card)
     adjacent = gap = 0
     for step, is_gap in ((1, False), (2, True)):
         for sign in (-1, 1):
@@ -145,15 +156,15 @@ _RELATIONS = _relation_tables()
 
 @dataclass(frozen=True)
 class Event:
-    """One public action of the opponent: ``kind`` (TAKE, PASS, DISCARD), its card, and ``time``, the
-    number of opponent discards (completed turns) when it was seen."""
+    """One public action of the opponent: its :class:`EventKind`, its card, and ``time``, the number of
+    opponent discards (completed turns) when it was seen."""
 
-    kind: int
+    kind: EventKind
     card: int
     time: int
 
     def __str__(self) -> str:
-        return f"{EVENT_NAMES[self.kind]} {CARD_NAMES[self.card]} @{self.time}"
+        return f"{self.kind.name.lower()} {CARD_NAMES[self.card]} @{self.time}"
 
 
 class OpponentModel:
@@ -175,6 +186,13 @@ class OpponentModel:
         self.events = []
         self._last = None
         self._cache = {}
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, kept until the model's state changes (a new event or new unseen cards):
+        for values a caller derives from the beliefs, e.g. master's feeding risk of each card."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ events
 
@@ -210,11 +228,11 @@ class OpponentModel:
             now = view.opponent_discarded.bit_count()
             # Within a turn the draw (pass or take) comes before the discard.
             for c in cards_of(new_passed):
-                self.events.append(Event(PASS, c, now))
+                self.events.append(Event(EventKind.PASS, c, now))
             for c in cards_of(new_taken):
-                self.events.append(Event(TAKE, c, now))
+                self.events.append(Event(EventKind.TAKE, c, now))
             for c in cards_of(new_disc):
-                self.events.append(Event(DISCARD, c, now))
+                self.events.append(Event(EventKind.DISCARD, c, now))
         if prev is None or (new_disc | new_taken | new_passed) or view.unseen != prev.unseen:
             self._cache = {}
         self._last = view
@@ -258,10 +276,10 @@ class OpponentModel:
         now = self.turns
         withdrawn = self.view.opponent_discarded
         for ev in self.events:
-            if ev.kind == TAKE and withdrawn >> ev.card & 1:
+            if ev.kind == EventKind.TAKE and withdrawn >> ev.card & 1:
                 continue
             a = p.memory ** max(0, now - ev.time)
-            factors = p.factors(ev.kind) + ((p.disc_higher,) if ev.kind == DISCARD else ())
+            factors = p.factors(ev.kind) + ((p.disc_higher,) if ev.kind == EventKind.DISCARD else ())
             for r, f in enumerate(factors):
                 if f != 1.0:
                     logw += np.log1p(a * (f - 1.0)) * _RELATIONS[r, ev.card]
@@ -451,14 +469,14 @@ def _tilt_chains(
             else:
                 free[b] = i
                 b += 1
-        dw = _min_deadwood(mask)
+        dw = min_deadwood(mask)
         energy = beta * dw + (penalty if _knockable(dw, limit, trap) else 0.0)
         for t in range(r.shape[1]):
             ia = int(r[s, t, 0] * k)
             ib = int(r[s, t, 1] * (n - k))
             i, j = held[ia], free[ib]
             cand = (mask & ~(np.int64(1) << ids[i])) | (np.int64(1) << ids[j])
-            dw2 = _min_deadwood(cand)
+            dw2 = min_deadwood(cand)
             energy2 = beta * dw2 + (penalty if _knockable(dw2, limit, trap) else 0.0)
             ratio = w[j] / w[i] * np.exp(energy - energy2)
             if r[s, t, 2] < ratio:
@@ -470,120 +488,13 @@ def _tilt_chains(
 
 
 @njit(cache=True)
-def _popcount(x: int) -> int:
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
-
-
-@njit(cache=True)
-def _lowest_card(x: int) -> int:
-    c = 0
-    while not (x >> c) & 1:
-        c += 1
-    return c
-
-
-@njit(cache=True)
-def _highest_card(x: int) -> int:
-    """Index of the highest set bit of a non-zero ``x``."""
-    c = 63
-    while not (x >> c) & 1:
-        c -= 1
-    return c
-
-
-@njit(cache=True)
-def defender_deadwood(melds: np.ndarray, defender: int) -> int:
-    """The defender's least deadwood after laying off on the knocker's ``melds`` (masks), melds and
-    layoffs chosen together: the numba twin of ``ginenv.scoring._best_layoffs``."""
-    nm = melds.size
-    opts = np.zeros((max(nm, 1), 64), dtype=np.int64)
-    counts = np.ones(max(nm, 1), dtype=np.int64)
-    for m in range(nm):
-        meld = melds[m]
-        lo = _lowest_card(meld)
-        rank_mask = _RANK_MASK[lo % 13]
-        opts[m, 0] = 0
-        if meld & ~rank_mask == 0:  # a set
-            fourth = rank_mask & ~meld
-            if _popcount(meld) == 3 and defender & fourth:
-                opts[m, 1] = fourth
-                counts[m] = 2
-            continue
-        hi = _highest_card(meld)
-        lows = np.zeros(14, dtype=np.int64)
-        highs = np.zeros(14, dtype=np.int64)
-        nl = 1
-        chain = 0
-        card = lo - 1
-        while card >= 0 and card % 13 != 12 and (defender >> card) & 1:
-            chain |= 1 << card
-            lows[nl] = chain
-            nl += 1
-            card -= 1
-        nh = 1
-        chain = 0
-        card = hi + 1
-        while card % 13 != 0 and (defender >> card) & 1:
-            chain |= 1 << card
-            highs[nh] = chain
-            nh += 1
-            card += 1
-        c = 0
-        for a in range(nl):
-            for b in range(nh):
-                opts[m, c] = lows[a] | highs[b]
-                c += 1
-        counts[m] = c
-    best = _min_deadwood(defender)
-    if nm == 0:
-        return best
-    idx = np.zeros(nm, dtype=np.int64)
-    while True:
-        used = 0
-        clash = False
-        for m in range(nm):
-            part = opts[m, idx[m]]
-            if used & part:
-                clash = True
-                break
-            used |= part
-        if not clash and used:
-            dw = _min_deadwood(defender & ~used)
-            if dw < best:
-                best = dw
-        # Next combination (mixed radix).
-        m = 0
-        while m < nm:
-            idx[m] += 1
-            if idx[m] < counts[m]:
-                break
-            idx[m] = 0
-            m += 1
-        if m == nm:
-            break
-    return best
-
-
-@njit(cache=True)
-def knock_points(
+def _knock_points_many(
     melds: np.ndarray, knocker_deadwood: int, defenders: np.ndarray, gin_bonus: int, undercut_bonus: int
 ) -> np.ndarray:
-    """Points of a knock for the knocker (negative when undercut) against each defender hand."""
+    # One compiled loop over the sampled defenders instead of one Python call each.
     out = np.empty(defenders.size, dtype=np.int64)
     for i in range(defenders.size):
-        d = defenders[i]
-        if knocker_deadwood == 0:
-            out[i] = gin_bonus + _min_deadwood(d)
-            continue
-        dd = defender_deadwood(melds, d)
-        if dd <= knocker_deadwood:
-            out[i] = -(knocker_deadwood - dd + undercut_bonus)
-        else:
-            out[i] = dd - knocker_deadwood
+        out[i] = knock_points(melds, knocker_deadwood, defenders[i], gin_bonus, undercut_bonus)
     return out
 
 
@@ -598,13 +509,12 @@ class Knock:
     @classmethod
     def of(cls, hand: int) -> Knock:
         """Arrange the knocker's 10 cards exactly as the showdown will."""
-        arrangement = best_arrangement(hand)
-        return cls(hand, np.array(arrangement.melds, dtype=np.int64), arrangement.deadwood)
+        return cls(hand, showdown_melds(hand), int(min_deadwood(hand)))
 
     def points(self, defenders: np.ndarray, rules: Rules | None = None) -> np.ndarray:
         """The knocker's points (negative: the defender's) against each defender hand (int64 masks)."""
         rules = rules or Rules()
-        return knock_points(  # type: ignore[no-any-return]
+        return _knock_points_many(  # type: ignore[no-any-return]
             self.melds,
             self.deadwood,
             np.asarray(defenders, dtype=np.int64),
@@ -614,15 +524,10 @@ class Knock:
 
 
 __all__ = [
-    "DISCARD",
-    "EVENT_NAMES",
-    "PASS",
-    "TAKE",
     "BeliefParams",
     "Event",
+    "EventKind",
     "Knock",
     "OpponentModel",
-    "defender_deadwood",
-    "knock_points",
     "related",
 ]

@@ -1,10 +1,12 @@
-"""Shared card evaluation for the heuristic levels (easy, normal, hard; reused by expert and master).
+"""Shared card evaluation and the base class of the heuristic levels (greedy, easy, normal, hard,
+expert, master: :class:`HeuristicAgent`).
 
 Everything works on card bitmasks (``ginenv.cards``: bit ``c`` set for card ``c``) read from an
 observation with :func:`ginenv.observation.decode`, so an agent sees nothing but its own seat's view.
-The hot loops are numba kernels (``cache=True``) built on the exact deadwood search of
-:mod:`ginenv.melds`; the public functions below are thin typed wrappers around them. Their names
-and meanings are stable: other levels import them.
+The hot loops are numba kernels (``cache=True``) built on the compiled rule primitives of
+:mod:`ginenv.kernels` (the one home of the deadwood search and the showdown); the public functions
+below are thin typed wrappers around them. Their names and meanings are stable: other levels
+import them.
 
 Vocabulary used throughout:
 
@@ -38,16 +40,18 @@ Vocabulary used throughout:
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping
 
 import numpy as np
+from ginenv.agents.base import Agent, Observation
 from numba import njit
 
-from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, KNOCK_BASE
+from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS
-from ginenv.melds import _best_discards, _meldable, _min_deadwood
-
-_VALUE = np.array(CARD_VALUES, dtype=np.int64)
+from ginenv.kernels import CARD_VALUE, best_discards, layoff_deadwood, min_deadwood
+from ginenv.kernels import meldable as _meldable_kernel
+from ginenv.observation import SeatView, decode
 
 #: Danger weight of a meld window for each of its other cards the opponent took from the pile.
 TAKEN_WEIGHT = 2.0
@@ -60,17 +64,17 @@ AVOIDED_FACTOR = 0.5
 
 
 @njit(cache=True)
-def _after_draw(hand: int, card: int, base: int, best_minus_one: int) -> int:
-    """Least deadwood of ``hand + card`` after its best discard.
+def after_draw(hand: int, card: int, base: int, best_minus_one: int) -> int:
+    """Least deadwood of ``hand + card`` after its best discard (the levels' shared kernel).
 
     ``base`` is ``dw(hand)`` and ``best_minus_one`` is ``min_x dw(hand - x)``: when ``card`` can be
     in no meld they settle the value without a search.
     """
     bit = 1 << card
     grown = hand | bit
-    if _meldable(grown) & bit:
-        return _best_discards(grown)[0]
-    return min(base, _VALUE[card] + best_minus_one)
+    if _meldable_kernel(grown) & bit:
+        return best_discards(grown)[0]
+    return min(base, CARD_VALUE[card] + best_minus_one)
 
 
 @njit(cache=True)
@@ -81,57 +85,31 @@ def _draw_table(hand: int, candidates: int) -> np.ndarray:
         base = 0
         best_minus_one = 0
     else:
-        base = _min_deadwood(hand)
-        best_minus_one = _best_discards(hand)[0]
+        base = min_deadwood(hand)
+        best_minus_one = best_discards(hand)[0]
     for c in range(NUM_CARDS):
         if (candidates >> c) & 1:
-            out[c] = _after_draw(hand, c, base, best_minus_one)
+            out[c] = after_draw(hand, c, base, best_minus_one)
     return out
-
-
-@njit(cache=True)
-def _expected_deadwood(hand: int, candidates: int) -> float:
-    """Mean after-draw deadwood of ``hand`` over the cards of ``candidates`` (``dw(hand)`` if none)."""
-    base = _min_deadwood(hand)
-    if candidates == 0:
-        return float(base)
-    best_minus_one = _best_discards(hand)[0]
-    total = 0
-    n = 0
-    for c in range(NUM_CARDS):
-        if (candidates >> c) & 1:
-            total += _after_draw(hand, c, base, best_minus_one)
-            n += 1
-    return total / n
 
 
 @njit(cache=True)
 def _expected_cost(hand: int, candidates: int, limit: int, miss: float) -> float:
     """Mean over the candidates of ``after-draw deadwood + miss * [after-draw deadwood > limit]``."""
-    base = _min_deadwood(hand)
+    base = min_deadwood(hand)
     if candidates == 0:
         return base + (miss if base > limit else 0.0)
-    best_minus_one = _best_discards(hand)[0]
+    best_minus_one = best_discards(hand)[0]
     total = 0.0
     n = 0
     for c in range(NUM_CARDS):
         if (candidates >> c) & 1:
-            value = _after_draw(hand, c, base, best_minus_one)
+            value = after_draw(hand, c, base, best_minus_one)
             total += value
             if value > limit:
                 total += miss
             n += 1
     return total / n
-
-
-@njit(cache=True)
-def _discard_expectations(hand: int, candidates: int, allowed: int) -> np.ndarray:
-    """Expected deadwood after the next draw for each allowed discard of ``hand`` (inf elsewhere)."""
-    out = np.full(NUM_CARDS, np.inf)
-    for d in range(NUM_CARDS):
-        if (allowed >> d) & 1:
-            out[d] = _expected_deadwood(hand ^ (1 << d), candidates)
-    return out
 
 
 @njit(cache=True)
@@ -150,12 +128,12 @@ def _discard_scores(
 def _sensible_discards(hand: int) -> int:
     """Cards whose discard does not break a meld: deadwood in some least-deadwood arrangement
     (``dw(hand - d) + value(d) == dw(hand)``) or a spare melded card (``dw(hand - d) == dw(hand)``)."""
-    base = _min_deadwood(hand)
+    base = min_deadwood(hand)
     out = 0
     for d in range(NUM_CARDS):
         if (hand >> d) & 1:
-            left = _min_deadwood(hand ^ (1 << d))
-            if left == base or left + _VALUE[d] == base:
+            left = min_deadwood(hand ^ (1 << d))
+            if left == base or left + CARD_VALUE[d] == base:
                 out |= 1 << d
     return out
 
@@ -243,12 +221,31 @@ def _danger_scores(live: int, taken: int, avoided: int) -> np.ndarray:
 @njit(cache=True)
 def _useful_discards(grown: int, taken: int) -> int:
     """Cards ``d != taken`` of ``grown`` with ``dw(grown - d) < dw(grown - taken)``."""
-    before = _min_deadwood(grown ^ (1 << taken))
+    before = min_deadwood(grown ^ (1 << taken))
     out = 0
     for d in range(NUM_CARDS):
-        if d != taken and (grown >> d) & 1 and _min_deadwood(grown ^ (1 << d)) < before:
+        if d != taken and (grown >> d) & 1 and min_deadwood(grown ^ (1 << d)) < before:
             out |= 1 << d
     return out
+
+
+@njit(cache=True)
+def knock_points(
+    melds: np.ndarray, knocker_deadwood: int, defender: int, gin_bonus: int, undercut_bonus: int
+) -> int:
+    """Points of a 10-card knock for the knocker (negative: the defender's undercut) against one
+    defender hand, the knocker's showdown ``melds`` (:func:`ginenv.kernels.showdown_melds`) and
+    deadwood computed once for many defenders.
+
+    The score of :func:`ginenv.kernels.knock_outcome` without its per-call arrangement search: the
+    simulations score one knock against hundreds of sampled hands.
+    """
+    if knocker_deadwood == 0:
+        return gin_bonus + min_deadwood(defender)
+    left = layoff_deadwood(melds, defender)
+    if left <= knocker_deadwood:
+        return -(knocker_deadwood - left + undercut_bonus)
+    return left - knocker_deadwood
 
 
 # --------------------------------------------------------------------------- public helpers
@@ -279,12 +276,7 @@ def legal_knocks(observation: Mapping[str, np.ndarray]) -> int:
 
 def deadwood(hand: int) -> int:
     """Least deadwood of exactly the cards of ``hand`` (a bitmask, any size)."""
-    return int(_min_deadwood(hand))
-
-
-def best_discard_deadwood(hand: int) -> int:
-    """Least deadwood of ``hand`` after discarding its best card (``min_x dw(hand - x)``)."""
-    return int(_best_discards(hand)[0]) if hand else 0
+    return int(min_deadwood(hand))
 
 
 def deadwood_cards(hand: int) -> int:
@@ -292,27 +284,22 @@ def deadwood_cards(hand: int) -> int:
 
     A card ``c`` is such a card exactly when ``dw(hand - c) + value(c) == dw(hand)``.
     """
-    base = _min_deadwood(hand)
+    base = min_deadwood(hand)
     out = 0
     for c in card_bits(hand):
-        if _min_deadwood(hand ^ 1 << c) + CARD_VALUES[c] == base:
+        if min_deadwood(hand ^ 1 << c) + CARD_VALUES[c] == base:
             out |= 1 << c
     return out
-
-
-def melded_cards(hand: int) -> int:
-    """Cards melded in every least-deadwood arrangement of ``hand`` (the melds "it has made")."""
-    return hand & ~deadwood_cards(hand)
 
 
 def completes_meld(hand: int, card: int) -> bool:
     """Whether taking ``card`` into ``hand`` melds it and lowers the deadwood after the best discard
     of another card (the card just taken from the pile cannot be thrown back the same turn)."""
     grown = hand | 1 << card
-    base = _min_deadwood(hand)
-    if not _min_deadwood(grown) < base + CARD_VALUES[card]:
+    base = min_deadwood(hand)
+    if not min_deadwood(grown) < base + CARD_VALUES[card]:
         return False  # the card would be deadwood
-    return min(_min_deadwood(grown ^ 1 << c) for c in card_bits(hand)) < base
+    return min(min_deadwood(grown ^ 1 << c) for c in card_bits(hand)) < base
 
 
 def useful_discards(hand: int, taken: int) -> int:
@@ -365,23 +352,57 @@ class TakeGuard:
             return allowed
         return int(_useful_discards(hand, taken)) & allowed or allowed
 
-    def pending_take(self, hand: int) -> int | None:
-        """The card this level just took, if it is still in ``hand`` (without forgetting it)."""
-        taken = self._taken
-        if taken is None or not hand >> taken & 1 or hand.bit_count() != 11:
-            return None
-        return taken
+
+class HeuristicAgent(TakeGuard, Agent):
+    """Base of the rule-based levels: owns the turn structure of :meth:`act`, each level its strategy.
+
+    Every level plays a turn the same way: take the upcard or the top discard when
+    :meth:`wants_top` says so (remembered by :class:`TakeGuard`, so the next discard keeps the take
+    useful); otherwise pass the upcard or draw from the stock, whichever the mask allows; big gin
+    whenever the rules allow it; in the discard phase the card and the knock of
+    :meth:`choose_discard`. A level overrides those two (and :meth:`see`, to read every view).
+    """
+
+    def see(self, view: SeatView) -> None:
+        """Called with the view of every decision before anything else (default: nothing)."""
+
+    @abc.abstractmethod
+    def wants_top(self, view: SeatView) -> bool:
+        """Whether to take the upcard or the top discard ``view.top`` (a legal take)."""
+
+    @abc.abstractmethod
+    def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
+        """(card, knock?) for the discard phase: a legal discard, a legal knock when ``True``."""
+
+    def act(self, observation: Observation) -> int:
+        """This level's choice for the observation (the dispatch of the class docstring)."""
+        mask = observation["action_mask"]
+        view = decode(observation["observation"])
+        self.see(view)
+        if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view):
+            return self.note_take(view.top)
+        if mask[PASS]:
+            return PASS
+        if mask[DRAW_STOCK]:
+            return DRAW_STOCK
+        if mask[BIG_GIN]:
+            return BIG_GIN
+        card, knock = self.choose_discard(observation, view)
+        action = (KNOCK_BASE if knock else DISCARD_BASE) + card
+        if not mask[action]:
+            raise RuntimeError(f"{type(self).__name__} chose the illegal action {action}: a bug of the level")
+        return action
 
 
 def enables_knock(hand: int, card: int, limit: int) -> bool:
     """Whether taking ``card`` into ``hand`` allows a knock this turn (discarding another card)."""
     grown = hand | 1 << card
-    return min(_min_deadwood(grown ^ 1 << c) for c in card_bits(hand)) <= limit
+    return min(min_deadwood(grown ^ 1 << c) for c in card_bits(hand)) <= limit
 
 
 def meldable(cards: int) -> int:
     """Cards of ``cards`` that belong to at least one meld made only of cards of ``cards``."""
-    return int(_meldable(cards))
+    return int(_meldable_kernel(cards))
 
 
 def max_deadwood_value(hand: int) -> int:
@@ -423,24 +444,6 @@ def after_draw_deadwood(hand: int, candidates: int) -> dict[int, int]:
     return {c: int(table[c]) for c in card_bits(candidates)}
 
 
-def outs(hand: int, candidates: int) -> int:
-    """Candidate cards whose draw lowers the deadwood of the 10-card ``hand`` (after the best
-    discard): a meld card, or a low card that replaces a higher deadwood card."""
-    table = _draw_table(hand, candidates)
-    base = _min_deadwood(hand)
-    return sum(1 << c for c in card_bits(candidates) if table[c] < base)
-
-
-def meld_outs(hand: int, candidates: int) -> int:
-    """Candidate cards that would be melded if added to ``hand``: ``dw(hand + c) < dw(hand) + value(c)``."""
-    base = _min_deadwood(hand)
-    out = 0
-    for c in card_bits(candidates):
-        if _meldable(hand | 1 << c) >> c & 1 and _min_deadwood(hand | 1 << c) < base + CARD_VALUES[c]:
-            out |= 1 << c
-    return out
-
-
 def gin_outs(hand: int, candidates: int) -> int:
     """Candidate cards that give the 10-card ``hand`` deadwood 0 after the best discard (gin)."""
     table = _draw_table(hand, candidates)
@@ -454,13 +457,7 @@ def expected_deadwood(hand: int, candidates: int) -> float:
     For a 10-card hand and the unseen cards this is the expected deadwood at the end of the next
     turn when drawing from the stock (the stock is a uniform subset of the unseen cards).
     """
-    return float(_expected_deadwood(hand, candidates))
-
-
-def discard_expectations(hand: int, candidates: int, allowed: int) -> dict[int, float]:
-    """For each allowed discard ``d`` of the 11-card ``hand``: ``expected_deadwood(hand - d, candidates)``."""
-    table = _discard_expectations(hand, candidates, allowed)
-    return {c: float(table[c]) for c in card_bits(allowed)}
+    return float(_expected_cost(hand, candidates, 0, 0.0))
 
 
 def discard_scores(
@@ -509,37 +506,29 @@ def danger_scores(live: int, taken: int, avoided: int) -> np.ndarray:
     return _danger_scores(live, taken, avoided)
 
 
-def danger(card: int, live: int, taken: int, avoided: int) -> float:
-    """The :func:`danger_scores` entry of one card."""
-    return float(_danger_scores(live, taken, avoided)[card])
-
-
 __all__ = [
     "AVOIDED_FACTOR",
     "TAKEN_WEIGHT",
+    "HeuristicAgent",
     "TakeGuard",
+    "after_draw",
     "after_draw_deadwood",
-    "best_discard_deadwood",
     "card_bits",
     "completes_meld",
-    "danger",
     "danger_scores",
     "deadwood",
     "deadwood_cards",
-    "discard_expectations",
     "discard_scores",
     "enables_knock",
     "expected_deadwood",
     "gin_outs",
     "interest_cards",
+    "knock_points",
     "legal_discards",
     "legal_knocks",
     "live_cards",
     "max_deadwood_value",
-    "meld_outs",
     "meldable",
-    "melded_cards",
-    "outs",
     "partner_cards",
     "stock_value",
     "take_is_useful",

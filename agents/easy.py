@@ -3,7 +3,7 @@
 Strategy, precisely:
 
 * **Melds and pairs.** The melds it has made are the cards melded in every least-deadwood
-  arrangement of its hand (:func:`ginenv.agents.common.melded_cards`); the others are its deadwood. A
+  arrangement of its hand; the others are its deadwood (:func:`ginenv.agents.common.deadwood_cards`). A
   deadwood card with a *partner* among the other deadwood cards (same rank, or same suit within two
   ranks: a pair or a run draw) is kept; a deadwood card without one is *useless*.
 * **Draw.** A beginner sees pairs, not run draws: it takes the upcard or the top discard only when
@@ -22,9 +22,9 @@ Strategy, precisely:
 
 from __future__ import annotations
 
-from ginenv.agents.base import Agent, Observation
+from ginenv.agents.base import Observation
 from ginenv.agents.common import (
-    TakeGuard,
+    HeuristicAgent,
     card_bits,
     completes_meld,
     deadwood,
@@ -33,9 +33,9 @@ from ginenv.agents.common import (
     partner_cards,
 )
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.actions import KNOCK_BASE
 from ginenv.cards import CARD_VALUES
-from ginenv.observation import decode
+from ginenv.observation import SeatView
 
 #: Easy knocks only when the deadwood left is at most this many points (gin always).
 EASY_KNOCK_DEADWOOD = 3
@@ -49,7 +49,7 @@ def makes_set(hand: int, card: int) -> bool:
     return same_rank >= 2 and completes_meld(hand, card)
 
 
-class EasyAgent(TakeGuard, Agent):
+class EasyAgent(HeuristicAgent):
     """Keeps melds and pairs, throws the highest useless card, knocks only near gin."""
 
     name = "easy"
@@ -57,7 +57,7 @@ class EasyAgent(TakeGuard, Agent):
     #: Knock only with at most this much deadwood (see :data:`EASY_KNOCK_DEADWOOD`).
     knock_deadwood: int = EASY_KNOCK_DEADWOOD
 
-    def choose_discard(self, hand: int, allowed: int) -> int:
+    def pick_card(self, hand: int, allowed: int) -> int:
         """The card to throw: the highest useless card (see the module docstring)."""
         loose = deadwood_cards(hand) & allowed
         if not loose:
@@ -76,24 +76,20 @@ class EasyAgent(TakeGuard, Agent):
             return cards[0]
         return cards[int(self.rng.integers(len(cards)))]
 
-    def act(self, observation: Observation) -> int:
-        """Easy's choice for this observation."""
-        mask = observation["action_mask"]
-        view = decode(observation["observation"])
+    def wants_top(self, view: SeatView) -> bool:
+        """Take the top card only to complete a set that lowers the deadwood (:func:`makes_set`)."""
+        assert view.top is not None
+        return makes_set(view.hand, view.top)
+
+    def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
+        """The card of :meth:`pick_card`; knock only with at most :attr:`knock_deadwood` left."""
         hand = view.hand
-        if mask[DRAW_DISCARD] and view.top is not None and makes_set(hand, view.top):
-            return self.note_take(view.top)
-        if mask[PASS]:
-            return PASS
-        if mask[DRAW_STOCK]:
-            return DRAW_STOCK
-        if mask[BIG_GIN]:
-            return BIG_GIN
-        card = self.choose_discard(hand, self.useful_only(hand, legal_discards(observation)))
+        card = self.pick_card(hand, self.useful_only(hand, legal_discards(observation)))
         left = deadwood(hand ^ 1 << card)
-        if mask[KNOCK_BASE + card] and left <= min(self.knock_deadwood, view.knock_limit):
-            return KNOCK_BASE + card
-        return DISCARD_BASE + card
+        knock = bool(observation["action_mask"][KNOCK_BASE + card]) and left <= min(
+            self.knock_deadwood, view.knock_limit
+        )
+        return card, knock
 
 
 __all__ = ["EASY_KNOCK_DEADWOOD", "EasyAgent", "makes_set"]

@@ -45,45 +45,30 @@ Random only through the sampled hands, drawn from the generator ``reset(seed)`` 
 from __future__ import annotations
 
 import numpy as np
-from ginenv.agents.base import Agent, Observation
+from ginenv.agents.base import Observation
 from ginenv.agents.belief import BeliefParams, Knock, OpponentModel
-from ginenv.agents.common import TakeGuard, useful_discards
+from ginenv.agents.common import HeuristicAgent, after_draw, legal_discards, legal_knocks, useful_discards
 from numba import njit
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
-from ginenv.melds import _best_discards, _meldable, _min_deadwood
-from ginenv.observation import MAX_STOCK, SeatView, decode
+from ginenv.kernels import best_discards, min_deadwood
+from ginenv.observation import MAX_STOCK, SeatView
 from ginenv.rules import Rules
 
-_VALUE = np.array(CARD_VALUES, dtype=np.int64)
-
-
 # --------------------------------------------------------------------------- numba kernels
-
-
-@njit(cache=True)
-def _after_draw(hand: int, card: int, base: int, best_minus_one: int) -> int:
-    """Least deadwood of ``hand + card`` after its best discard; ``base = dw(hand)`` and
-    ``best_minus_one = min_x dw(hand - x)`` settle the common case where ``card`` melds nowhere."""
-    bit = 1 << card
-    grown = hand | bit
-    if _meldable(grown) & bit:
-        return _best_discards(grown)[0]
-    return min(base, _VALUE[card] + best_minus_one)
 
 
 @njit(cache=True)
 def expected_after_draw(hand: int, q: np.ndarray, skip: int) -> float:
     """``E(hand)``: the mean over the next card ``c ~ q`` (card ``skip`` left out, the rest
     renormalised; -1 for none) of the least deadwood of ``hand + c`` after its best discard."""
-    base = _min_deadwood(hand)
-    best_minus_one = _best_discards(hand)[0]
+    base = min_deadwood(hand)
+    best_minus_one = best_discards(hand)[0]
     total = 0.0
     mass = 0.0
     for c in range(NUM_CARDS):
         if c != skip and q[c] > 0.0:
-            total += q[c] * _after_draw(hand, c, base, best_minus_one)
+            total += q[c] * after_draw(hand, c, base, best_minus_one)
             mass += q[c]
     if mass <= 0.0:
         return float(base)
@@ -146,7 +131,7 @@ def meld_probability(p: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- the agent
 
 
-class ExpertAgent(TakeGuard, Agent):
+class ExpertAgent(HeuristicAgent):
     """Expected deadwood and feeding risk under the opponent estimate; sampled knock risk."""
 
     name = "expert"
@@ -189,6 +174,10 @@ class ExpertAgent(TakeGuard, Agent):
         super().reset(seed)
         self.model.reset()
 
+    def see(self, view: SeatView) -> None:
+        """Every view feeds the opponent model (new opponent actions become its events)."""
+        self.model.update(view)
+
     # ------------------------------------------------------------------ evaluation
 
     def feed_weight(self, view: SeatView) -> float:
@@ -227,7 +216,7 @@ class ExpertAgent(TakeGuard, Agent):
     def knock_card(self, view: SeatView, knocks: int, values: np.ndarray) -> tuple[int, int]:
         """(discard, deadwood left) of the knock this level would make."""
         hand = view.hand
-        left = {c: _min_deadwood(hand ^ 1 << c) for c in cards_of(knocks)}
+        left = {c: min_deadwood(hand ^ 1 << c) for c in cards_of(knocks)}
         least = min(left.values())
         card = min((c for c in left if left[c] == least), key=lambda c: (values[c], -CARD_VALUES[c], c))
         return card, least
@@ -243,39 +232,15 @@ class ExpertAgent(TakeGuard, Agent):
 
     def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
         """(card, knock?) for the discard phase."""
-        mask = observation["action_mask"]
         hand = view.hand
-        allowed = knocks = 0
-        for c in cards_of(hand):
-            if mask[DISCARD_BASE + c]:
-                allowed |= 1 << c
-            if mask[KNOCK_BASE + c]:
-                knocks |= 1 << c
-        allowed = self.useful_only(hand, allowed)
+        knocks = legal_knocks(observation)
+        allowed = self.useful_only(hand, legal_discards(observation))
         values = discard_values(hand, allowed | knocks, self.stock_odds(), self.penalty(view), -1)
         if knocks:
             card, left = self.knock_card(view, knocks, values)
             if self.should_knock(view, hand ^ 1 << card, left):
                 return card, True
         return self._best(values, allowed), False
-
-    def act(self, observation: Observation) -> int:
-        """Expert's choice for this observation."""
-        mask = observation["action_mask"]
-        view = decode(observation["observation"])
-        self.model.update(view)
-        if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view):
-            return self.note_take(view.top)
-        if mask[PASS]:
-            return PASS
-        if mask[DRAW_STOCK]:
-            return DRAW_STOCK
-        if mask[BIG_GIN]:
-            return BIG_GIN
-        card, knock = self.choose_discard(observation, view)
-        action = (KNOCK_BASE if knock else DISCARD_BASE) + card
-        assert 0 <= action < NUM_ACTIONS and mask[action]
-        return action
 
 
 __all__ = ["ExpertAgent", "discard_values", "expected_after_draw", "meld_probability", "stock_value"]

@@ -14,13 +14,13 @@ forth through the discard pile.
 
 from __future__ import annotations
 
-from ginenv.agents.base import Agent, Observation
-from ginenv.agents.common import TakeGuard
+from ginenv.agents.base import Observation
+from ginenv.agents.common import HeuristicAgent, legal_discards
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.actions import KNOCK_BASE
 from ginenv.cards import CARD_VALUES, cards_of
 from ginenv.melds import deadwood_of_mask
-from ginenv.observation import decode
+from ginenv.observation import SeatView
 
 
 def best_discard(hand: int, allowed: int) -> int:
@@ -28,7 +28,7 @@ def best_discard(hand: int, allowed: int) -> int:
     return min(cards_of(allowed), key=lambda c: (deadwood_of_mask(hand ^ 1 << c), -CARD_VALUES[c]))
 
 
-class GreedyAgent(TakeGuard, Agent):
+class GreedyAgent(HeuristicAgent):
     """Meld-taking, deadwood-dumping, knock-at-once baseline (see the module docstring)."""
 
     name = "greedy"
@@ -44,27 +44,15 @@ class GreedyAgent(TakeGuard, Agent):
         in_meld = after < deadwood_of_mask(kept ^ 1 << card) + CARD_VALUES[card]
         return in_meld and after < deadwood_of_mask(hand)
 
-    def act(self, observation: Observation) -> int:
-        """Greedy choice for this observation."""
-        mask = observation["action_mask"]
-        view = decode(observation["observation"])
-        hand = view.hand
-        if mask[DRAW_DISCARD] and view.top is not None and self.melds_with(hand, view.top):
-            return self.note_take(view.top)
-        if mask[PASS]:
-            return PASS
-        if mask[DRAW_STOCK]:
-            return DRAW_STOCK
-        if mask[BIG_GIN]:
-            return BIG_GIN
-        allowed = 0
-        for c in cards_of(hand):
-            if mask[DISCARD_BASE + c]:
-                allowed |= 1 << c
-        card = best_discard(hand, self.useful_only(hand, allowed))
-        if mask[KNOCK_BASE + card]:
-            return KNOCK_BASE + card
-        return DISCARD_BASE + card
+    def wants_top(self, view: SeatView) -> bool:
+        """Take the top card when it melds and lowers the deadwood (:meth:`melds_with`)."""
+        assert view.top is not None
+        return self.melds_with(view.hand, view.top)
+
+    def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
+        """The least-deadwood discard (after a take, one that keeps it useful); knock when allowed."""
+        card = best_discard(view.hand, self.useful_only(view.hand, legal_discards(observation)))
+        return card, bool(observation["action_mask"][KNOCK_BASE + card])
 
 
 __all__ = ["GreedyAgent", "best_discard"]

@@ -46,9 +46,9 @@ pick-ups are rare). Deterministic: it never uses its random generator.
 from __future__ import annotations
 
 import numpy as np
-from ginenv.agents.base import Agent, Observation
+from ginenv.agents.base import Observation
 from ginenv.agents.common import (
-    TakeGuard,
+    HeuristicAgent,
     card_bits,
     danger_scores,
     deadwood,
@@ -63,12 +63,11 @@ from ginenv.agents.common import (
     useful_discards,
 )
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES
-from ginenv.observation import MAX_STOCK, SeatView, decode
+from ginenv.observation import MAX_STOCK, SeatView
 
 
-class HardAgent(TakeGuard, Agent):
+class HardAgent(HeuristicAgent):
     """Outs, expected deadwood after the next draw, danger of each discard, knock or play for gin."""
 
     name = "hard"
@@ -107,7 +106,7 @@ class HardAgent(TakeGuard, Agent):
         """``S(hand, d)`` for each allowed discard ``d``."""
         return discard_scores(hand, view.unseen, allowed, penalty, view.knock_limit, self.miss)
 
-    def wants_top(self, view: SeatView, penalty: np.ndarray) -> bool:
+    def wants_top(self, view: SeatView) -> bool:
         """Whether taking the top discard beats drawing from the stock (module docstring)."""
         hand, top = view.hand, view.top
         assert top is not None
@@ -117,6 +116,7 @@ class HardAgent(TakeGuard, Agent):
         useful = useful_discards(grown, top)
         if not useful:
             return False  # a wasted turn, and the way two players cycle cards through the pile
+        penalty = self.penalty(view)
         take = min(self.scores(grown, useful, view, penalty).values())
         return take < stock_value(hand, view.unseen, penalty, view.knock_limit, self.miss)
 
@@ -141,21 +141,6 @@ class HardAgent(TakeGuard, Agent):
             allowed = knocks & allowed or allowed
         scores = self.scores(hand, allowed, view, penalty)
         return min(scores, key=lambda c: (scores[c], -CARD_VALUES[c], c)), False
-
-    def act(self, observation: Observation) -> int:
-        """Hard's choice for this observation."""
-        mask = observation["action_mask"]
-        view = decode(observation["observation"])
-        if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view, self.penalty(view)):
-            return self.note_take(view.top)
-        if mask[PASS]:
-            return PASS
-        if mask[DRAW_STOCK]:
-            return DRAW_STOCK
-        if mask[BIG_GIN]:
-            return BIG_GIN
-        card, knock = self.choose_discard(observation, view)
-        return (KNOCK_BASE if knock else DISCARD_BASE) + card
 
 
 __all__ = ["HardAgent"]

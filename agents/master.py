@@ -17,8 +17,8 @@ random numbers, so the options' differences are measured far more precisely than
   lowers the deadwood (so the rollouts cannot cycle cards through the pile either), otherwise draw
   from the stock; discard the card leaving the least deadwood
   (the higher card on ties); knock as soon as the deadwood allows; the dead-hand rule applies. The
-  rollout's showdown arranges the knocker's melds by the first least-deadwood arrangement found
-  (the engine's tie-break between equal arrangements is ignored there) and scores layoffs exactly.
+  rollout's showdown is the engine's (:func:`ginenv.kernels.knock_outcome`: the knocker's
+  arrangement with the fewest layoff targets, the defender's joint melds and layoffs).
   Playing on for gin is this option when a knock was legal. Whether the card just taken may be
   thrown back follows the rules master is given (``Rules.discard_taken_card``, the ``rules``
   argument; it is not in the observation); the policy's take is never worth it for a card it would
@@ -49,20 +49,32 @@ from the generator that ``reset(seed)`` seeds.
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.belief import Knock, _lowest_card, defender_deadwood
-from ginenv.agents.common import take_is_useful
+from ginenv.agents.belief import Knock
+from ginenv.agents.common import knock_points, legal_discards, legal_knocks, take_is_useful
 from ginenv.agents.expert import ExpertAgent, discard_values
 from numba import njit
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
-from ginenv.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
-from ginenv.melds import _meldable, _min_deadwood
-from ginenv.observation import SeatView, decode
+from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
+from ginenv.kernels import CARD_VALUE, knock_outcome, lowest_card, meldable, min_deadwood
+from ginenv.observation import SeatView
 
-_VALUE = np.array(CARD_VALUES, dtype=np.int64)
-_RANK_MASK = np.array([sum(1 << (r + 13 * s) for s in range(4)) for r in range(NUM_RANKS)], dtype=np.int64)
+
+class Option(enum.IntEnum):
+    """The kinds of option master scores in its worlds (the ``kinds`` of :func:`simulate_options`)."""
+
+    #: Knock with a discard.
+    KNOCK = 0
+    #: Discard a card and play on.
+    PLAY_ON = 1
+    #: Take the top discard.
+    TAKE_TOP = 2
+    #: Draw from the stock.
+    DRAW = 3
+
 
 # --------------------------------------------------------------------------- numba simulation
 
@@ -76,11 +88,11 @@ def policy_discard(hand: int, banned: int) -> tuple[int, int]:
     while rest:
         low = rest & -rest
         rest ^= low
-        c = _lowest_card(low)
+        c = lowest_card(low)
         if c == banned:
             continue
-        v = _min_deadwood(hand ^ low)
-        if v < best or (v == best and _VALUE[c] > _VALUE[card]):
+        v = min_deadwood(hand ^ low)
+        if v < best or (v == best and CARD_VALUE[c] > CARD_VALUE[card]):
             best = v
             card = c
     return card, best
@@ -95,95 +107,17 @@ def policy_takes(hand: int, top: int, discard_taken: bool) -> bool:
     """
     bit = 1 << top
     grown = hand | bit
-    if not _meldable(grown) & bit:
+    if not meldable(grown) & bit:
         return False
     _, after = policy_discard(grown, -1 if discard_taken else top)
-    return after < _min_deadwood(hand)
-
-
-@njit(cache=True)
-def arrange(hand: int) -> np.ndarray:
-    """The melds of a least-deadwood arrangement of ``hand`` (the first one the search finds)."""
-    melds = np.zeros(4, dtype=np.int64)
-    n = 0
-    mask = hand
-    while mask:
-        free = mask & ~_meldable(mask)
-        mask ^= free
-        if not mask:
-            break
-        target = _min_deadwood(mask)
-        card = _lowest_card(mask)
-        bit = 1 << card
-        # Leave the lowest card out?
-        if _VALUE[card] + _min_deadwood(mask ^ bit) == target:
-            mask ^= bit
-            continue
-        found = False
-        # Runs from the lowest card, longest first.
-        r = card % 13
-        length = 1
-        while r + length < 13 and (mask >> (card + length)) & 1:
-            length += 1
-        for size in range(length, 2, -1):
-            run = ((1 << size) - 1) << card
-            if _min_deadwood(mask ^ run) == target:
-                melds[n] = run
-                n += 1
-                mask ^= run
-                found = True
-                break
-        if found:
-            continue
-        others = (mask & _RANK_MASK[r]) ^ bit
-        cand = np.zeros(4, dtype=np.int64)
-        nc = 0
-        if _popcount(others) == 3:
-            cand[nc] = others | bit
-            nc += 1
-        o = np.zeros(3, dtype=np.int64)
-        no = 0
-        rest = others
-        while rest:
-            low = rest & -rest
-            o[no] = low
-            no += 1
-            rest ^= low
-        for i in range(no):
-            for j in range(i + 1, no):
-                cand[nc] = bit | o[i] | o[j]
-                nc += 1
-        for i in range(nc):
-            if _min_deadwood(mask ^ cand[i]) == target:
-                melds[n] = cand[i]
-                n += 1
-                mask ^= cand[i]
-                found = True
-                break
-        if not found:  # cannot happen: one branch always reaches the optimum
-            mask ^= bit
-    return melds[:n]
-
-
-@njit(cache=True)
-def _popcount(x: int) -> int:
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
+    return after < min_deadwood(hand)
 
 
 @njit(cache=True)
 def showdown(knocker: int, defender: int, gin_bonus: int, undercut_bonus: int) -> int:
-    """Points of a knock for the knocker (negative when undercut), with exact layoffs."""
-    kdw = _min_deadwood(knocker)
-    if kdw == 0:
-        return gin_bonus + _min_deadwood(defender)
-    dd = defender_deadwood(arrange(knocker), defender)
-    if dd <= kdw:
-        return -(kdw - dd + undercut_bonus)
-    return dd - kdw
+    """Points of a rollout's knock for the knocker (negative when undercut): the engine's showdown
+    (:func:`ginenv.kernels.knock_outcome`), so simulated knocks score exactly as real ones."""
+    return knock_outcome(knocker, defender, gin_bonus, undercut_bonus, 0)[1]
 
 
 @njit(cache=True)
@@ -282,9 +216,10 @@ def simulate_options(
 ) -> np.ndarray:
     """Points of each option in each world: ``out[world, option]``.
 
-    Option kinds: 0 knock discarding ``cards[i]`` (``knock_melds[i]``/``knock_deadwood[i]``: the
-    engine's arrangement), 1 discard ``cards[i]`` and play on (``hand`` holds 11 cards), 2 take the
-    top discard, 3 draw from the stock (``hand`` holds 10 cards; ``top`` is the top discard).
+    Option kinds (:class:`Option`): KNOCK discarding ``cards[i]`` (``knock_melds[i]``/
+    ``knock_deadwood[i]``: the engine's arrangement), PLAY_ON: discard ``cards[i]`` and play on
+    (``hand`` holds 11 cards), TAKE_TOP: take the top discard, DRAW: draw from the stock (``hand``
+    holds 10 cards; ``top`` is the top discard).
     ``traps[world]`` holds the two players' trap deadwoods in that world (:func:`policy_knocks`);
     ``discard_taken`` as in :func:`rollout`.
     """
@@ -296,16 +231,10 @@ def simulate_options(
         stock = _shuffled_stock(unseen_ids, opp, u[w])
         for i in range(no):
             k = kinds[i]
-            if k == 0:
-                kdw = knock_deadwood[i]
-                if kdw == 0:
-                    out[w, i] = gin_bonus + _min_deadwood(opp)
-                else:
-                    melds = knock_melds[i]
-                    m = melds[melds != 0]
-                    dd = defender_deadwood(m, opp)
-                    out[w, i] = -(kdw - dd + undercut_bonus) if dd <= kdw else dd - kdw
-            elif k == 1:
+            if k == Option.KNOCK:
+                melds = knock_melds[i]
+                out[w, i] = knock_points(melds[melds != 0], knock_deadwood[i], opp, gin_bonus, undercut_bonus)
+            elif k == Option.PLAY_ON:
                 c = cards[i]
                 kept = hand ^ (1 << c)
                 if stock.size <= dead_stock:
@@ -325,7 +254,7 @@ def simulate_options(
                         trap_stock,
                         discard_taken,
                     )
-            elif k == 2:
+            elif k == Option.TAKE_TOP:
                 grown = hand | (1 << top)
                 card, left = policy_discard(grown, -1 if discard_taken else top)
                 kept = grown ^ (1 << card)
@@ -376,12 +305,9 @@ def meld_rate(hands: np.ndarray) -> np.ndarray:
     for h in hands:
         for c in range(NUM_CARDS):
             bit = 1 << c
-            if not h & bit and _meldable(h | bit) & bit:
+            if not h & bit and meldable(h | bit) & bit:
                 out[c] += 1.0
     return out / max(1, hands.size)
-
-
-KNOCK, PLAY_ON, TAKE_TOP, DRAW = 0, 1, 2, 3
 
 
 class MasterAgent(ExpertAgent):
@@ -424,14 +350,14 @@ class MasterAgent(ExpertAgent):
         u = self.rng.random((n, max(1, unseen_ids.size)))
         return opps, unseen_ids, u, traps
 
-    def simulate(self, view: SeatView, options: list[tuple[int, int]], n: int) -> np.ndarray:
+    def simulate(self, view: SeatView, options: list[tuple[Option, int]], n: int) -> np.ndarray:
         """Mean points of each ``(kind, card)`` option over ``n`` worlds."""
         kinds = np.array([k for k, _ in options], dtype=np.int64)
         cards = np.array([c for _, c in options], dtype=np.int64)
         knock_melds = np.zeros((len(options), 4), dtype=np.int64)
         knock_dw = np.zeros(len(options), dtype=np.int64)
         for i, (k, c) in enumerate(options):
-            if k == KNOCK:
+            if k == Option.KNOCK:
                 kn = Knock.of(view.hand ^ 1 << c)
                 knock_melds[i, : kn.melds.size] = kn.melds
                 knock_dw[i] = kn.deadwood
@@ -461,48 +387,43 @@ class MasterAgent(ExpertAgent):
 
     def penalty(self, view: SeatView) -> np.ndarray:
         """``w * M(d)`` with ``M(d)`` the share of sampled opponent hands ``d`` melds with."""
-        rate = self.model._cache.get("master_penalty")
-        if not isinstance(rate, np.ndarray):
-            rate = meld_rate(self.model.sample_hands(self.feed_samples, self.rng))
-            self.model._cache["master_penalty"] = rate
+        rate = self.model.memo(
+            "master_penalty", lambda: meld_rate(self.model.sample_hands(self.feed_samples, self.rng))
+        )
         return self.feed_weight(view) * rate
 
     def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
         """(card, knock?) for the discard phase; knock or play on by simulation."""
-        mask = observation["action_mask"]
         hand = view.hand
-        allowed = knocks = 0
-        for c in cards_of(hand):
-            if mask[DISCARD_BASE + c]:
-                allowed |= 1 << c
-            if mask[KNOCK_BASE + c]:
-                knocks |= 1 << c
-        allowed = self.useful_only(hand, allowed)
+        knocks = legal_knocks(observation)
+        allowed = self.useful_only(hand, legal_discards(observation))
         values = discard_values(hand, allowed | knocks, self.stock_odds(), self.penalty(view), -1)
         ranked = sorted(cards_of(allowed), key=lambda c: (values[c], -CARD_VALUES[c], c))
-        options: list[tuple[int, int]] = []
+        options: list[tuple[Option, int]] = []
         if knocks:
             by_left: dict[int, int] = {}
             for c in sorted(cards_of(knocks), key=lambda c: (values[c], -CARD_VALUES[c], c)):
-                by_left.setdefault(int(_min_deadwood(hand ^ 1 << c)), c)
+                by_left.setdefault(int(min_deadwood(hand ^ 1 << c)), c)
             if 0 in by_left:
                 return by_left[0], True
-            knock_options = [(KNOCK, by_left[left]) for left in sorted(by_left)[: self.knock_candidates]]
+            knock_options = [
+                (Option.KNOCK, by_left[left]) for left in sorted(by_left)[: self.knock_candidates]
+            ]
             plain = ranked[: self.discard_candidates]
             # Playing on with the knock's own discard keeps the knockable hand for later.
             for _, c in knock_options[:1]:
                 if c not in plain and allowed >> c & 1:
                     plain.append(c)
-            options = knock_options + [(PLAY_ON, c) for c in plain]
+            options = knock_options + [(Option.PLAY_ON, c) for c in plain]
             means = self.simulate(view, options, self.worlds_knock)
-            means -= np.array([self.play_on_margin if k == PLAY_ON else 0.0 for k, _ in options])
+            means -= np.array([self.play_on_margin if k == Option.PLAY_ON else 0.0 for k, _ in options])
         elif self.simulate_discards and len(ranked) > 1:
-            options = [(PLAY_ON, c) for c in ranked[: max(2, self.discard_candidates)]]
+            options = [(Option.PLAY_ON, c) for c in ranked[: max(2, self.discard_candidates)]]
             means = self.simulate(view, options, self.worlds)
         else:
             return ranked[0], False
         kind, card = options[int(np.argmax(means))]
-        return card, kind == KNOCK
+        return card, kind == Option.KNOCK
 
     def wants_top(self, view: SeatView) -> bool:
         """Take the top discard or draw from the stock (simulated only with ``simulate_draws``)."""
@@ -511,29 +432,13 @@ class MasterAgent(ExpertAgent):
         assert view.top is not None
         if not take_is_useful(view.hand, view.top):
             return False  # a wasted turn, and the way two players cycle cards through the pile
-        means = self.simulate(view, [(TAKE_TOP, view.top), (DRAW, -1)], self.worlds)
+        means = self.simulate(view, [(Option.TAKE_TOP, view.top), (Option.DRAW, -1)], self.worlds)
         return bool(means[0] > means[1])
-
-    def act(self, observation: Observation) -> int:
-        """Master's choice for this observation."""
-        mask = observation["action_mask"]
-        view = decode(observation["observation"])
-        self.model.update(view)
-        if mask[DRAW_DISCARD] and view.top is not None and self.wants_top(view):
-            return self.note_take(view.top)
-        if mask[PASS]:
-            return PASS
-        if mask[DRAW_STOCK]:
-            return DRAW_STOCK
-        if mask[BIG_GIN]:
-            return BIG_GIN
-        card, knock = self.choose_discard(observation, view)
-        return (KNOCK_BASE if knock else DISCARD_BASE) + card
 
 
 __all__ = [
     "MasterAgent",
-    "arrange",
+    "Option",
     "meld_rate",
     "policy_discard",
     "policy_knocks",

@@ -22,9 +22,9 @@ Strategy, precisely:
 
 from __future__ import annotations
 
-from ginenv.agents.base import Agent, Observation
+from ginenv.agents.base import Observation
 from ginenv.agents.common import (
-    TakeGuard,
+    HeuristicAgent,
     card_bits,
     completes_meld,
     deadwood,
@@ -36,24 +36,19 @@ from ginenv.agents.common import (
     take_is_useful,
 )
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.actions import KNOCK_BASE
 from ginenv.cards import CARD_VALUES
-from ginenv.observation import SeatView, decode
+from ginenv.kernels import RANK_MASK
+from ginenv.observation import SeatView
 
 
-def rank_mask(card: int) -> int:
-    """The four cards of ``card``'s rank."""
-    r = card % 13
-    return sum(1 << (s * 13 + r) for s in range(4))
-
-
-class NormalAgent(TakeGuard, Agent):
+class NormalAgent(HeuristicAgent):
     """Least-deadwood play that keeps pairs, avoids feeding the opponent and knocks at once."""
 
     name = "normal"
 
     @staticmethod
-    def choose_discard(hand: int, allowed: int, view: SeatView) -> int:
+    def pick_card(hand: int, allowed: int, view: SeatView) -> int:
         """The discard of the module docstring's order of preference."""
         options = card_bits(allowed)
         left = {c: deadwood(hand ^ 1 << c) for c in options}
@@ -66,33 +61,24 @@ class NormalAgent(TakeGuard, Agent):
             pool,
             key=lambda c: (
                 wanted >> c & 1,
-                not (rank_mask(c) & shown),
+                not (int(RANK_MASK[c % 13]) & shown),
                 partners >> c & 1,
                 -CARD_VALUES[c],
                 c,
             ),
         )
 
-    def act(self, observation: Observation) -> int:
-        """Normal's choice for this observation."""
-        mask = observation["action_mask"]
-        view = decode(observation["observation"])
-        hand = view.hand
-        if mask[DRAW_DISCARD] and view.top is not None:
-            top = view.top
-            helps = completes_meld(hand, top) or enables_knock(hand, top, view.knock_limit)
-            if helps and take_is_useful(hand, top):
-                return self.note_take(top)
-        if mask[PASS]:
-            return PASS
-        if mask[DRAW_STOCK]:
-            return DRAW_STOCK
-        if mask[BIG_GIN]:
-            return BIG_GIN
-        card = self.choose_discard(hand, self.useful_only(hand, legal_discards(observation)), view)
-        if mask[KNOCK_BASE + card]:
-            return KNOCK_BASE + card
-        return DISCARD_BASE + card
+    def wants_top(self, view: SeatView) -> bool:
+        """Take the top card when it melds or lets it knock, and the take lowers the deadwood."""
+        hand, top = view.hand, view.top
+        assert top is not None
+        helps = completes_meld(hand, top) or enables_knock(hand, top, view.knock_limit)
+        return helps and take_is_useful(hand, top)
+
+    def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
+        """The card of :meth:`pick_card`; knock whenever that discard allows it."""
+        card = self.pick_card(view.hand, self.useful_only(view.hand, legal_discards(observation)), view)
+        return card, bool(observation["action_mask"][KNOCK_BASE + card])
 
 
-__all__ = ["NormalAgent", "rank_mask"]
+__all__ = ["NormalAgent"]

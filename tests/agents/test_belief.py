@@ -14,10 +14,10 @@ from ginenv.agents.belief import (
     OpponentModel,
     _marginals,
     _sample_subsets,
-    defender_deadwood,
 )
+from ginenv.agents.common import knock_points
 
-from ginenv import gin_rummy_v0
+from ginenv import gin_rummy_v0, kernels
 from ginenv.actions import action_id
 from ginenv.cards import CARD_NAMES, cards_of, mask_of, parse_cards
 from ginenv.melds import best_arrangement, deadwood_of_mask
@@ -216,7 +216,25 @@ def test_fast_showdown_equals_score_knock() -> None:
         points = int(knock.points(np.array([defender]))[0])
         expected = ref.points if ref.winner == "knocker" else -ref.points
         assert points == expected, f"{cards_of(knocker)} vs {cards_of(defender)}"
+        assert tuple(int(m) for m in knock.melds) == best_arrangement(knocker).melds  # the engine's tie-break
         if ref.kind != "gin":
-            assert defender_deadwood(knock.melds, defender) == ref.defender_deadwood
+            assert kernels.layoff_deadwood(knock.melds, defender) == ref.defender_deadwood
         layoffs += bool(ref.layoffs)
     assert layoffs > 400  # the comparison covered many layoffs
+
+
+def test_knock_points_is_the_kernels_knock_outcome() -> None:
+    """The agents' one knock-points helper scores as ``kernels.knock_outcome``, undercut bonus and
+    gin bonus included, whatever the bonuses."""
+    rng = np.random.default_rng(7)
+    kinds = set()
+    for _ in range(1500):
+        knocker = random_knocker(rng)
+        defender = random_defender(knocker, rng)
+        gin_bonus, undercut_bonus = int(rng.integers(0, 40)), int(rng.integers(0, 40))
+        kind, points, _, _ = kernels.knock_outcome(knocker, defender, gin_bonus, undercut_bonus, 31)
+        melds = kernels.showdown_melds(knocker)
+        dw = int(kernels.min_deadwood(knocker))
+        assert knock_points(melds, dw, defender, gin_bonus, undercut_bonus) == points
+        kinds.add(kernels.KNOCK_KINDS[kind])
+    assert kinds == {"knock", "undercut", "gin"}

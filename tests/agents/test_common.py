@@ -4,29 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ginenv.agents.base import Agent, Observation
 from ginenv.agents.common import (
     AVOIDED_FACTOR,
     TAKEN_WEIGHT,
+    HeuristicAgent,
     after_draw_deadwood,
     completes_meld,
-    danger,
     danger_scores,
     deadwood,
     deadwood_cards,
-    discard_expectations,
     discard_scores,
     enables_knock,
     expected_deadwood,
     gin_outs,
     interest_cards,
-    meld_outs,
-    melded_cards,
-    outs,
     partner_cards,
     stock_value,
 )
+from scenarios import decide, position
 
+from ginenv import agents
+from ginenv.actions import BIG_GIN, DRAW_DISCARD, PASS
 from ginenv.cards import FULL_DECK, mask_of, parse_cards
+from ginenv.engine import Phase
+from ginenv.observation import SeatView
 
 
 def m(text: str) -> int:
@@ -45,8 +47,6 @@ DRAWS = m("Qh Ah 4s 2h")
 def test_after_draw_outs_and_expected_deadwood_by_hand() -> None:
     # Qh: throw Kh or Qh, 10 left. Ah, 2h: replace Kh, 1 or 2 left. 4s: A-4s, throw Kh, gin.
     assert after_draw_deadwood(HAND, DRAWS) == {c("Qh"): 10, c("Ah"): 1, c("4s"): 0, c("2h"): 2}
-    assert outs(HAND, DRAWS) == m("Ah 4s 2h")
-    assert meld_outs(HAND, DRAWS) == m("4s")
     assert gin_outs(HAND, DRAWS) == m("4s")
     assert expected_deadwood(HAND, DRAWS) == pytest.approx((10 + 1 + 0 + 2) / 4)
     assert expected_deadwood(HAND, 0) == deadwood(HAND) == 10
@@ -66,13 +66,13 @@ def test_outs_over_all_unseen_cards() -> None:
     assert brute == m("4s 3c 7c 8d Qd")
     # Every card worth less than the king lowers the deadwood: 9 ranks x 4 suits, minus held ones.
     low = sum(1 << card for card in range(52) if card % 13 < 9 and unseen >> card & 1)
-    assert outs(HAND, unseen) == low | brute
+    lowered = sum(1 << card for card, left in after_draw_deadwood(HAND, unseen).items() if left < 10)
+    assert lowered == low | brute
 
 
 def test_deadwood_melded_and_partner_cards() -> None:
     hand = m("7h 8h Ks Kc Kd 2d 3d 4d As Qc")
     assert deadwood_cards(hand) == m("7h 8h As Qc")
-    assert melded_cards(hand) == m("Ks Kc Kd 2d 3d 4d")
     # 7h-8h is a run draw, As-Qc have no partner; 5d-7d is a draw with a gap.
     assert partner_cards(m("7h 8h As Qc 5d 7d 9s")) == m("7h 8h 5d 7d")
     assert interest_cards(m("7h")) == m("7s 7c 7d 5h 6h 8h 9h")
@@ -85,6 +85,10 @@ def test_completes_meld_and_enables_knock() -> None:
     with_eight = (HAND & ~m("Kh")) | m("8s")  # 8 points of deadwood: any card but a ten helps
     assert enables_knock(with_eight, c("Ah"), 10)
     assert not enables_knock(m("As 2s 3s 4c 5c 6c 9d Td Kh Qh"), c("8s"), 10)
+
+
+def danger(card: int, live: int, taken: int, avoided: int) -> float:
+    return float(danger_scores(live, taken, avoided)[card])
 
 
 def test_danger_scores_by_hand() -> None:
@@ -104,10 +108,10 @@ def test_danger_scores_by_hand() -> None:
     assert table.shape == (52,) and table[c("7h")] > table[c("Kh")] and table[c("Ah")] == table[c("Kh")]
 
 
-def test_discard_expectations_and_scores_agree_with_expected_deadwood() -> None:
+def test_discard_scores_agree_with_expected_deadwood() -> None:
     hand = HAND | 1 << c("8s")
     unseen = FULL_DECK & ~hand
-    exp = discard_expectations(hand, unseen, m("Kh 8s 9d"))
+    exp = discard_scores(hand, unseen, m("Kh 8s 9d"), np.zeros(52))
     for card, value in exp.items():
         assert value == pytest.approx(expected_deadwood(hand ^ 1 << card, unseen))
     assert exp[c("Kh")] < exp[c("8s")] < exp[c("9d")]
@@ -140,3 +144,44 @@ def test_stock_value_is_the_mean_best_score_over_the_draws() -> None:
         ]
     )
     assert stock_value(HAND, two, penalty) == pytest.approx(by_hand)
+
+
+LEVELS = ("greedy", "easy", "normal", "hard", "expert", "master")
+
+
+def test_one_base_class_owns_the_turn_dispatch() -> None:
+    """Every heuristic level plays through :meth:`HeuristicAgent.act` (none keeps a copy of it)."""
+    for name in LEVELS:
+        agent = agents.make(name)
+        assert isinstance(agent, HeuristicAgent)
+        assert all(
+            "act" not in vars(cls)
+            for cls in type(agent).__mro__
+            if cls is not HeuristicAgent and cls is not Agent
+        )
+
+
+@pytest.mark.parametrize("name", LEVELS)
+def test_every_level_takes_big_gin_and_passes_an_upcard_it_does_not_want(name: str) -> None:
+    # 11 cards in melds: big gin comes before any discard or knock.
+    obs = position("As 2s 3s 4s 5c 6c 7c 9d 9h 9s 9c", phase=Phase.DISCARD)
+    obs["action_mask"][BIG_GIN] = 1
+    assert decide(name, obs) == "big_gin"
+    # The first upcard melds with nothing: pass (draw_stock is not legal yet).
+    obs = position("As 2s 3s 4c 5c 6c 9d Td Jd Kh", top="Qh")
+    obs["action_mask"][:] = 0
+    obs["action_mask"][[DRAW_DISCARD, PASS]] = 1
+    assert decide(name, obs) == "pass"
+
+
+def test_a_level_that_chooses_an_illegal_discard_is_stopped_with_a_clear_error() -> None:
+    class Broken(HeuristicAgent):
+        def wants_top(self, view: SeatView) -> bool:
+            return False
+
+        def choose_discard(self, observation: Observation, view: SeatView) -> tuple[int, bool]:
+            return c("Kh"), True  # a knock with 34 points of deadwood left
+
+    obs = position("As 2s 3s 4c 5c 6c 9d Td Qh Kh 5h", phase=Phase.DISCARD)
+    with pytest.raises(RuntimeError, match="Broken chose the illegal action"):
+        Broken().act(obs)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from ginenv.agents.common import discard_expectations
+from ginenv.agents.common import discard_scores
 from ginenv.agents.hard import HardAgent
 from scenarios import DEALER, decide, deck_with, play, start
 
@@ -24,7 +25,7 @@ def test_hard_avoids_a_discard_the_opponent_showed_interest_in() -> None:
     obs = play(env, "pass", "draw_discard", "discard Kh", "draw_stock")
     view = decode(obs["observation"])
     eights = mask_of(parse_cards("8c 8h"))
-    values = discard_expectations(view.hand, view.unseen, eights)
+    values = discard_scores(view.hand, view.unseen, eights, np.zeros(52))
     assert len(set(values.values())) == 1
     assert decide("hard", obs) == "discard 8h"
     blind = HardAgent(seed=0, danger_early=0.0, danger_late=0.0)

@@ -7,22 +7,19 @@ import numpy as np
 import pytest
 from ginenv.agents.belief import Knock
 from ginenv.agents.master import (
-    KNOCK,
-    PLAY_ON,
     MasterAgent,
-    arrange,
+    Option,
     meld_rate,
     policy_discard,
     rollout,
-    showdown,
     simulate_options,
 )
 
 from ginenv import agents
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_name
-from ginenv.cards import CARD_NAMES, FULL_DECK, cards_of, mask_of, mask_value, parse_cards
+from ginenv.cards import CARD_NAMES, FULL_DECK, cards_of, mask_of, parse_cards
 from ginenv.engine import Phase
-from ginenv.melds import best_arrangements, deadwood_of_mask, is_meld
+from ginenv.melds import best_arrangements, deadwood_of_mask
 from ginenv.observation import KNOCK_LIMIT, OBS_SIZE, PHASE_BASE, STOCK_SIZE, TO_MOVE, decode, plane_slice
 from ginenv.scoring import score_knock
 
@@ -49,63 +46,81 @@ def meld_rich(rng: np.random.Generator, size: int = 10) -> int:
         return mask | mask_of(int(c) for c in rng.choice(rest, size - mask.bit_count(), replace=False))
 
 
-def test_arrange_finds_a_least_deadwood_arrangement() -> None:
-    rng = np.random.default_rng(0)
-    for _ in range(1500):
-        hand = meld_rich(rng, int(rng.integers(8, 12)))
-        melds = [int(m) for m in arrange(hand)]
-        used = 0
-        for m in melds:
-            assert is_meld(m) and not used & m
-            used |= m
-        assert mask_value(hand & ~used) == deadwood_of_mask(hand)
+def signed(knocker: int, defender: int) -> int:
+    """The engine's points of a knock for the knocker (negative when undercut)."""
+    ref = score_knock(knocker, defender)
+    return ref.points if ref.winner == "knocker" else -ref.points
 
 
-def test_rollout_showdown_equals_score_knock_when_the_arrangement_is_unique() -> None:
+def random_defender(rng: np.random.Generator, knocker: int) -> int:
+    rest = [c for c in range(52) if not knocker >> c & 1]
+    return mask_of(int(c) for c in rng.choice(rest, 10, replace=False))
+
+
+def test_rollout_knocks_score_as_the_engines_showdown() -> None:
+    """A rollout whose first stock card lets me knock ends in exactly the engine's showdown, also
+    when the knocker has several least-deadwood arrangements (the tie-break decides the layoffs)."""
     rng = np.random.default_rng(1)
-    checked = 0
+    checked = tied = 0
+    traps = np.zeros(2, dtype=np.int64)
     while checked < 800:
-        knocker = meld_rich(rng)
-        if deadwood_of_mask(knocker) > 10 or len(best_arrangements(knocker)) != 1:
+        grown = meld_rich(rng, 11)
+        card, left = policy_discard(grown, -1)
+        drawn = int(rng.choice(cards_of(grown ^ 1 << card)))
+        if left > 10:
             continue
-        rest = [c for c in range(52) if not knocker >> c & 1]
-        defender = mask_of(int(c) for c in rng.choice(rest, 10, replace=False))
-        ref = score_knock(knocker, defender)
-        assert showdown(knocker, defender, 25, 25) == (ref.points if ref.winner == "knocker" else -ref.points)
+        knocker = grown ^ 1 << card
+        defender = random_defender(rng, grown)
+        stock = np.array([drawn], dtype=np.int64)
+        points = rollout(grown ^ 1 << drawn, defender, stock, -1, 0, 10, 2, 25, 25, traps, 0, False)
+        assert points == signed(knocker, defender), f"{cards_of(knocker)} vs {cards_of(defender)}"
         checked += 1
+        tied += len(best_arrangements(knocker)) > 1
+    assert tied > 50  # many knocks where the arrangement's tie-break matters
 
 
 def test_simulated_knocks_are_scored_exactly() -> None:
+    """Master's simulated knock points equal ``ginenv.scoring.score_knock`` on random hands."""
     rng = np.random.default_rng(2)
-    hand = cards("As 2s 3s 4h 5h 6h 7c 7d 7h 2c Kc")
-    unseen_ids = np.array([c for c in range(52) if not hand >> c & 1][:35], dtype=np.int64)
-    opps = np.array(
-        [mask_of(int(c) for c in rng.choice(unseen_ids, 10, replace=False)) for _ in range(200)],
-        dtype=np.int64,
-    )
-    kc = parse_cards("Kc")[0]
-    knock = Knock.of(hand ^ 1 << kc)
-    melds = np.zeros((2, 4), dtype=np.int64)
-    melds[0, : knock.melds.size] = knock.melds
-    points = simulate_options(
-        hand,
-        np.array([KNOCK, PLAY_ON]),
-        np.array([kc, kc]),
-        opps,
-        unseen_ids,
-        rng.random((200, 35)),
-        -1,
-        10,
-        2,
-        25,
-        25,
-        melds,
-        np.array([knock.deadwood, 0]),
-        np.zeros((200, 2), dtype=np.int64),
-        0,
-        False,
-    )
-    assert np.array_equal(points[:, 0], knock.points(opps))
+    tied = 0
+    for _ in range(150):
+        hand = meld_rich(rng, 11)
+        knocks = [c for c in cards_of(hand) if deadwood_of_mask(hand ^ 1 << c) <= 10]
+        if not knocks:
+            continue
+        # Prefer knocks with several least-deadwood arrangements: there the tie-break decides layoffs.
+        tied_knocks = [c for c in knocks if len(best_arrangements(hand ^ 1 << c)) > 1]
+        kc = int(rng.choice(tied_knocks or knocks))
+        knocker = hand ^ 1 << kc
+        tied += len(best_arrangements(knocker)) > 1
+        unseen_ids = np.array([c for c in range(52) if not hand >> c & 1], dtype=np.int64)
+        opps = np.array(
+            [mask_of(int(c) for c in rng.choice(unseen_ids, 10, replace=False)) for _ in range(20)]
+        )
+        knock = Knock.of(knocker)
+        melds = np.zeros((2, 4), dtype=np.int64)
+        melds[0, : knock.melds.size] = knock.melds
+        points = simulate_options(
+            hand,
+            np.array([Option.KNOCK, Option.PLAY_ON]),
+            np.array([kc, kc]),
+            opps,
+            unseen_ids,
+            rng.random((opps.size, unseen_ids.size)),
+            -1,
+            10,
+            2,
+            25,
+            25,
+            melds,
+            np.array([knock.deadwood, 0]),
+            np.zeros((opps.size, 2), dtype=np.int64),
+            0,
+            False,
+        )
+        assert points[:, 0].tolist() == [signed(knocker, int(opp)) for opp in opps]
+        assert np.array_equal(points[:, 0], knock.points(opps))
+    assert tied > 5
 
 
 def test_rollouts_end_by_the_rules() -> None:
