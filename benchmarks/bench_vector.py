@@ -49,25 +49,12 @@ TARGET_DEADWOOD = 100.0
 
 
 def openspiel_decisions(seconds: float, seed: int) -> dict[str, float]:
-    """OpenSpiel random play from Python, observation tensor and legal mask every decision."""
-    import pyspiel
+    """OpenSpiel random play from Python, observation tensor and legal mask every decision (the
+    same loop as ``bench_env.py``'s anchor)."""
+    from bench_env import bench_openspiel
 
-    game = pyspiel.load_game("gin_rummy")
-    rng = random.Random(seed)
-    decisions = hands = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            actions = state.legal_actions()
-            if not state.is_chance_node():
-                state.observation_tensor()
-                state.legal_actions_mask()
-                decisions += 1
-            state.apply_action(actions[int(rng.random() * len(actions))])
-        hands += 1
-    elapsed = time.perf_counter() - start
-    return {"decisions_per_s": decisions / elapsed, "hands_per_s": hands / elapsed}
+    figures = bench_openspiel(seconds, seed)
+    return {"decisions_per_s": figures["decisions_per_s"], "hands_per_s": figures["episodes_per_s"]}
 
 
 def openspiel_hands(seconds: float, seed: int) -> float:

@@ -132,16 +132,24 @@ def _deal(
 
 
 @njit(cache=True)
+def _discard_options(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, bool]:
+    """The discard phase's legal moves in slot ``i``: (cards that may be discarded, those whose
+    discard may knock, whether big gin is legal)."""
+    hand = s[i, HAND0 + s[i, PLAYER]]
+    allowed = hand
+    if s[i, BANNED] >= 0:
+        allowed &= ~(1 << s[i, BANNED])
+    knocks = K.knock_discards(hand, s[i, KNOCK_LIMIT_COL]) & allowed
+    return allowed, knocks, cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0
+
+
+@njit(cache=True)
 def _legal(s: np.ndarray, i: int, out: np.ndarray, cfg: np.ndarray) -> None:
     """The legal-action mask of slot ``i`` (written into ``out``, 108 int8)."""
     out[:] = 0
     phase = s[i, PHASE]
     if phase == DISCARD:
-        hand = s[i, HAND0 + s[i, PLAYER]]
-        allowed = hand
-        if s[i, BANNED] >= 0:
-            allowed &= ~(np.int64(1) << s[i, BANNED])
-        knocks = K.knock_discards(hand, s[i, KNOCK_LIMIT_COL]) & allowed
+        allowed, knocks, big = _discard_options(s, i, cfg)
         rest = allowed
         while rest:
             low = rest & -rest
@@ -150,7 +158,7 @@ def _legal(s: np.ndarray, i: int, out: np.ndarray, cfg: np.ndarray) -> None:
             if knocks & low:
                 out[KNOCK_BASE + c] = 1
             rest ^= low
-        if cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0:
+        if big:
             out[BIG_GIN] = 1
     elif phase == DRAW:
         out[DRAW_STOCK] = 1
@@ -393,12 +401,8 @@ def _random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generat
     # A uniformly random legal action of slot ``i``, counted from bitmasks (no 108-entry mask).
     phase = s[i, PHASE]
     if phase == DISCARD:
-        hand = s[i, HAND0 + s[i, PLAYER]]
-        allowed = hand
-        if s[i, BANNED] >= 0:
-            allowed &= ~(np.int64(1) << s[i, BANNED])
-        knocks = K.knock_discards(hand, s[i, KNOCK_LIMIT_COL]) & allowed
-        big = 1 if cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0 else 0
+        allowed, knocks, can_big_gin = _discard_options(s, i, cfg)
+        big = 1 if can_big_gin else 0
         n_discards = K.popcount(allowed)
         n_knocks = K.popcount(knocks)
         # rng.random() is a third of rng.integers()' cost in numba; 53 random bits spread evenly.
@@ -508,18 +512,16 @@ def _greedy_action(s: np.ndarray, piles: np.ndarray, i: int, cfg: np.ndarray) ->
         if can_take and s[i, PILE_LEN] > 0 and _greedy_takes(hand, piles[i, s[i, PILE_LEN] - 1]):
             return DRAW_DISCARD
         return PASS if phase != DRAW else DRAW_STOCK
-    if cfg[BIG_GIN_BONUS] >= 0 and K.min_deadwood(hand) == 0:
+    allowed, knocks, big = _discard_options(s, i, cfg)
+    if big:
         return BIG_GIN
-    allowed = hand
-    if s[i, BANNED] >= 0:
-        allowed &= ~(1 << s[i, BANNED])
     taken = s[i, JUST_TOOK]
     if taken >= 0:
         useful = _useful_discards(hand, taken) & allowed
         if useful:
             allowed = useful
     card = _greedy_discard(hand, allowed)
-    if K.knock_discards(hand, s[i, KNOCK_LIMIT_COL]) >> card & 1:
+    if knocks >> card & 1:
         return KNOCK_BASE + card
     return DISCARD_BASE + card
 
