@@ -99,6 +99,7 @@ RLCard ``gin-rummy`` (default settings: going_out_deadwood_count 10, stockpile_d
 
 from __future__ import annotations
 
+import enum
 import importlib.util
 from collections import OrderedDict
 from typing import Any
@@ -184,12 +185,23 @@ def _single_card(mask: int) -> int:
 
 #: Who acted: this seat or its opponent.
 ME, OPP = 0, 1
-#: Kinds of event: decline the upcard, take the top discard, draw from the stock, discard.
-EV_PASS, EV_TAKE, EV_STOCK, EV_DISCARD = 0, 1, 2, 3
+
+
+class Move(enum.IntEnum):
+    """Kinds of event of a :class:`PublicHistory`."""
+
+    #: Decline the upcard.
+    PASS = 0
+    #: Take the upcard or the top discard.
+    TAKE = 1
+    #: Draw from the stock.
+    STOCK = 2
+    #: Discard a card.
+    DISCARD = 3
+
+
 #: Card of an event the seat could not see (the opponent's stock draws).
 UNSEEN_CARD = -1
-
-_EVENT_NAMES = ("pass", "take", "stock", "discard")
 
 
 class PublicHistory:
@@ -198,7 +210,7 @@ class PublicHistory:
     Create it from the first observation of a hand (before the seat's first action); then call
     :meth:`record` with each action the seat takes and :meth:`observe` with each later observation.
     ``events`` lists ``(who, kind, card)`` in play order (``who``: :data:`ME` or :data:`OPP`; ``kind``:
-    ``EV_PASS``, ``EV_TAKE``, ``EV_STOCK``, ``EV_DISCARD``); ``card`` is :data:`UNSEEN_CARD` for the
+    a :class:`Move`); ``card`` is :data:`UNSEEN_CARD` for the
     opponent's stock draws. Every observation is checked against the record (:meth:`check`).
     """
 
@@ -215,18 +227,18 @@ class PublicHistory:
         #: The 10 cards the seat was dealt, and the seat's cards now (as bitmasks).
         self.initial_hand = view.hand
         self.hand = view.hand
-        self.events: list[tuple[int, int, int]] = []
+        self.events: list[tuple[int, Move, int]] = []
         self._pending: tuple[int, int] | None = None
         phase = view.phase
         if phase is Phase.UPCARD_NON_DEALER and not view.is_dealer and view.top is not None:
             self.upcard = view.top
         elif phase is Phase.UPCARD_DEALER and view.is_dealer and view.top is not None:
             self.upcard = view.top
-            self.events.append((OPP, EV_PASS, view.top))
+            self.events.append((OPP, Move.PASS, view.top))
         elif phase is Phase.DRAW and view.is_dealer and view.top is not None:
             # The non-dealer took the upcard and discarded: the upcard is the one card it holds openly.
             self.upcard = _single_card(view.opponent_taken)
-            self.events += [(OPP, EV_TAKE, self.upcard), (OPP, EV_DISCARD, view.top)]
+            self.events += [(OPP, Move.TAKE, self.upcard), (OPP, Move.DISCARD, view.top)]
         else:
             raise ReconstructionError(
                 f"cannot start a hand at phase {phase.name} (dealer: {view.is_dealer}); "
@@ -237,16 +249,16 @@ class PublicHistory:
     def record(self, action: int, view: SeatView) -> None:
         """Note the seat's own ``action``, taken on observation ``view``."""
         if action == PASS:
-            self.events.append((ME, EV_PASS, self._top(view)))
+            self.events.append((ME, Move.PASS, self._top(view)))
         elif action == DRAW_DISCARD:
             card = self._top(view)
-            self.events.append((ME, EV_TAKE, card))
+            self.events.append((ME, Move.TAKE, card))
             self.hand |= _bit(card)
         elif action == DRAW_STOCK:
-            self.events.append((ME, EV_STOCK, UNSEEN_CARD))  # the card shows in the next observation
+            self.events.append((ME, Move.STOCK, UNSEEN_CARD))  # the card shows in the next observation
         elif DISCARD_BASE <= action < KNOCK_BASE:
             card = action - DISCARD_BASE
-            self.events.append((ME, EV_DISCARD, card))
+            self.events.append((ME, Move.DISCARD, card))
             self.hand &= ~_bit(card)
         else:
             # A knock or big gin ends the hand: no further observation belongs to it.
@@ -262,28 +274,28 @@ class PublicHistory:
         self._pending = None
         kind, card = pending
         events = self.events
-        if kind == EV_STOCK:
+        if kind == Move.STOCK:
             drawn = _single_card(view.hand & ~self.hand)
-            events[-1] = (ME, EV_STOCK, drawn)
+            events[-1] = (ME, Move.STOCK, drawn)
             self.hand |= _bit(drawn)
-        elif kind == EV_PASS:
+        elif kind == Move.PASS:
             if self.role == 0:
                 # The dealer answers the offer: take it (and discard) or pass (then we must draw).
                 if view.opponent_taken >> card & 1:
-                    events += [(OPP, EV_TAKE, card), (OPP, EV_DISCARD, self._top(view))]
+                    events += [(OPP, Move.TAKE, card), (OPP, Move.DISCARD, self._top(view))]
                 else:
-                    events.append((OPP, EV_PASS, card))
+                    events.append((OPP, Move.PASS, card))
             else:
                 # Both passed: the non-dealer's first draw is from the stock, then it discards.
-                events += [(OPP, EV_STOCK, UNSEEN_CARD), (OPP, EV_DISCARD, self._top(view))]
-        elif kind == EV_DISCARD:
+                events += [(OPP, Move.STOCK, UNSEEN_CARD), (OPP, Move.DISCARD, self._top(view))]
+        elif kind == Move.DISCARD:
             # The opponent's turn: it took our discard (it shows among its known cards) or drew.
             if view.opponent_taken >> card & 1:
-                events.append((OPP, EV_TAKE, card))
+                events.append((OPP, Move.TAKE, card))
             else:
-                events.append((OPP, EV_STOCK, UNSEEN_CARD))
-            events.append((OPP, EV_DISCARD, self._top(view)))
-        # EV_TAKE: the seat discards next, nothing happened in between.
+                events.append((OPP, Move.STOCK, UNSEEN_CARD))
+            events.append((OPP, Move.DISCARD, self._top(view)))
+        # Move.TAKE: the seat discards next, nothing happened in between.
         self.check(view)
 
     @staticmethod
@@ -298,15 +310,15 @@ class PublicHistory:
         opp_known = 0
         stock = MAX_STOCK
         for who, kind, card in self.events:
-            if kind == EV_TAKE:
+            if kind == Move.TAKE:
                 if not pile or pile[-1] != card:
                     raise ReconstructionError(f"took {CARD_NAMES[card]}, which is not the top discard")
                 pile.pop()
                 if who == OPP:
                     opp_known |= _bit(card)
-            elif kind == EV_STOCK:
+            elif kind == Move.STOCK:
                 stock -= 1
-            elif kind == EV_DISCARD:
+            elif kind == Move.DISCARD:
                 pile.append(card)
                 if who == OPP:
                     opp_known &= ~_bit(card)
@@ -330,7 +342,7 @@ class PublicHistory:
 
     def __repr__(self) -> str:
         moves = ", ".join(
-            f"{'me' if who == ME else 'opp'} {_EVENT_NAMES[kind]}"
+            f"{'me' if who == ME else 'opp'} {Move(kind).name.lower()}"
             + (f" {CARD_NAMES[card]}" if card >= 0 else "")
             for who, kind, card in self.events
         )
@@ -355,7 +367,7 @@ OS_PASS = 54
 OS_KNOCK = 55
 #: OpenSpiel ends a hand when a player draws from the discard pile for the 50th time.
 OS_MAX_DRAW_UPCARD = 50
-_OS_EVENT = {EV_PASS: OS_PASS, EV_TAKE: OS_DRAW_UPCARD, EV_STOCK: OS_DRAW_STOCK}
+_OS_EVENT = {Move.PASS: OS_PASS, Move.TAKE: OS_DRAW_UPCARD, Move.STOCK: OS_DRAW_STOCK}
 
 
 def openspiel_actions(
@@ -379,14 +391,14 @@ def openspiel_actions(
         if who != OPP:
             last_draw = None
             continue
-        if kind == EV_TAKE:
+        if kind == Move.TAKE:
             known |= _bit(card)
             last_draw = None
-        elif kind == EV_STOCK:
+        elif kind == Move.STOCK:
             held.append(slots)
             draw_slot[i] = last_draw = slots
             slots += 1
-        elif kind == EV_DISCARD:
+        elif kind == Move.DISCARD:
             if known >> card & 1:
                 known &= ~_bit(card)
             else:
@@ -419,11 +431,11 @@ def openspiel_actions(
     theirs = [slot_card[s] for s in range(HAND_SIZE)]
     actions = (mine + theirs if history.role == 0 else theirs + mine) + [history.upcard]
     for i, (who, kind, card) in enumerate(history.events):
-        if kind == EV_DISCARD:
+        if kind == Move.DISCARD:
             actions.append(card)
             continue
         actions.append(_OS_EVENT[kind])
-        if kind == EV_STOCK:
+        if kind == Move.STOCK:
             actions.append(card if who == ME else slot_card[draw_slot[i]])
     return actions, new_fill
 
@@ -595,7 +607,7 @@ class OpenSpielSimpleAgent(Agent):
     @staticmethod
     def _replay_capped(history: PublicHistory) -> bool:
         # OpenSpiel ends a hand at its 50th draw of a discard (first upcard offer not counted).
-        takes = sum(1 for _, kind, _ in history.events if kind == EV_TAKE)
+        takes = sum(1 for _, kind, _ in history.events if kind == Move.TAKE)
         return takes >= OS_MAX_DRAW_UPCARD
 
     def _decide(self, state: Any, view: SeatView, mask: np.ndarray) -> int:
