@@ -23,6 +23,8 @@ for any hand size (OpenSpiel's 11-card shortcut is only an upper bound on rare h
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 from numba import njit
 
@@ -70,8 +72,16 @@ RANK_MASK = np.array([sum(1 << (r + 13 * s) for s in range(4)) for r in range(13
 #: Most least-deadwood arrangements the showdown's tie-break looks at (as ``melds.best_arrangements``).
 MAX_ARRANGEMENTS = 256
 
-#: Result kinds of :func:`knock_outcome` (the names of ``ginenv.scoring.KnockResult.kind``).
-KNOCK, UNDERCUT, GIN, BIG_GIN = 0, 1, 2, 3
+
+class KnockKind(enum.IntEnum):
+    """How a knock ends (:func:`knock_outcome`); ``KNOCK_KINDS[k]`` is ``KnockResult.kind``'s name."""
+
+    KNOCK = 0
+    UNDERCUT = 1
+    GIN = 2
+    BIG_GIN = 3
+
+
 KNOCK_KINDS = ("knock", "undercut", "gin", "big_gin")
 
 
@@ -520,33 +530,29 @@ def knock_outcome(
     """Score a legal knock: ``knocker`` holds the 10 cards kept (all 11 for big gin).
 
     Returns ``(kind, points to the knocker, negative when undercut, knocker deadwood, defender
-    deadwood after layoffs)``; ``kind`` is :data:`KNOCK`, :data:`UNDERCUT`, :data:`GIN` or
-    :data:`BIG_GIN`. The same outcome as ``ginenv.scoring.score_knock`` (which also checks the knock
-    is legal and lists the cards).
+    deadwood after layoffs)``; ``kind`` is a :class:`KnockKind` value. The same outcome as
+    ``ginenv.scoring.score_knock`` (which also checks the knock is legal and lists the cards).
     """
     d_before = min_deadwood(defender)
     if popcount(knocker) == 11:
-        return BIG_GIN, big_gin_bonus + d_before, 0, d_before
+        return KnockKind.BIG_GIN, big_gin_bonus + d_before, 0, d_before
     k_dw = min_deadwood(knocker)
     if k_dw == 0:
-        return GIN, gin_bonus + d_before, 0, d_before
+        return KnockKind.GIN, gin_bonus + d_before, 0, d_before
     d_dw = layoff_deadwood(showdown_melds(knocker), defender)
     if d_dw <= k_dw:
-        return UNDERCUT, -(k_dw - d_dw + undercut_bonus), k_dw, d_dw
-    return KNOCK, d_dw - k_dw, k_dw, d_dw
+        return KnockKind.UNDERCUT, -(k_dw - d_dw + undercut_bonus), k_dw, d_dw
+    return KnockKind.KNOCK, d_dw - k_dw, k_dw, d_dw
 
 
 __all__ = [
-    "BIG_GIN",
     "CARD_VALUE",
     "FULL_DECK",
-    "GIN",
-    "KNOCK",
     "KNOCK_KINDS",
     "MAX_ARRANGEMENTS",
     "RANK_MASK",
     "RUN_DEADWOOD",
-    "UNDERCUT",
+    "KnockKind",
     "best_discard_deadwood",
     "best_discards",
     "deadwood_many",

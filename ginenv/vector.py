@@ -23,6 +23,7 @@ observation, mask and player returned are the new hand's; the ended hand's outco
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,10 +66,24 @@ UPCARD_NON_DEALER, UPCARD_DEALER, DRAW, DISCARD, OVER = 0, 1, 2, 3, 4
 # Entries of the rule-option array.
 GIN_BONUS, UNDERCUT_BONUS, BIG_GIN_BONUS, OKLAHOMA, DEAD_HAND_STOCK, DISCARD_TAKEN, TURN_LIMIT = range(7)
 
-#: Result kinds of :attr:`VectorGinRummy.results` (``kind``): the engine's ``HandResult.kind`` names.
-RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
-DEAD, TRUNCATED = 4, 5
-NO_RESULT = -1
+#: Result kinds of :attr:`VectorGinRummy.results` (``kind``): the engine's ``HandResult.kind`` names;
+#: the first four are :class:`ginenv.kernels.KnockKind`'s.
+RESULT_KINDS = (*K.KNOCK_KINDS, "dead", "truncated")
+
+
+class HandEnd(enum.IntEnum):
+    """The codes of :data:`RESULT_KINDS` (``NONE``: the hand goes on)."""
+
+    NONE = -1
+    KNOCK = K.KnockKind.KNOCK
+    UNDERCUT = K.KnockKind.UNDERCUT
+    GIN = K.KnockKind.GIN
+    BIG_GIN = K.KnockKind.BIG_GIN
+    DEAD = 4
+    TRUNCATED = 5
+
+
+DEAD, TRUNCATED, NO_RESULT = HandEnd.DEAD, HandEnd.TRUNCATED, HandEnd.NONE
 
 _PLANE_HAND = PLANE_BASE
 _PLANE_TOP = PLANE_BASE + NUM_CARDS
@@ -285,7 +300,7 @@ def _apply(
             cfg[BIG_GIN_BONUS],
         )
         result[0] = kind
-        if kind == K.UNDERCUT:
+        if kind == K.KnockKind.UNDERCUT:
             result[1] = defender
             result[2] = -points
         else:
@@ -1034,6 +1049,7 @@ def _check_dealers(dealers: object, n: int, what: str = "dealers") -> np.ndarray
 __all__ = [
     "POLICIES",
     "RESULT_KINDS",
+    "HandEnd",
     "OpponentVectorGinRummy",
     "StepResults",
     "VectorError",
