@@ -1,8 +1,20 @@
 """Neural agents from checkpoints: a masked policy network, saved and loaded without pickle.
 
 A checkpoint is a ``torch.save`` zip file of plain data only: ``{"format": "ginenv-policy",
-"version": 1, "obs_size", "num_actions", "hidden", "state_dict"}``. Loading is defensive, because a
-checkpoint may come from anyone:
+"version": 2, "obs_size", "num_actions", "hidden", "state_dict", "obs_format", "code_version",
+"config", "training"}``:
+
+- ``obs_format``: the version of the observation encoding (:data:`OBS_FORMAT`) the network was
+  trained on; a network reading another layout would play nonsense on every input, so any other
+  value is refused;
+- ``code_version``: the ginenv version that wrote the file (recorded, not enforced);
+- ``config``: the training configuration (a mapping of plain values, or None);
+- ``training``: what resuming needs besides the policy (the value and auxiliary heads, the
+  optimizer, progress counters), or None for a policy-only file; validated by the trainer, which
+  knows its own modules (:mod:`ginenv.experiments.ppo`).
+
+Version-1 files (the first four keys and the weights) still load; they were written for
+observation format 1. Loading is defensive, because a checkpoint may come from anyone:
 
 - the file must be a torch zip archive with uncompressed entries, at most
   :data:`MAX_CHECKPOINT_BYTES`; torch's legacy (pre-zip) format is refused because its loader
@@ -41,6 +53,7 @@ import warnings
 import zipfile
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +62,22 @@ import torch
 from ginenv.agents.base import Agent, Observation
 from torch import nn
 
+import ginenv
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE
 
 FORMAT = "ginenv-policy"
-VERSION = 1
+#: The version :func:`save_checkpoint` writes; :data:`SUPPORTED_VERSIONS` are read.
+VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)
+
+#: The observation encoding of :mod:`ginenv.observation` that networks read. Bump it whenever the
+#: layout or meaning of the 532 entries changes (it belongs beside the encoder; kept here until
+#: ginenv.observation exports one), so that old checkpoints are refused instead of misreading.
+OBS_FORMAT = 1
+
+#: The ginenv version recorded in the checkpoints this code writes.
+CODE_VERSION: str = ginenv.__version__
 
 #: Bounds on what a checkpoint may declare; far above any network this game needs.
 MAX_HIDDEN_LAYERS = 16
@@ -102,19 +126,34 @@ class MaskedPolicy(nn.Module):
         return logits
 
 
-def save_checkpoint(policy: MaskedPolicy, path: PathLike) -> None:
-    """Write a policy as a pickle-free checkpoint (see the module docstring)."""
-    torch.save(
-        {
-            "format": FORMAT,
-            "version": VERSION,
-            "obs_size": policy.obs_size,
-            "num_actions": policy.num_actions,
-            "hidden": list(policy.hidden),
-            "state_dict": policy.state_dict(),
-        },
-        path,
-    )
+def save_checkpoint(
+    policy: MaskedPolicy,
+    path: PathLike,
+    config: Mapping[str, Any] | None = None,
+    training: Mapping[str, Any] | None = None,
+) -> None:
+    """Write a policy as a pickle-free checkpoint (see the module docstring).
+
+    ``config``: the training configuration (plain values); ``training``: what resuming needs (plain
+    values and tensors). The file is written beside ``path`` and renamed over it, so a reader (an
+    evaluation running while training goes on) never sees half a file.
+    """
+    data = {
+        "format": FORMAT,
+        "version": VERSION,
+        "obs_size": policy.obs_size,
+        "num_actions": policy.num_actions,
+        "hidden": list(policy.hidden),
+        "state_dict": policy.state_dict(),
+        "obs_format": OBS_FORMAT,
+        "code_version": CODE_VERSION,
+        "config": None if config is None else dict(config),
+        "training": None if training is None else dict(training),
+    }
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.partial")
+    torch.save(data, partial)
+    os.replace(partial, target)
 
 
 def _read_bytes(path: PathLike) -> bytes:
@@ -180,6 +219,31 @@ def _layer_shapes(hidden: Sequence[int]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def _check_metadata(data: dict[str, Any], version: int, path: PathLike) -> None:
+    """Refuse a version-2 file whose observation format, code version, config or training is wrong."""
+    if version == 1:
+        return  # written before these keys existed, for observation format 1
+    obs_format = data.get("obs_format")
+    if not _is_int(obs_format):
+        raise CheckpointError(
+            f"{path}: 'obs_format' must be an integer (the observation encoding version), got {obs_format!r}"
+        )
+    if obs_format != OBS_FORMAT:
+        raise CheckpointError(
+            f"{path}: the network was trained on observation format {obs_format}, but this ginenv "
+            f"encodes observations in format {OBS_FORMAT}; it would misread every input. Retrain it, "
+            f"or play it with the ginenv version that wrote it ({data.get('code_version')!r})"
+        )
+    if not isinstance(data.get("code_version"), str):
+        raise CheckpointError(f"{path}: 'code_version' must be a string, got {data.get('code_version')!r}")
+    for key in ("config", "training"):
+        value = data.get(key)
+        if value is not None and not (isinstance(value, dict) and all(isinstance(k, str) for k in value)):
+            raise CheckpointError(
+                f"{path}: {key!r} must be None or a mapping with string keys, got {type(value).__name__}"
+            )
+
+
 def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Tensor]]:
     """The hidden widths and float32 weights of a loaded checkpoint, every declared size checked.
 
@@ -189,8 +253,10 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a ginenv policy checkpoint ('format' must be {FORMAT!r})")
     version = data.get("version")
-    if not _is_int(version) or version != VERSION:
-        raise CheckpointError(f"{path}: unsupported checkpoint version {version!r}, expected {VERSION}")
+    if not _is_int(version) or version not in SUPPORTED_VERSIONS:
+        supported = " or ".join(str(v) for v in SUPPORTED_VERSIONS)
+        raise CheckpointError(f"{path}: unsupported checkpoint version {version!r}, expected {supported}")
+    _check_metadata(data, version, path)
     obs_size, num_actions = data.get("obs_size"), data.get("num_actions")
     if not (_is_int(obs_size) and _is_int(num_actions)) or (obs_size, num_actions) != (OBS_SIZE, NUM_ACTIONS):
         raise CheckpointError(
@@ -261,13 +327,49 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
 
 
 def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPolicy:
-    hidden, weights = _validated(_load_plain_data(raw, path), path)
+    return _policy_from_data(_load_plain_data(raw, path), path, trainable)
+
+
+def _policy_from_data(data: Any, path: PathLike, trainable: bool) -> MaskedPolicy:
+    hidden, weights = _validated(data, path)
     # Built on the meta device and then handed the checked weights: no second copy, no random init.
     with torch.device("meta"):
         policy = MaskedPolicy(OBS_SIZE, hidden, NUM_ACTIONS)
     policy.load_state_dict(weights, assign=True)
     policy.requires_grad_(trainable)
     return policy.eval()
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Everything in a checkpoint file: the policy (trainable copy) and what was saved with it."""
+
+    policy: MaskedPolicy
+    #: The file's format version (1 or 2).
+    version: int
+    #: The observation encoding version the network reads (1 for version-1 files).
+    obs_format: int
+    #: The ginenv version that wrote the file (None for version-1 files).
+    code_version: str | None
+    #: The training configuration (None when not recorded).
+    config: dict[str, Any] | None
+    #: What resuming needs besides the policy (None for a policy-only file); the trainer checks it.
+    training: dict[str, Any] | None
+
+
+def read_checkpoint(path: PathLike) -> Checkpoint:
+    """The whole content of a checkpoint, validated like :func:`load_checkpoint` (CheckpointError)."""
+    data = _load_plain_data(_read_bytes(path), path)
+    policy = _policy_from_data(data, path, trainable=True)
+    version = data["version"]
+    return Checkpoint(
+        policy=policy,
+        version=version,
+        obs_format=data["obs_format"] if version >= 2 else 1,
+        code_version=data.get("code_version") if version >= 2 else None,
+        config=data.get("config") if version >= 2 else None,
+        training=data.get("training") if version >= 2 else None,
+    )
 
 
 def load_checkpoint(path: PathLike) -> MaskedPolicy:
