@@ -1,4 +1,7 @@
-"""Evaluation configs: YAML files mapped one to one onto a dataclass; unknown keys are refused.
+"""Configs: YAML files mapped one to one onto dataclasses; unknown keys are refused.
+
+Evaluation configs (:class:`LadderFile`) and typed training configs (:func:`load_dataclass_yaml`,
+:func:`apply_overrides`, e.g. ``ginenv.experiments.ppo.Args``).
 
 Every value is checked for its type here, before any game is played, so that a config error is one
 clear line (``HarnessError``) naming the setting, what was given and what is allowed.
@@ -7,15 +10,20 @@ clear line (``HarnessError``) naming the setting, what was given and what is all
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from ginenv.experiments.harness import CHECKPOINT_PREFIX, MAX_DEALS, EvalConfig, HarnessError, check_seed
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.rules import Rules, RulesError, preset
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -149,3 +157,132 @@ def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:
         seed=check_seed(spec.seed, "seed", random_ok=True),
         turn_limit=spec.turn_limit,
     )
+
+
+# --------------------------------------------------------------------------- typed configs (train)
+
+
+def _type_name(tp: Any) -> str:
+    """A readable name of a field's type (``int``, ``list[int]``, ``float or None``)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join("None" if a is type(None) else _type_name(a) for a in typing.get_args(tp))
+    if origin in (list, dict):
+        return f"{origin.__name__}[{', '.join(_type_name(a) for a in typing.get_args(tp))}]"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(value: Any, tp: Any) -> tuple[bool, Any]:
+    """Whether ``value`` fits type ``tp`` (an int is taken for a float), and the value to keep.
+
+    Only the types that config dataclasses use: bool, int, float, str, None, unions, lists, dicts.
+    """
+    if tp is Any:
+        return True, value
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            ok, got = _coerce(value, arg)
+            if ok:
+                return True, got
+        return False, None
+    if tp is type(None):
+        return value is None, None
+    if tp is bool:
+        return isinstance(value, bool), value
+    if tp is int:
+        return _is_int(value), value
+    if tp is float:
+        # YAML reads `1e-3` as a string (YAML 1.1 wants a dot): accept what float() parses.
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                return False, None
+        ok = (isinstance(value, float) or _is_int(value)) and math.isfinite(value)
+        return ok, float(value) if ok else None
+    if tp is str:
+        return isinstance(value, str), value
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            return False, None
+        items = [_coerce(v, item) for v in value]
+        return all(ok for ok, _ in items), [v for _, v in items]
+    if origin is dict:
+        key_tp, value_tp = typing.get_args(tp)
+        if not isinstance(value, dict):
+            return False, None
+        pairs = [(_coerce(k, key_tp), _coerce(v, value_tp)) for k, v in value.items()]
+        ok = all(k[0] and v[0] for k, v in pairs)
+        return ok, {k[1]: v[1] for k, v in pairs} if ok else None
+    return isinstance(value, tp), value
+
+
+def check_dataclass_types(obj: Any, where: str) -> None:
+    """Check (and normalise: ints to floats where a float is due) every field of a config dataclass.
+
+    A wrong type raises HarnessError naming the setting, the value given and the type allowed.
+    """
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        ok, got = _coerce(value, hints[f.name])
+        if not ok:
+            raise HarnessError(f"{where}: {f.name} must be {_type_name(hints[f.name])}, got {value!r}")
+        setattr(obj, f.name, got)
+
+
+def _unknown(keys: list[str], cls: type, where: str) -> HarnessError:
+    known = sorted(f.name for f in dataclasses.fields(cls))
+    return HarnessError(
+        f"unknown setting(s) in {where}: {', '.join(keys)}; known settings: {', '.join(known)}"
+    )
+
+
+def load_dataclass_yaml(path: str | Path, cls: type[T]) -> T:
+    """A config dataclass from a YAML mapping (missing keys keep their defaults); unknown keys,
+    non-string keys and values of the wrong type are refused with HarnessError."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as err:
+        raise HarnessError(f"cannot read config {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise HarnessError(f"config {path} is not a text file") from None
+    except yaml.YAMLError as err:
+        raise HarnessError(f"config {path} is not valid YAML: {err}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise HarnessError(f"config {path} must be a mapping of settings")
+    odd = [k for k in data if not isinstance(k, str)]
+    if odd:
+        raise HarnessError(f"config {path}: setting names must be strings, got {', '.join(map(repr, odd))}")
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise _unknown(unknown, cls, str(path))
+    obj = cls(**data)
+    check_dataclass_types(obj, str(path))
+    return obj
+
+
+def apply_overrides(obj: T, overrides: list[str]) -> T:
+    """``key=value`` overrides (the value read as YAML: ``hidden=[64,64]``, ``anneal_lr=false``),
+    each checked like a config file's setting; returns a new object."""
+    changes: dict[str, Any] = {}
+    known = {f.name for f in dataclasses.fields(obj)}  # type: ignore[arg-type]
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise HarnessError(f"--set {item!r}: write key=value, e.g. --set learning_rate=1e-4")
+        if key not in known:
+            raise _unknown([key], type(obj), f"--set {item!r}")
+        try:
+            changes[key] = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as err:
+            raise HarnessError(f"--set {item!r}: the value is not valid YAML: {err}") from None
+    new = dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    check_dataclass_types(new, "--set")
+    return new

@@ -1,0 +1,656 @@
+"""Masked PPO for gin rummy against a league, in one file (the CleanRL manner).
+
+``ginenv train --config configs/ppo.yaml [--set key=value ...] [--resume PATH]`` runs :func:`train`.
+
+The environment is the batched engine :class:`ginenv.vector.VectorGinRummy`: ``num_envs`` hands in
+lockstep, each step applying one action per slot for the seat to move there. Per slot the trainer
+keeps which seat the learner plays in the current hand (drawn at every new hand, so the learner
+plays both seats, dealer and non-dealer) and which opponent it faces (drawn from the league mix at
+every new hand: the compiled ``greedy`` or ``random`` policies, or a frozen snapshot of the learner
+evaluated on the batch). Every env step, the learner acts in the slots where its seat is to move and
+the opponents act in the others; only the learner's decisions are recorded.
+
+A learner trajectory is its own decisions in a slot, in order. A hand's reward
+(``rewards[:, seat] * reward_scale``) belongs to the learner's last decision of that hand; GAE runs
+over each slot's decision sequence. A terminated hand does not bootstrap; a truncated hand (the
+turn limit) bootstraps from the value of the learner's last decision, since the batched engine deals
+the next hand at once and the final position is not observed. At the end of a rollout the open
+hands bootstrap from the value of the learner's current view (``venv.observe(seats)``).
+
+Illegal actions are masked out of the logits (``-inf``): they are never sampled, have exactly zero
+probability, and are left out of the entropy (see :func:`masked_log_probs`).
+
+The network is an MLP baseline: the policy is a :class:`ginenv.agents.neural.MaskedPolicy` (so a
+checkpoint plays in the harness as ``checkpoint:PATH``), the value function a separate MLP, and an
+auxiliary head on the policy's last hidden layer predicts the opponent's hand (52 logits, binary
+cross-entropy against the opponent's true cards at each decision, from ``venv.hands()``): a training
+loss only, never an input. Its log-loss is logged as ``losses/aux_opponent_hand``.
+
+TensorBoard scalars go to ``runs/{experiment}__{seed}__{time}``; checkpoints to its
+``checkpoints/`` folder; a periodic duplicate-deal evaluation through the harness
+(:mod:`ginenv.experiments.harness`) logs ``eval/<level>`` (points per hand, learner minus level).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from ginenv.agents.neural import (
+    CheckpointError,
+    MaskedPolicy,
+    read_checkpoint,
+    save_checkpoint,
+)
+from ginenv.experiments.config import resolve_rules
+from ginenv.experiments.harness import HarnessError
+from torch import nn
+
+from ginenv.actions import NUM_ACTIONS
+from ginenv.cards import NUM_CARDS
+from ginenv.engine import DEFAULT_TURN_LIMIT
+from ginenv.observation import OBS_SIZE
+from ginenv.vector import VectorGinRummy
+
+#: League members besides snapshots: the batched engine's compiled policies.
+COMPILED_OPPONENTS = ("greedy", "random")
+LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
+
+
+@dataclass
+class Args:
+    """Every setting of a training run (``configs/ppo.yaml``; ``--set key=value`` overrides)."""
+
+    experiment: str = "ppo"
+    """Name of the run; the TensorBoard folder is ``{runs_dir}/{experiment}__{seed}__{time}``."""
+    seed: int = 1
+    """Seeds Python, numpy, torch, the env's deals and the league draws."""
+    torch_deterministic: bool = True
+    """``torch.use_deterministic_algorithms``-style determinism for cuDNN (no effect on CPU)."""
+    device: str = "cpu"
+    """``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
+    threads: int = 0
+    """torch intra-op threads (0: torch's default)."""
+    total_steps: int = 20_000_000
+    """Env steps to train for (every seat's decisions, the opponent's included)."""
+    num_envs: int = 1024
+    """Hands stepped in lockstep by the batched engine."""
+    num_steps: int = 64
+    """Env steps per slot per rollout (about half of them are the learner's decisions)."""
+    learning_rate: float = 3e-4
+    """Adam's learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 over ``total_steps``."""
+    gamma: float = 0.995
+    """Discount per learner decision."""
+    gae_lambda: float = 0.95
+    """GAE's lambda."""
+    num_minibatches: int = 4
+    """Minibatches per epoch over a rollout's learner decisions."""
+    update_epochs: int = 4
+    """Passes over each rollout."""
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+    clip_coef: float = 0.2
+    """PPO's ratio clip."""
+    clip_vloss: bool = True
+    """Clip the value loss like the ratio."""
+    ent_coef: float = 0.01
+    """Weight of the (masked) entropy bonus."""
+    vf_coef: float = 0.5
+    """Weight of the value loss."""
+    aux_coef: float = 0.1
+    """Weight of the auxiliary opponent-hand loss (0 turns it off; its log-loss is still logged)."""
+    max_grad_norm: float = 0.5
+    """Gradient-norm clip."""
+    target_kl: float | None = None
+    """Stop an update's epochs early once the approximate KL exceeds this (None: never)."""
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer widths of the policy and of the value MLP."""
+    reward_scale: float = 0.01
+    """Reward per point won (hands score up to about 100 points)."""
+    rules: str | dict[str, Any] = "standard"
+    """A rules preset name or a mapping of Rules fields."""
+    turn_limit: int = DEFAULT_TURN_LIMIT
+    """Draws per hand before it is truncated (0 points; bootstrapped)."""
+    opponents: dict[str, float] = field(
+        default_factory=lambda: {"greedy": 0.3, "random": 0.1, "snapshot": 0.6}
+    )
+    """League mix, drawn per slot at every new hand: weights of greedy, random and snapshot."""
+    snapshot_every: int = 10
+    """Updates between snapshots of the learner joining the league."""
+    snapshot_pool: int = 5
+    """Most recent snapshots kept in the league (a slot's snapshot is drawn uniformly among them)."""
+    eval_every: int = 50
+    """Updates between duplicate-deal evaluations through the harness (0: none)."""
+    eval_deals: int = 20
+    """Duplicate deals per level in each evaluation."""
+    eval_levels: list[str] = field(default_factory=lambda: ["greedy", "easy", "normal", "hard"])
+    """The registered agents the learner is evaluated against."""
+    eval_workers: int = 1
+    """Processes for the evaluation (0: every core)."""
+    checkpoint_every: int = 50
+    """Updates between checkpoints (``checkpoints/latest.pt``; one is always written at the end)."""
+    runs_dir: str = "runs"
+    """Folder of the run folders."""
+    progress: bool = True
+    """Show a progress bar with the current figures."""
+
+    def validate(self) -> None:
+        """Refuse values out of range with HarnessError (types are checked by the config loader)."""
+
+        def bad(name: str, allowed: str) -> HarnessError:
+            return HarnessError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
+
+        positive = ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs")
+        for name in (*positive, "turn_limit", "snapshot_every", "snapshot_pool", "eval_deals"):
+            if getattr(self, name) < 1:
+                raise bad(name, "a positive integer")
+        for name in ("seed", "threads", "eval_every", "checkpoint_every", "eval_workers"):
+            if getattr(self, name) < 0:
+                raise bad(name, "a non-negative integer")
+        for name in ("learning_rate", "clip_coef", "max_grad_norm", "reward_scale"):
+            if not getattr(self, name) > 0:
+                raise bad(name, "a positive number")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise bad(name, "a number from 0 to 1")
+        for name in ("ent_coef", "vf_coef", "aux_coef"):
+            if getattr(self, name) < 0:
+                raise bad(name, "a number >= 0")
+        if self.target_kl is not None and not self.target_kl > 0:
+            raise bad("target_kl", "a positive number or null")
+        if not self.hidden or any(h < 1 for h in self.hidden):
+            raise bad("hidden", "a non-empty list of positive layer widths")
+        if self.device not in ("cpu", "cuda", "auto"):
+            raise bad("device", "cpu, cuda or auto")
+        unknown = sorted(set(self.opponents) - set(LEAGUE_KINDS))
+        if unknown:
+            raise HarnessError(
+                f"opponents: unknown league member(s) {', '.join(unknown)}; "
+                f"allowed: {', '.join(LEAGUE_KINDS)}"
+            )
+        weights = list(self.opponents.values())
+        if any(w < 0 for w in weights) or not sum(weights) > 0:
+            raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")
+        resolve_rules(self.rules)
+        if self.eval_every:
+            from ginenv import agents
+
+            odd = [n for n in self.eval_levels if n not in agents.available()]
+            if odd:
+                raise HarnessError(
+                    f"eval_levels: unknown agent(s) {', '.join(odd)}; known: {', '.join(agents.available())}"
+                )
+
+    @property
+    def batch_envs_steps(self) -> int:
+        """Env steps per rollout (all slots)."""
+        return self.num_envs * self.num_steps
+
+
+# --------------------------------------------------------------------------- network
+
+
+class ActorCritic(nn.Module):
+    """The policy (a MaskedPolicy), a separate value MLP and the opponent-hand head."""
+
+    def __init__(self, hidden: list[int] | tuple[int, ...]) -> None:
+        """MLPs ``532 -> hidden... -> 108`` (policy) and ``-> 1`` (value); aux ``hidden[-1] -> 52``."""
+        super().__init__()
+        self.actor = MaskedPolicy(OBS_SIZE, hidden, NUM_ACTIONS)
+        layers: list[nn.Module] = []
+        width = OBS_SIZE
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.Tanh()]
+            width = h
+        layers.append(nn.Linear(width, 1))
+        self.critic = nn.Sequential(*layers)
+        # Reads the policy's features, so predicting the opponent's cards shapes what the policy sees.
+        self.aux = nn.Linear(hidden[-1], NUM_CARDS)
+
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        """The policy's last hidden layer."""
+        return self.actor.net[:-1](obs)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(logits, value, aux_logits)``: raw logits (mask them), value (B,), 52 card logits."""
+        feats = self.features(obs)
+        return self.actor.net[-1](feats), self.critic(obs).squeeze(-1), self.aux(feats)
+
+
+def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities over the legal actions only, and the entropy over them.
+
+    Illegal actions (``mask`` False) get ``-inf`` logits, so exactly zero probability; their terms
+    are dropped from the entropy (``0 * -inf`` would be NaN). Every row needs a legal action.
+    """
+    logp = torch.log_softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
+    probs = logp.exp()
+    entropy = -(probs * logp.masked_fill(~mask, 0.0)).sum(-1)
+    return logp, entropy
+
+
+def sample_actions(logits: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One action per row from the masked policy (never an illegal one: its probability is 0)."""
+    logp, _ = masked_log_probs(logits, mask)
+    return torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
+
+
+def card_bits(hands: np.ndarray) -> np.ndarray:
+    """52-bit card masks (N,) as (N, 52) float32 0/1."""
+    return ((hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def _check_state(module: nn.Module, state: Any, what: str, path: str) -> dict[str, torch.Tensor]:
+    """``state`` checked against ``module``'s own parameters (names, shapes, finite floats)."""
+    own = module.state_dict()
+    if not isinstance(state, dict) or set(state) != set(own):
+        keys = sorted(state) if isinstance(state, dict) else type(state).__name__
+        raise CheckpointError(f"{path}: training[{what!r}] must hold exactly {sorted(own)}, got {keys}")
+    for key, ref in own.items():
+        t = state[key]
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.shape != ref.shape:
+            raise CheckpointError(
+                f"{path}: training[{what!r}][{key!r}] must be a float tensor of shape {list(ref.shape)}"
+            )
+        if not bool(torch.isfinite(t).all()):
+            raise CheckpointError(f"{path}: training[{what!r}][{key!r}] holds NaN or infinite values")
+    return {k: v.to(torch.float32) for k, v in state.items()}
+
+
+def _check_optimizer(optimizer: torch.optim.Optimizer, state: Any, path: str) -> None:
+    """Load Adam's state after checking every moment has its parameter's shape."""
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    try:
+        groups, moments = state["param_groups"], state["state"]
+        if len(groups) != 1 or list(groups[0]["params"]) != list(range(len(params))):
+            raise ValueError("parameter groups differ")
+        for idx, entry in moments.items():
+            for name in ("exp_avg", "exp_avg_sq"):
+                if entry[name].shape != params[idx].shape:
+                    raise ValueError(f"state of parameter {idx} has the wrong shape")
+        optimizer.load_state_dict(state)
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError) as err:
+        raise CheckpointError(
+            f"{path}: training['optimizer'] does not fit this network's Adam: {err}"
+        ) from None
+
+
+def save_training_checkpoint(
+    path: Path, net: ActorCritic, optimizer: torch.optim.Optimizer, args: Args, progress: dict[str, int]
+) -> None:
+    """The policy plus what resuming needs, in the pickle-free checkpoint format."""
+    save_checkpoint(
+        net.actor,
+        path,
+        config=dataclasses.asdict(args),
+        training={
+            "critic": net.critic.state_dict(),
+            "aux": net.aux.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "progress": dict(progress),
+        },
+    )
+
+
+def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim.Optimizer) -> dict[str, int]:
+    """Restore a run from a checkpoint written by :func:`save_training_checkpoint`; its progress.
+
+    A policy-only checkpoint, another network shape or anything malformed: CheckpointError.
+    """
+    ckpt = read_checkpoint(path)  # refuses another observation format, corrupt files, bad weights
+    if list(ckpt.policy.hidden) != list(net.actor.hidden):
+        raise CheckpointError(
+            f"{path}: the checkpoint's network has hidden layers {list(ckpt.policy.hidden)}, this run "
+            f"{list(net.actor.hidden)}; set hidden to match to resume it"
+        )
+    training = ckpt.training
+    if training is None:
+        raise CheckpointError(
+            f"{path} holds a policy only (no value head, optimizer or progress); it cannot resume a run"
+        )
+    critic = _check_state(net.critic, training.get("critic"), "critic", path)
+    aux = _check_state(net.aux, training.get("aux"), "aux", path)
+    progress = training.get("progress")
+    names = ("global_step", "update", "hands")
+    if not isinstance(progress, dict) or not all(
+        isinstance(progress.get(k), int) and not isinstance(progress.get(k), bool) and progress[k] >= 0
+        for k in names
+    ):
+        raise CheckpointError(f"{path}: training['progress'] must give {', '.join(names)} as integers >= 0")
+    net.actor.load_state_dict(ckpt.policy.state_dict())
+    net.critic.load_state_dict(critic)
+    net.aux.load_state_dict(aux)
+    _check_optimizer(optimizer, training.get("optimizer"), path)
+    return {k: int(progress[k]) for k in names}
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def evaluate_checkpoint(path: Path, args: Args, out: Path) -> dict[str, dict[str, float]]:
+    """Duplicate deals of the checkpoint against each of ``args.eval_levels`` through the harness:
+    per level, points per hand (learner minus level) and the learner's hand win rate."""
+    from ginenv.experiments.harness import EvalConfig, evaluate
+    from ginenv.experiments.report import summarise
+
+    name = f"checkpoint:{path}"
+    cfg = EvalConfig(
+        agents=(name, *args.eval_levels),
+        format="gauntlet",
+        deals=args.eval_deals,
+        rules=resolve_rules(args.rules),
+        seed=args.seed,
+        turn_limit=args.turn_limit,
+    )
+    records = evaluate(cfg, out, workers=args.eval_workers, progress=False)
+    summary = summarise(records, cfg.agents)
+    return {
+        pair["b"]: {
+            "points_per_hand": pair["points_per_hand"]["mean"],
+            "win_rate": pair["a_hand_win_rate"]["rate"],
+        }
+        for pair in summary["pairs"]
+    }
+
+
+# --------------------------------------------------------------------------- training
+
+
+def train(args: Args, resume: str | None = None) -> Path:
+    """Run PPO with ``args`` (optionally resuming a checkpoint); returns the run folder."""
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    args.validate()
+    rules = resolve_rules(args.rules)
+
+    # Seeding: every source of randomness follows from args.seed.
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    league_rng = np.random.default_rng([args.seed, 1])
+    sampler = torch.Generator().manual_seed(args.seed)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else args.device)
+    if device.type == "cuda":
+        sampler = torch.Generator(device=device).manual_seed(args.seed)
+
+    net = ActorCritic(args.hidden).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    progress = {"global_step": 0, "update": 0, "hands": 0}
+    if resume is not None:
+        progress = load_training_checkpoint(resume, net, optimizer)
+
+    run_name = f"{args.experiment}__{args.seed}__{int(time.time())}"
+    run_dir = Path(args.runs_dir) / run_name
+    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    writer = SummaryWriter(str(run_dir))
+    writer.add_text(
+        "hyperparameters",
+        "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
+    )
+
+    # The league: kinds 0..len(COMPILED)-1 are compiled policies, K+j is snapshot j of the pool.
+    kinds = [k for k in LEAGUE_KINDS if args.opponents.get(k, 0) > 0]
+    weights = np.array([args.opponents[k] for k in kinds], dtype=np.float64)
+    weights /= weights.sum()
+    snapshots: list[MaskedPolicy] = []
+
+    def take_snapshot() -> None:
+        snap = copy.deepcopy(net.actor).eval().requires_grad_(False)
+        snapshots.append(snap)
+        del snapshots[: -args.snapshot_pool]
+
+    take_snapshot()
+    n_compiled = len(COMPILED_OPPONENTS)
+
+    def draw_opponents(k: int) -> np.ndarray:
+        picked = league_rng.choice(len(kinds), size=k, p=weights)
+        codes = np.array([LEAGUE_KINDS.index(kinds[p]) for p in picked], dtype=np.int64)
+        is_snap = codes == LEAGUE_KINDS.index("snapshot")
+        codes[is_snap] = n_compiled + league_rng.integers(0, len(snapshots), size=int(is_snap.sum()))
+        return codes
+
+    N, T = args.num_envs, args.num_steps
+    venv = VectorGinRummy(N, rules=rules, seed=args.seed, turn_limit=args.turn_limit)
+    obs_np, mask_np, player = venv.reset()
+    seats = league_rng.integers(0, 2, size=N)
+    opponent = draw_opponents(N)
+
+    # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.
+    b_obs = torch.zeros((T, N, OBS_SIZE), dtype=torch.float32)
+    b_mask = torch.zeros((T, N, NUM_ACTIONS), dtype=torch.bool)
+    b_opp = torch.zeros((T, N, NUM_CARDS), dtype=torch.float32)
+    b_act = torch.zeros((T, N), dtype=torch.int64)
+    b_logp = torch.zeros((T, N))
+    b_val = torch.zeros((T, N))
+    b_rew = torch.zeros((T, N))
+    b_valid = torch.zeros((T, N), dtype=torch.bool)
+    b_term = torch.zeros((T, N), dtype=torch.bool)  # the hand ended in a terminal result after it
+    b_trunc = torch.zeros((T, N), dtype=torch.bool)  # the hand was truncated after it
+    last = np.full(N, -1, dtype=np.int64)  # the learner's last decision of the open hand (this rollout)
+
+    num_updates = max(1, math.ceil(args.total_steps / args.batch_envs_steps))
+    start_update = progress["update"]
+    bar = tqdm(total=num_updates, initial=start_update, disable=not args.progress, unit="update", desc="ppo")
+    timing = {"env": 0.0, "inference": 0.0, "update": 0.0}
+    ep_returns: list[float] = []
+    ep_points: list[float] = []
+    ep_wins: list[float] = []
+    figures: dict[str, float] = {}
+    started = time.perf_counter()
+    steps_at_start = progress["global_step"]
+
+    for update in range(start_update + 1, num_updates + 1):
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
+        b_valid.zero_()
+        b_rew.zero_()
+        b_term.zero_()
+        b_trunc.zero_()
+        last[:] = -1
+        net.eval()
+        for t in range(T):
+            tick = time.perf_counter()
+            learner = player == seats
+            li = np.flatnonzero(learner)
+            actions = np.zeros(N, dtype=np.int64)
+            opp_hand = card_bits(venv.hands()[li, 1 - seats[li]])
+            obs_t = torch.from_numpy(obs_np)
+            mask_t = torch.from_numpy(mask_np.astype(np.bool_))
+            tock = time.perf_counter()
+            timing["env"] += tock - tick
+            with torch.no_grad():
+                if li.size:
+                    o, m = obs_t[li].to(device), mask_t[li].to(device)
+                    logits, value, _ = net(o)
+                    a = sample_actions(logits, m, sampler)
+                    logp, _ = masked_log_probs(logits, m)
+                    actions[li] = a.cpu().numpy()
+                    b_obs[t, li] = obs_t[li]
+                    b_mask[t, li] = mask_t[li]
+                    b_opp[t, li] = torch.from_numpy(opp_hand)
+                    b_act[t, li] = a.cpu()
+                    b_logp[t, li] = logp.gather(1, a[:, None]).squeeze(1).cpu()
+                    b_val[t, li] = value.cpu()
+                    b_valid[t, li] = True
+                    last[li] = t
+                for j, snap in enumerate(snapshots):
+                    sj = np.flatnonzero(~learner & (opponent == n_compiled + j))
+                    if sj.size:
+                        o, m = obs_t[sj].to(device), mask_t[sj].to(device)
+                        actions[sj] = sample_actions(snap(o), m, sampler).cpu().numpy()
+            tick = time.perf_counter()
+            timing["inference"] += tick - tock
+            for code, policy in enumerate(COMPILED_OPPONENTS):
+                sc = ~learner & (opponent == code)
+                if sc.any():
+                    actions[sc] = venv.policy_actions(policy)[sc]
+            obs_np, mask_np, player, rewards, terminated, truncated = venv.step(actions)
+            ended = np.flatnonzero(terminated | truncated)
+            if ended.size:
+                r = rewards[ended, seats[ended]] * args.reward_scale
+                ep_returns.extend(r.tolist())
+                ep_points.extend((r / args.reward_scale).tolist())
+                ep_wins.extend((r > 0).astype(float).tolist())
+                progress["hands"] += int(ended.size)
+                # The hand's reward belongs to the learner's last decision of that hand.
+                own = ended[last[ended] >= 0]
+                lt = last[own]
+                b_rew[lt, own] += torch.from_numpy(rewards[own, seats[own]] * args.reward_scale)
+                b_term[lt, own] = torch.from_numpy(terminated[own])
+                b_trunc[lt, own] = torch.from_numpy(truncated[own])
+                last[ended] = -1
+                seats[ended] = league_rng.integers(0, 2, size=ended.size)
+                opponent[ended] = draw_opponents(ended.size)
+            timing["env"] += time.perf_counter() - tick
+        progress["global_step"] += N * T
+
+        # Bootstrap: the open hands' value from the learner's current view of its hand.
+        tick = time.perf_counter()
+        with torch.no_grad():
+            view = torch.from_numpy(venv.observe(seats)).to(device)
+            next_value = net(view)[1].cpu()
+            advantages = torch.zeros((T, N))
+            next_adv = torch.zeros(N)
+            for t in reversed(range(T)):
+                valid = b_valid[t]
+                term, trunc = b_term[t].float(), b_trunc[t].float()
+                # A truncated hand bootstraps from its last decision's own value; a terminal one not.
+                boot = torch.where(b_trunc[t], b_val[t], next_value) * (1.0 - term)
+                delta = b_rew[t] + args.gamma * boot - b_val[t]
+                adv = delta + args.gamma * args.gae_lambda * (1.0 - term) * (1.0 - trunc) * next_adv
+                advantages[t] = torch.where(valid, adv, 0.0)
+                next_value = torch.where(valid, b_val[t], next_value)
+                next_adv = torch.where(valid, adv, next_adv)
+            returns = advantages + b_val
+
+        flat = b_valid.flatten().nonzero().squeeze(1)
+        f_obs, f_mask, f_opp = (
+            b_obs.flatten(0, 1)[flat],
+            b_mask.flatten(0, 1)[flat],
+            b_opp.flatten(0, 1)[flat],
+        )
+        f_act, f_logp, f_val = b_act.flatten()[flat], b_logp.flatten()[flat], b_val.flatten()[flat]
+        f_adv, f_ret = advantages.flatten()[flat], returns.flatten()[flat]
+        batch = flat.numel()
+        mb_size = max(1, batch // args.num_minibatches)
+        net.train()
+        clipfracs: list[float] = []
+        stats: dict[str, float] = {}
+        for _epoch in range(args.update_epochs):
+            order = torch.randperm(batch, generator=sampler if device.type == "cpu" else None)
+            for start in range(0, batch, mb_size):
+                mb = order[start : start + mb_size]
+                if mb.numel() < 2:
+                    continue
+                o, m = f_obs[mb].to(device), f_mask[mb].to(device)
+                logits, value, aux_logits = net(o)
+                logp_all, entropy = masked_log_probs(logits, m)
+                new_logp = logp_all.gather(1, f_act[mb, None].to(device)).squeeze(1)
+                log_ratio = new_logp - f_logp[mb].to(device)
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - log_ratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                adv = f_adv[mb].to(device)
+                if args.norm_adv:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg_loss = torch.max(
+                    -adv * ratio, -adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                ).mean()
+                ret, old_v = f_ret[mb].to(device), f_val[mb].to(device)
+                if args.clip_vloss:
+                    clipped = old_v + torch.clamp(value - old_v, -args.clip_coef, args.clip_coef)
+                    v_loss = 0.5 * torch.max((value - ret) ** 2, (clipped - ret) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((value - ret) ** 2).mean()
+                ent = entropy.mean()
+                aux_loss = nn.functional.binary_cross_entropy_with_logits(aux_logits, f_opp[mb].to(device))
+                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss + args.aux_coef * aux_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+                stats = {
+                    "policy": pg_loss.item(),
+                    "value": v_loss.item(),
+                    "entropy": ent.item(),
+                    "approx_kl": approx_kl.item(),
+                    "aux_opponent_hand": aux_loss.item(),
+                }
+            if args.target_kl is not None and stats and stats["approx_kl"] > args.target_kl:
+                break
+        timing["update"] += time.perf_counter() - tick
+        progress["update"] = update
+        if update % args.snapshot_every == 0:
+            take_snapshot()
+
+        # Logging.
+        step = progress["global_step"]
+        var_y = f_ret.var().item() if batch > 1 else float("nan")
+        explained = float("nan") if not var_y > 0 else 1 - (f_ret - f_val).var().item() / var_y
+        elapsed = time.perf_counter() - started
+        sps = (step - steps_at_start) / max(elapsed, 1e-9)
+        for key, value in stats.items():
+            writer.add_scalar(f"losses/{key}", value, step)
+        writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, step)
+        writer.add_scalar("losses/explained_variance", explained, step)
+        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+        writer.add_scalar("charts/SPS", sps, step)
+        writer.add_scalar("charts/learner_decisions", batch, step)
+        for key, seconds in timing.items():
+            writer.add_scalar(f"timing/{key}_share", seconds / max(elapsed, 1e-9), step)
+        if ep_returns:
+            figures["return"] = float(np.mean(ep_returns))
+            figures["points"] = float(np.mean(ep_points))
+            writer.add_scalar("charts/episodic_return", figures["return"], step)
+            writer.add_scalar("charts/points_per_hand", figures["points"], step)
+            writer.add_scalar("charts/hand_win_rate", float(np.mean(ep_wins)), step)
+            ep_returns.clear()
+            ep_points.clear()
+            ep_wins.clear()
+        figures["sps"] = sps
+        figures["kl"] = stats.get("approx_kl", float("nan"))
+        latest = run_dir / "checkpoints" / "latest.pt"
+        last_update = update == num_updates
+        evaluate_now = args.eval_every and (update % args.eval_every == 0 or last_update)
+        if last_update or evaluate_now or (args.checkpoint_every and update % args.checkpoint_every == 0):
+            save_training_checkpoint(latest, net, optimizer, args, progress)
+        if evaluate_now:
+            frozen = run_dir / "checkpoints" / f"update_{update}.pt"
+            save_training_checkpoint(frozen, net, optimizer, args, progress)
+            results = evaluate_checkpoint(frozen, args, run_dir / "eval" / f"update_{update}")
+            for level, figs in results.items():
+                writer.add_scalar(f"eval/{level}", figs["points_per_hand"], step)
+                writer.add_scalar(f"eval/{level}_win_rate", figs["win_rate"], step)
+                figures[f"vs_{level}"] = figs["points_per_hand"]
+        writer.flush()
+        bar.set_postfix({k: f"{v:.3g}" for k, v in figures.items()}, refresh=False)
+        bar.update(1)
+    bar.close()
+    total = sum(timing.values()) or 1.0
+    summary = ", ".join(f"{k} {v:.1f} s ({100 * v / total:.0f}%)" for k, v in timing.items())
+    writer.add_text("timing", summary)
+    writer.close()
+    steps = progress["global_step"] - steps_at_start
+    wall = time.perf_counter() - started
+    (run_dir / "timing.txt").write_text(
+        f"env steps {steps} in {wall:.1f} s ({steps / wall:.0f}/s); {summary}\n"
+    )
+    return run_dir
