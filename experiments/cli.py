@@ -2,7 +2,7 @@
 
 Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
 ``match A B`` (one head-to-head), ``demo`` (one printed hand or match), ``replay FILE`` (check a
-replay). Training and interactive play will join as ``train`` and ``play``.
+replay), ``train`` (masked PPO, :mod:`ginenv.experiments.ppo`). Interactive play will join as ``play``.
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
@@ -34,6 +34,7 @@ from ginenv.experiments.harness import (
 from ginenv.engine import DEFAULT_TURN_LIMIT
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ladder.yaml"
+DEFAULT_TRAIN_CONFIG = DEFAULT_CONFIG.with_name("ppo.yaml")
 
 
 def _registered() -> list[str]:
@@ -274,6 +275,30 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from ginenv.agents.neural import CheckpointError
+    from ginenv.experiments.config import apply_overrides, load_dataclass_yaml
+    from ginenv.experiments.ppo import Args, train
+
+    spec = load_dataclass_yaml(args.config, Args) if args.config else Args()
+    overrides = list(args.set or [])
+    for flag in ("seed", "total_steps", "num_envs", "experiment", "device"):
+        value = getattr(args, flag)
+        if value is not None:
+            overrides.append(f"{flag}={value}")
+    if args.quiet:
+        overrides.append("progress=false")
+    spec = apply_overrides(spec, overrides)
+    spec.validate()
+    try:
+        run_dir = train(spec, resume=args.resume)
+    except CheckpointError as err:
+        raise HarnessError(f"--resume: {err}") from None
+    print(f"ginenv train: done; TensorBoard scalars and checkpoints in {run_dir}")
+    print(f"  play it: ginenv match checkpoint:{run_dir / 'checkpoints' / 'latest.pt'} hard --hands 400")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors on one line (no usage block) and exit status 2."""
 
@@ -341,6 +366,27 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--turn-limit", type=int, help=limit_help)
     demo.add_argument("--save", metavar="FILE", help="write the replay as JSON")
     demo.set_defaults(func=_cmd_demo)
+
+    tr = sub.add_parser(
+        "train", help="train a policy with masked PPO against a league (TensorBoard in runs/)"
+    )
+    tr.add_argument(
+        "--config", default=str(DEFAULT_TRAIN_CONFIG), help="YAML config (default configs/ppo.yaml)"
+    )
+    tr.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a config setting (value read as YAML, e.g. --set hidden=[64,64]); repeatable",
+    )
+    tr.add_argument("--resume", metavar="PATH", help="continue the run saved in this checkpoint")
+    tr.add_argument("--seed", type=int, help="override the config's seed")
+    tr.add_argument("--total-steps", type=int, help="override the env steps to train for")
+    tr.add_argument("--num-envs", type=int, help="override the hands stepped in lockstep")
+    tr.add_argument("--experiment", help="override the run's name")
+    tr.add_argument("--device", help="cpu, cuda or auto")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(func=_cmd_train)
 
     rep = sub.add_parser("replay", help="play a replay file back and check its results")
     rep.add_argument("file")
