@@ -16,7 +16,10 @@ random numbers, so the options' differences are measured far more precisely than
   numba policy for both players (:func:`rollout`): take the top discard when it goes into a meld and
   lowers the deadwood (so the rollouts cannot cycle cards through the pile either), otherwise draw
   from the stock; discard the card leaving the least deadwood
-  (the higher card on ties); knock as soon as the deadwood allows; the dead-hand rule applies. The
+  (the higher card on ties; a discard that does not knock also pays
+  :attr:`MasterAgent.feed_cost` if it goes into a meld with the world's opponent hand and
+  :attr:`MasterAgent.partner_cost` per card of the hand it could share a meld with,
+  :func:`policy_discard_safe`); knock as soon as the deadwood allows; the dead-hand rule applies. The
   rollout's showdown is the engine's (:func:`ginenv.kernels.knock_outcome`: the knocker's
   arrangement with the fewest layoff targets, the defender's joint melds and layoffs).
   Playing on for gin is this option when a knock was legal. Whether the card just taken may be
@@ -59,7 +62,7 @@ from ginenv.agents.expert import ExpertAgent, discard_values
 from numba import njit
 
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
-from ginenv.kernels import CARD_VALUE, knock_outcome, lowest_card, meldable, min_deadwood
+from ginenv.kernels import CARD_VALUE, knock_outcome, lowest_card, meldable, min_deadwood, popcount
 from ginenv.observation import SeatView
 
 
@@ -96,6 +99,50 @@ def policy_discard(hand: int, banned: int) -> tuple[int, int]:
             best = v
             card = c
     return card, best
+
+
+def _partner_table() -> np.ndarray:
+    """``PARTNERS[c]``: the cards that can share a meld with ``c`` (its rank, and its suit within two
+    ranks), as masks."""
+    out = np.zeros(NUM_CARDS, dtype=np.int64)
+    for c in range(NUM_CARDS):
+        r, s = c % 13, c // 13
+        mask = sum(1 << (t * 13 + r) for t in range(4) if t != s)
+        mask |= sum(1 << (s * 13 + r + d) for d in (-2, -1, 1, 2) if 0 <= r + d < 13)
+        out[c] = mask
+    return out
+
+
+#: Meld partners of each card (:func:`_partner_table`).
+PARTNERS = _partner_table()
+
+
+@njit(cache=True)
+def policy_discard_safe(
+    hand: int, banned: int, opp: int, feed_cost: float, partner_cost: float
+) -> tuple[int, int]:
+    """(card, deadwood left) of the rollout policy's discard when it does not knock: the least
+    deadwood, plus ``feed_cost`` if the card goes into a meld with the opponent's hand ``opp`` (the
+    world's hand), plus ``partner_cost`` for each card of the hand it could share a meld with (a
+    card kept for a meld to come); then the higher card."""
+    best = np.inf
+    card = -1
+    left = 0
+    rest = hand
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        c = lowest_card(low)
+        if c == banned:
+            continue
+        v = min_deadwood(hand ^ low)
+        score = v + (feed_cost if meldable(opp | low) & low else 0.0)
+        score += partner_cost * popcount(hand & PARTNERS[c])
+        if score < best or (score == best and CARD_VALUE[c] > CARD_VALUE[card]):
+            best = score
+            card = c
+            left = v
+    return card, left
 
 
 @njit(cache=True)
@@ -143,11 +190,15 @@ def rollout(
     traps: np.ndarray,
     trap_stock: int,
     discard_taken: bool,
+    feed_cost: float,
+    partner_cost: float,
 ) -> int:
     """Play the hand out from a draw phase: ``mover`` (0 me, 1 the opponent) draws next, ``top`` is
     the top discard (-1 if none) and ``stock`` the stock in drawing order; ``traps[p]`` is player
     ``p``'s trap deadwood (:func:`policy_knocks`); ``discard_taken``: the card just taken from the
-    pile may be thrown back (``Rules.discard_taken_card``). Points for me.
+    pile may be thrown back (``Rules.discard_taken_card``); ``feed_cost``: a discard that does not
+    knock avoids the opponent's melds at this price (:func:`policy_discard_safe`; 0: the least
+    deadwood), and ``partner_cost`` per meld partner kept back. Points for me.
 
     Finite: a take lowers the taker's deadwood, a stock draw never raises it (the least-deadwood
     discard may be the drawn card) and uses up the stock."""
@@ -169,10 +220,12 @@ def rollout(
             h |= 1 << stock[sp]
             sp += 1
         card, left = policy_discard(h, banned)
-        h ^= 1 << card
         if policy_knocks(left, limit, traps[p], n - sp, trap_stock):
-            pts = showdown(h, hands[1 - p], gin_bonus, undercut_bonus)
+            pts = showdown(h ^ (1 << card), hands[1 - p], gin_bonus, undercut_bonus)
             return pts if p == 0 else -pts
+        if feed_cost > 0.0 or partner_cost > 0.0:
+            card, left = policy_discard_safe(h, banned, hands[1 - p], feed_cost, partner_cost)
+        h ^= 1 << card
         if n - sp <= dead_stock:
             return 0
         hands[p] = h
@@ -213,6 +266,8 @@ def simulate_options(
     traps: np.ndarray,
     trap_stock: int,
     discard_taken: bool,
+    feed_cost: float,
+    partner_cost: float,
 ) -> np.ndarray:
     """Points of each option in each world: ``out[world, option]``.
 
@@ -221,7 +276,7 @@ def simulate_options(
     (``hand`` holds 11 cards), TAKE_TOP: take the top discard, DRAW: draw from the stock (``hand``
     holds 10 cards; ``top`` is the top discard).
     ``traps[world]`` holds the two players' trap deadwoods in that world (:func:`policy_knocks`);
-    ``discard_taken`` as in :func:`rollout`.
+    ``discard_taken``, ``feed_cost`` and ``partner_cost`` as in :func:`rollout`.
     """
     nw = opps.size
     no = kinds.size
@@ -253,14 +308,21 @@ def simulate_options(
                         traps[w],
                         trap_stock,
                         discard_taken,
+                        feed_cost,
+                        partner_cost,
                     )
             elif k == Option.TAKE_TOP:
                 grown = hand | (1 << top)
                 card, left = policy_discard(grown, -1 if discard_taken else top)
-                kept = grown ^ (1 << card)
                 if policy_knocks(left, limit, traps[w, 0], stock.size, trap_stock):
-                    out[w, i] = showdown(kept, opp, gin_bonus, undercut_bonus)
-                elif stock.size <= dead_stock:
+                    out[w, i] = showdown(grown ^ (1 << card), opp, gin_bonus, undercut_bonus)
+                    continue
+                if feed_cost > 0.0 or partner_cost > 0.0:
+                    card, left = policy_discard_safe(
+                        grown, -1 if discard_taken else top, opp, feed_cost, partner_cost
+                    )
+                kept = grown ^ (1 << card)
+                if stock.size <= dead_stock:
                     out[w, i] = 0.0
                 else:
                     out[w, i] = rollout(
@@ -276,6 +338,8 @@ def simulate_options(
                         traps[w],
                         trap_stock,
                         discard_taken,
+                        feed_cost,
+                        partner_cost,
                     )
             else:
                 out[w, i] = rollout(
@@ -291,6 +355,8 @@ def simulate_options(
                     traps[w],
                     trap_stock,
                     discard_taken,
+                    feed_cost,
+                    partner_cost,
                 )
     return out
 
@@ -337,6 +403,10 @@ class MasterAgent(ExpertAgent):
     opponent_traps: tuple[int, ...] = (0, 8)
     #: Traps are sprung (knock anyway) once the stock holds fewer cards than this.
     trap_stock: int = 0
+    #: Rollouts: deadwood points a discard into the opponent's melds costs (0: least deadwood only).
+    feed_cost: float = 0.0
+    #: Rollouts: deadwood points per meld partner in the hand that a discard gives up.
+    partner_cost: float = 0.0
 
     # ------------------------------------------------------------------ worlds
 
@@ -380,6 +450,8 @@ class MasterAgent(ExpertAgent):
             traps,
             self.trap_stock,
             self.rules.discard_taken_card,
+            self.feed_cost,
+            self.partner_cost,
         )
         return points.mean(axis=0)  # type: ignore[no-any-return]
 

@@ -11,6 +11,7 @@ from ginenv.agents.master import (
     Option,
     meld_rate,
     policy_discard,
+    policy_discard_safe,
     rollout,
     simulate_options,
 )
@@ -72,7 +73,7 @@ def test_rollout_knocks_score_as_the_engines_showdown() -> None:
         knocker = grown ^ 1 << card
         defender = random_defender(rng, grown)
         stock = np.array([drawn], dtype=np.int64)
-        points = rollout(grown ^ 1 << drawn, defender, stock, -1, 0, 10, 2, 25, 25, traps, 0, False)
+        points = rollout(grown ^ 1 << drawn, defender, stock, -1, 0, 10, 2, 25, 25, traps, 0, False, 0.0, 0.0)
         assert points == signed(knocker, defender), f"{cards_of(knocker)} vs {cards_of(defender)}"
         checked += 1
         tied += len(best_arrangements(knocker)) > 1
@@ -117,6 +118,8 @@ def test_simulated_knocks_are_scored_exactly() -> None:
             np.zeros((opps.size, 2), dtype=np.int64),
             0,
             False,
+            0.0,
+            0.0,
         )
         assert points[:, 0].tolist() == [signed(knocker, int(opp)) for opp in opps]
         assert np.array_equal(points[:, 0], knock.points(opps))
@@ -128,13 +131,33 @@ def test_rollouts_end_by_the_rules() -> None:
     # Nobody can come near a knock: the hand is dead once 2 cards are left in the stock.
     me, opp = cards("As 3s 5s 7s 9s Jc Kc 2d 4d 6d"), cards("8d Td Qd Ah 3h 5h 7h 9h Jh Ks")
     stock = np.array(parse_cards("Kh Qh Ts 8s 6c 4c"), dtype=np.int64)
-    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False) == 0
+    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False, 0.0, 0.0) == 0
     # I draw the card that gives me gin at once: gin bonus plus the opponent's deadwood.
     me = cards("As 2s 3s 4h 5h 6h 7c 7d 7h Kc")
     stock = np.array(parse_cards("7s 2d 2h"), dtype=np.int64)
-    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False) == 25 + deadwood_of_mask(opp)
+    points = rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False, 0.0, 0.0)
+    assert points == 25 + deadwood_of_mask(opp)
     card, left = policy_discard(me | cards("7s"), -1)
     assert CARD_NAMES[card] == "Kc" and left == 0
+
+
+def test_rollout_discards_can_avoid_the_opponents_melds_and_keep_meld_partners() -> None:
+    hand = cards("Js Qs Ks 4c 5c 6c 7h 8h 9h Kd 2d")
+    card, left = policy_discard(hand, -1)
+    assert (CARD_NAMES[card], left) == ("Kd", 2)
+    # Without costs the shaped discard is the plain one, whatever the opponent holds.
+    assert policy_discard_safe(hand, -1, cards("Kc Kh"), 0.0, 0.0) == (card, left)
+    # The opponent holds Kc Kh: throwing Kd would complete their set.
+    card, left = policy_discard_safe(hand, -1, cards("Kc Kh 3c"), 9.0, 0.0)
+    assert (CARD_NAMES[card], left) == ("2d", 10)
+    card, left = policy_discard_safe(hand, -1, cards("Qc Qh 3c"), 9.0, 0.0)
+    assert CARD_NAMES[card] == "Kd"
+    # Kd could join Ks in a set; 2d has no partner in the hand.
+    card, left = policy_discard_safe(hand, -1, 0, 0.0, 9.0)
+    assert (CARD_NAMES[card], left) == ("2d", 10)
+    # The banned card (just taken) is never thrown.
+    card, _ = policy_discard_safe(hand, parse_cards("2d")[0], 0, 0.0, 9.0)
+    assert CARD_NAMES[card] == "Kd"
 
 
 def test_meld_rate_counts_sampled_hands() -> None:
