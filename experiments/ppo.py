@@ -245,6 +245,39 @@ def sample_actions(logits: torch.Tensor, mask: torch.Tensor, generator: torch.Ge
     return torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
 
 
+def learner_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    valid: torch.Tensor,
+    terminated: torch.Tensor,
+    truncated: torch.Tensor,
+    next_value: torch.Tensor,
+    gamma: float,
+    lam: float,
+) -> torch.Tensor:
+    """GAE per slot over the learner's own decisions, (T, N) in env-step order.
+
+    ``valid[t, i]``: slot ``i`` holds a learner decision at step ``t`` (other entries are skipped
+    and get advantage 0); ``rewards``, ``terminated`` and ``truncated`` are set at the learner's last
+    decision of a hand that ended. After a terminated hand nothing is bootstrapped; after a
+    truncated one the decision's own value stands in for the unobserved final position; a decision
+    whose hand is still open at the end bootstraps from ``next_value`` (N,). The chain never crosses
+    from one hand into the next.
+    """
+    steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    next_adv = torch.zeros_like(next_value)
+    for t in reversed(range(steps)):
+        term, trunc = terminated[t].float(), truncated[t].float()
+        boot = torch.where(truncated[t], values[t], next_value) * (1.0 - term)
+        delta = rewards[t] + gamma * boot - values[t]
+        adv = delta + gamma * lam * (1.0 - term) * (1.0 - trunc) * next_adv
+        advantages[t] = torch.where(valid[t], adv, 0.0)
+        next_value = torch.where(valid[t], values[t], next_value)
+        next_adv = torch.where(valid[t], adv, next_adv)
+    return advantages
+
+
 def card_bits(hands: np.ndarray) -> np.ndarray:
     """52-bit card masks (N,) as (N, 52) float32 0/1."""
     return ((hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1).astype(np.float32)
@@ -526,18 +559,9 @@ def train(args: Args, resume: str | None = None) -> Path:
         with torch.no_grad():
             view = torch.from_numpy(venv.observe(seats)).to(device)
             next_value = net(view)[1].cpu()
-            advantages = torch.zeros((T, N))
-            next_adv = torch.zeros(N)
-            for t in reversed(range(T)):
-                valid = b_valid[t]
-                term, trunc = b_term[t].float(), b_trunc[t].float()
-                # A truncated hand bootstraps from its last decision's own value; a terminal one not.
-                boot = torch.where(b_trunc[t], b_val[t], next_value) * (1.0 - term)
-                delta = b_rew[t] + args.gamma * boot - b_val[t]
-                adv = delta + args.gamma * args.gae_lambda * (1.0 - term) * (1.0 - trunc) * next_adv
-                advantages[t] = torch.where(valid, adv, 0.0)
-                next_value = torch.where(valid, b_val[t], next_value)
-                next_adv = torch.where(valid, adv, next_adv)
+            advantages = learner_gae(
+                b_rew, b_val, b_valid, b_term, b_trunc, next_value, args.gamma, args.gae_lambda
+            )
             returns = advantages + b_val
 
         flat = b_valid.flatten().nonzero().squeeze(1)
