@@ -15,17 +15,20 @@ import pytest
 import torch
 from ginenv.agents import neural
 from ginenv.agents.neural import (
+    OBS_FORMAT,
     CheckpointError,
     MaskedPolicy,
     NeuralAgent,
     checkpoint_digest,
     clear_cache,
     load_checkpoint,
+    read_checkpoint,
     save_checkpoint,
 )
 from ginenv.experiments.cli import main
 from scenarios import DEALER, deck_with, play, start
 
+import ginenv
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
 
@@ -377,3 +380,66 @@ def test_digest_of_a_missing_file_or_folder(tmp_path: Path) -> None:
         checkpoint_digest(tmp_path / "missing.pt")
     with pytest.raises(CheckpointError, match="is a folder, not a checkpoint file"):
         checkpoint_digest(tmp_path)
+
+
+# --- Version 2: observation format, code version, training config ----------------------------------
+
+
+def test_version_2_records_the_observation_format_code_version_and_config(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    policy = MaskedPolicy(hidden=(8,))
+    path = tmp_path / "v2.pt"
+    save_checkpoint(policy, path, config={"seed": 3, "hidden": [8]}, training={"progress": {"update": 1}})
+    assert not list(tmp_path.glob(".*partial"))  # written beside the target, then renamed over it
+    ckpt = read_checkpoint(path)
+    assert (ckpt.version, ckpt.obs_format, ckpt.code_version) == (2, OBS_FORMAT, ginenv.__version__)
+    assert ckpt.config == {"seed": 3, "hidden": [8]}
+    assert ckpt.training == {"progress": {"update": 1}}
+    for key, value in policy.state_dict().items():
+        assert torch.equal(ckpt.policy.state_dict()[key], value)
+    assert isinstance(agents.make(f"checkpoint:{path}"), NeuralAgent)
+
+
+def test_version_1_files_still_load(tmp_path: Path) -> None:
+    path = write(tmp_path, checkpoint_data())
+    ckpt = read_checkpoint(path)
+    assert (ckpt.version, ckpt.obs_format, ckpt.code_version, ckpt.config, ckpt.training) == (
+        1,
+        1,
+        None,
+        None,
+        None,
+    )
+    assert isinstance(agents.make(f"checkpoint:{path}"), NeuralAgent)
+
+
+def version_2(**changes: object) -> dict:
+    data = checkpoint_data()
+    data.update(version=2, obs_format=OBS_FORMAT, code_version="0.1.0", config=None, training=None)
+    data.update(changes)
+    return data
+
+
+V2_REFUSALS = {
+    "another observation format": (
+        {"obs_format": OBS_FORMAT + 1},
+        rf"trained on observation format {OBS_FORMAT + 1}, but this ginenv encodes observations "
+        rf"in format {OBS_FORMAT}",
+    ),
+    "no observation format": ({"obs_format": None}, r"'obs_format' must be an integer"),
+    "a bool observation format": ({"obs_format": True}, r"'obs_format' must be an integer"),
+    "a code version that is not a string": ({"code_version": 5}, r"'code_version' must be a string"),
+    "a config that is not a mapping": ({"config": [1, 2]}, r"'config' must be None or a mapping"),
+    "training with non-string keys": ({"training": {1: 2}}, r"'training' must be None or a mapping"),
+    "an unknown version": ({"version": 3}, r"unsupported checkpoint version 3, expected 1 or 2"),
+}
+
+
+@pytest.mark.parametrize("case", list(V2_REFUSALS))
+def test_bad_version_2_metadata_is_refused(case: str, tmp_path: Path, never_built: None) -> None:
+    changes, message = V2_REFUSALS[case]
+    path = write(tmp_path, version_2(**changes))
+    with pytest.raises(CheckpointError, match=message):
+        read_checkpoint(path)
+    with pytest.raises(CheckpointError, match=message):
+        agents.make(f"checkpoint:{path}")
