@@ -112,3 +112,17 @@ def test_replay_of_deeply_nested_json_is_one_line(tmp_path: Path, capsys: pytest
     assert main(["replay", str(path)]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_train_refuses_bad_configs_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "ppo.yaml"
+    cfg.write_text("num_envs: many\n")
+    assert main(["train", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err.strip() == f"ginenv: {cfg}: num_envs must be int, got 'many'"
+    cfg.write_text("{1: 2}\n")
+    assert main(["train", "--config", str(cfg)]) == 2
+    assert "setting names must be strings" in capsys.readouterr().err
+    assert main(["train", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read config" in capsys.readouterr().err
+    assert main(["train", "--num-envs", "0"]) == 2
+    assert "num_envs must be a positive integer, got 0" in capsys.readouterr().err
