@@ -77,8 +77,9 @@ class Args:
     """``torch.use_deterministic_algorithms``-style determinism for cuDNN (no effect on CPU)."""
     device: str = "cpu"
     """``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
-    threads: int = 0
-    """torch intra-op threads (0: torch's default)."""
+    threads: int = 1
+    """torch intra-op threads (0: torch's default). One thread: on 2 shared cores, torch's threads
+    spin-waiting beside the env and other processes made a forward pass 20x slower (measured)."""
     total_steps: int = 20_000_000
     """Env steps to train for (every seat's decisions, the opponent's included)."""
     num_envs: int = 1024
