@@ -239,12 +239,15 @@ def test_an_agent_raising_is_reported_as_the_agents_not_as_a_usage_error(
 
 
 def test_ctrl_c_exits_130_with_one_line_and_the_run_resumes(tmp_path: Path) -> None:
+    # expert thinks for about half a millisecond a decision, so the 92 deals left after the 8th
+    # take seconds: the interrupt always lands before the run could finish (random against greedy
+    # sometimes finished first on a loaded machine).
     args = [
         "match",
-        "random",
+        "expert",
         "greedy",
         "--hands",
-        "400",
+        "200",
         "--workers",
         "2",
         "--quiet",
@@ -271,7 +274,7 @@ def test_ctrl_c_exits_130_with_one_line_and_the_run_resumes(tmp_path: Path) -> N
         f"ginenv: interrupted; finished deals are kept in {out}: run the same command again to resume"
     ]
     done_before = len(results.read_text().splitlines())
-    assert 8 <= done_before < 200
+    assert 8 <= done_before < 100
     assert main([*args, "--workers", "1", "--out", str(out)]) == 0
     assert main([*args, "--workers", "1", "--out", str(tmp_path / "full")]) == 0
 
@@ -279,7 +282,7 @@ def test_ctrl_c_exits_130_with_one_line_and_the_run_resumes(tmp_path: Path) -> N
         records = [json.loads(x) for x in (path / "results.jsonl").read_text().splitlines()]
         return sorted((r["deal"], r["pair_sum"]) for r in records)
 
-    assert totals(out) == totals(tmp_path / "full") and len(totals(out)) == 200
+    assert totals(out) == totals(tmp_path / "full") and len(totals(out)) == 100
 
 
 def test_a_closed_output_pipe_stops_quietly() -> None:
