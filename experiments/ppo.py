@@ -432,7 +432,15 @@ def train(args: Args, resume: str | None = None) -> Path:
 
     run_name = f"{args.experiment}__{args.seed}__{int(time.time())}"
     run_dir = Path(args.runs_dir) / run_name
-    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    Path(args.runs_dir).mkdir(parents=True, exist_ok=True)
+    for extra in range(2, 1000):
+        # Two runs started in the same second (a resume right after a run) get their own folders.
+        try:
+            run_dir.mkdir()
+            break
+        except FileExistsError:
+            run_dir = run_dir.with_name(f"{run_name}-{extra}")
+    (run_dir / "checkpoints").mkdir()
     writer = SummaryWriter(str(run_dir))
     writer.add_text(
         "hyperparameters",
@@ -574,16 +582,18 @@ def train(args: Args, resume: str | None = None) -> Path:
         f_act, f_logp, f_val = b_act.flatten()[flat], b_logp.flatten()[flat], b_val.flatten()[flat]
         f_adv, f_ret = advantages.flatten()[flat], returns.flatten()[flat]
         batch = flat.numel()
-        mb_size = max(1, batch // args.num_minibatches)
         net.train()
         clipfracs: list[float] = []
+        sums: dict[str, float] = {}
         stats: dict[str, float] = {}
+        minibatches = 0
         for _epoch in range(args.update_epochs):
             order = torch.randperm(batch, generator=sampler if device.type == "cpu" else None)
-            for start in range(0, batch, mb_size):
-                mb = order[start : start + mb_size]
-                if mb.numel() < 2:
-                    continue
+            epoch_kl = 0.0
+            # Exactly num_minibatches equal shares: the learner's decision count varies per rollout,
+            # and a leftover chunk of a few decisions would take a full, noisy optimizer step.
+            chunks = torch.tensor_split(order, min(args.num_minibatches, max(1, batch // 2)))
+            for mb in chunks:
                 o, m = f_obs[mb].to(device), f_mask[mb].to(device)
                 logits, value, aux_logits = net(o)
                 logp_all, entropy = masked_log_probs(logits, m)
@@ -612,15 +622,21 @@ def train(args: Args, resume: str | None = None) -> Path:
                 loss.backward()
                 nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
                 optimizer.step()
-                stats = {
+                figs = {
                     "policy": pg_loss.item(),
                     "value": v_loss.item(),
                     "entropy": ent.item(),
                     "approx_kl": approx_kl.item(),
                     "aux_opponent_hand": aux_loss.item(),
                 }
-            if args.target_kl is not None and stats and stats["approx_kl"] > args.target_kl:
+                for key, value in figs.items():
+                    sums[key] = sums.get(key, 0.0) + value
+                minibatches += 1
+                epoch_kl += figs["approx_kl"] / len(chunks)
+            if args.target_kl is not None and epoch_kl > args.target_kl:
                 break
+        # Means over every minibatch of the update, not the last one's figures.
+        stats = {key: total / max(minibatches, 1) for key, total in sums.items()}
         timing["update"] += time.perf_counter() - tick
         progress["update"] = update
         if update % args.snapshot_every == 0:

@@ -60,7 +60,7 @@ def test_illegal_actions_have_exactly_zero_probability_and_no_entropy_share() ->
     assert math.isclose(float(probs.detach().sum()), 1.0, rel_tol=1e-6)
     # The entropy is that of the legal actions alone, as if the illegal ones did not exist.
     only_legal = torch.distributions.Categorical(logits=logits[0, torch.as_tensor(legal)].detach())
-    assert math.isclose(float(entropy), float(only_legal.entropy()), rel_tol=1e-5)
+    assert math.isclose(float(entropy.detach()), float(only_legal.entropy()), rel_tol=1e-5)
     entropy.sum().backward()
     assert torch.isfinite(logits.grad).all()
     assert torch.all(logits.grad[0, ~mask[0]] == 0.0)
@@ -195,6 +195,7 @@ def test_resume_restores_everything_and_continues(smoke_run: tuple[Args, Path]) 
     # Resuming runs only the updates that are left: 3 in all, so one more.
     more = dataclasses.replace(args, total_steps=3 * args.num_envs * args.num_steps, eval_every=0)
     resumed = train(more, resume=path)
+    assert resumed != run_dir  # its own folder, even when started within the same second
     ckpt = read_checkpoint(resumed / "checkpoints" / "latest.pt")
     assert ckpt.training is not None and ckpt.training["progress"]["update"] == 3
     assert len(scalars(resumed)["losses/policy"]) == 1
