@@ -26,28 +26,35 @@ random numbers, so the options' differences are measured far more precisely than
   thrown back follows the rules master is given (``Rules.discard_taken_card``, the ``rules``
   argument; it is not in the observation); the policy's take is never worth it for a card it would
   throw back, so the rule changes no rollout's result.
-* **No cycling.** The draw is the expert's rule, which takes only a discard that lowers the deadwood
-  and after a take throws only a card that keeps it lower than before
+* **take the top discard / draw from the stock**: a rollout that starts with that draw (after a
+  take, the policy's discard; the take is scored against the stock draw in the same worlds).
+* **No cycling.** Only a take that lowers the deadwood is ever considered
+  (:func:`ginenv.agents.common.take_is_useful`; any other top discard is passed over without
+  simulating), and after a take only a card that keeps the deadwood lower than before may be thrown
   (:class:`ginenv.agents.common.TakeGuard`); the simulated candidates after a take are those cards
   only. Without it, master and expert passed Ah, Ac and Ad back and forth through the pile forever
   on some deals.
-* **take the top discard / draw from the stock**: a rollout that starts with that draw.
 
-The option with the best mean points is played. The candidates are pruned first with the expert's
+The option with the best mean points is played: every draw with a useful take
+(:attr:`MasterAgent.simulate_draws`) and every discard (:attr:`MasterAgent.simulate_discards`) is
+searched this way, not only the knock. The candidates are pruned first with the expert's
 evaluation (:mod:`ginenv.agents.expert`): every legal knock (the least deadwood for each distinct deadwood
 value, at most :attr:`MasterAgent.knock_candidates`) and the :attr:`MasterAgent.discard_candidates`
-plain discards with the best expert score ``S``. A plain discard is preferred over a knock only if
+plain discards with the best expert score ``S`` (with a knock legal, also the knock's own discard,
+to keep the knockable hand and play on). A plain discard is preferred over a knock only if
 it wins by more than :attr:`MasterAgent.play_on_margin` points (rollouts play both sides simply, so
 the play-on values carry a small bias). Worlds: :attr:`MasterAgent.worlds_knock` when a knock is
-legal (the knock decision is the one the seeds name), :attr:`MasterAgent.worlds` otherwise. When the
-pruned discard candidates are all within :attr:`MasterAgent.tie_margin` of the best expert score,
-or there is only one, the decision is left to the expert's score without simulating (it would not
-change; this keeps the median decision fast). Gin and big gin are always taken.
+legal (the knock decision is the one the seeds name), :attr:`MasterAgent.worlds` otherwise.
+Without a legal knock, a card that certainly goes into a meld with cards the opponent took from the
+pile is simulated only when it is the expert's first choice (:attr:`MasterAgent.skip_shown_melds`:
+the rollouts play the opponent too simply to see what feeding it costs, so near-ties went to the
+feeding card). With only one candidate left the decision needs no simulation. Gin and big gin are
+always taken.
 
-Time: the draws of worlds and the rollouts are numba code; the median decision is a few
-milliseconds and the slowest (a knock decision late in the hand) well under the 250 ms target
-(``tests/agents/test_master.py`` and the report measure it). Random only through the worlds, drawn
-from the generator that ``reset(seed)`` seeds.
+Time: the draws of worlds and the rollouts are numba code. Measured with
+``benchmarks/bench_master.py`` (2000 duplicate hands, one worker on the shared 2-core machine,
+2026-11-30): median decision 8.6 ms, 99th percentile 26 ms against ``openspiel_simple``, 8.3 and
+20 ms against the master before the discard and draw search (targets 30 and 250 ms). Random only through the worlds, drawn from the generator that ``reset(seed)`` seeds.
 """
 
 from __future__ import annotations
@@ -384,19 +391,23 @@ class MasterAgent(ExpertAgent):
     #: Worlds simulated for a knock decision.
     worlds_knock: int = 512
     #: Worlds for the other simulated decisions (discards, draws) when those are switched on.
-    worlds: int = 128
+    worlds: int = 512
     #: Opponent hands sampled for the feeding risk of discards (:func:`meld_rate`).
     feed_samples: int = 128
     #: Knocks simulated (the least deadwood for each distinct deadwood left).
     knock_candidates: int = 2
     #: Plain discards simulated against the knocks (the best by the expert's score).
-    discard_candidates: int = 1
+    discard_candidates: int = 3
     #: A plain discard must beat the best knock by this many points to be preferred.
     play_on_margin: float = 0.0
     #: Simulate plain discards when no knock is legal (else the expert's score decides).
-    simulate_discards: bool = False
+    simulate_discards: bool = True
+    #: Simulated plain discards leave out a card that certainly goes into a meld with cards the
+    #: opponent took from the pile, unless it is the expert's first choice (rollouts play the
+    #: opponent too simply to see what such a card costs).
+    skip_shown_melds: bool = True
     #: Simulate the draw decision (else the expert's draw rule).
-    simulate_draws: bool = False
+    simulate_draws: bool = True
     #: Own trap deadwood in the rollouts after the decision (:func:`policy_knocks`).
     own_trap: int = 5
     #: The opponent's trap deadwood, one value per share of the worlds (a mixture of styles).
@@ -490,7 +501,13 @@ class MasterAgent(ExpertAgent):
             means = self.simulate(view, options, self.worlds_knock)
             means -= np.array([self.play_on_margin if k == Option.PLAY_ON else 0.0 for k, _ in options])
         elif self.simulate_discards and len(ranked) > 1:
-            options = [(Option.PLAY_ON, c) for c in ranked[: max(2, self.discard_candidates)]]
+            pool = ranked
+            if self.skip_shown_melds:
+                shown = view.opponent_taken
+                pool = ranked[:1] + [c for c in ranked[1:] if not meldable(shown | 1 << c) >> c & 1]
+            options = [(Option.PLAY_ON, c) for c in pool[: max(2, self.discard_candidates)]]
+            if len(options) == 1:
+                return options[0][1], False
             means = self.simulate(view, options, self.worlds)
         else:
             return ranked[0], False

@@ -17,11 +17,20 @@ from ginenv.agents.master import (
 )
 
 from ginenv import agents
-from ginenv.actions import DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_name
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_name
 from ginenv.cards import CARD_NAMES, FULL_DECK, cards_of, mask_of, parse_cards
 from ginenv.engine import Phase
 from ginenv.melds import best_arrangements, deadwood_of_mask
-from ginenv.observation import KNOCK_LIMIT, OBS_SIZE, PHASE_BASE, STOCK_SIZE, TO_MOVE, decode, plane_slice
+from ginenv.observation import (
+    KNOCK_LIMIT,
+    OBS_SIZE,
+    PHASE_BASE,
+    STOCK_SIZE,
+    TO_MOVE,
+    SeatView,
+    decode,
+    plane_slice,
+)
 from ginenv.scoring import score_knock
 
 
@@ -167,24 +176,45 @@ def test_meld_rate_counts_sampled_hands() -> None:
     assert rate[parse_cards("9c")[0]] == 0.0
 
 
-def position(hand: str, stock: int, seed: int = 5) -> dict[str, np.ndarray]:
-    """``hand`` (11 cards) to discard with ``stock`` cards left; a random spread of discards."""
+def position(
+    hand: str, stock: int, seed: int = 5, top: str | None = None, taken: str = ""
+) -> dict[str, np.ndarray]:
+    """``hand`` (11 cards) to discard with ``stock`` cards left; a random spread of discards.
+
+    With ``top`` (a card name) and a 10-card ``hand``: the draw phase, that card on the pile.
+    ``taken``: cards the opponent took from the pile and holds."""
     h = cards(hand)
+    held = cards(taken)
     rng = np.random.default_rng(seed)
-    rest = [int(c) for c in rng.permutation([c for c in range(52) if not h >> c & 1])]
+    rest = [int(c) for c in rng.permutation([c for c in range(52) if not (h | held) >> c & 1])]
     n = 31 - stock
-    top, pile = rest[n - 1], mask_of(rest[: n - 1])
-    unseen = FULL_DECK & ~(h | pile | 1 << top)
+    if top is None:
+        top_card, pile = rest[n - 1], mask_of(rest[: n - 1])
+    else:
+        top_card = parse_cards(top)[0]
+        rest.remove(top_card)
+        pile = mask_of(rest[: n - 1])
+    unseen = FULL_DECK & ~(h | pile | held | 1 << top_card)
     vec = np.zeros(OBS_SIZE, dtype=np.float32)
     vec[STOCK_SIZE], vec[KNOCK_LIMIT] = stock, 10
-    vec[PHASE_BASE + Phase.DISCARD] = vec[TO_MOVE] = 1
-    for name, mask in (("hand", h), ("top", 1 << top), ("pile", pile), ("unseen", unseen)):
+    vec[PHASE_BASE + (Phase.DISCARD if top is None else Phase.DRAW)] = vec[TO_MOVE] = 1
+    planes = (
+        ("hand", h),
+        ("top", 1 << top_card),
+        ("pile", pile),
+        ("unseen", unseen),
+        ("opponent_taken", held),
+    )
+    for name, mask in planes:
         vec[plane_slice(name)] = [(mask >> c) & 1 for c in range(52)]
     vec[plane_slice("opponent_discarded")] = [(mask_of(rest[:n:2]) >> c) & 1 for c in range(52)]
     legal = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    for c in cards_of(h):
-        legal[DISCARD_BASE + c] = 1
-        legal[KNOCK_BASE + c] = deadwood_of_mask(h ^ 1 << c) <= 10
+    if top is not None:
+        legal[DRAW_STOCK] = legal[DRAW_DISCARD] = 1
+    else:
+        for c in cards_of(h):
+            legal[DISCARD_BASE + c] = 1
+            legal[KNOCK_BASE + c] = deadwood_of_mask(h ^ 1 << c) <= 10
     assert decode(vec).stock_size == stock
     return {"observation": vec, "action_mask": legal}
 
@@ -212,3 +242,67 @@ def test_seeded_decisions_and_fresh_worlds_per_seed() -> None:
     c = MasterAgent(seed=4)
     c.model.update(decode(obs["observation"]))
     assert not np.array_equal(c.draw_worlds(16)[0], worlds_a)
+
+
+def spy_on_simulate(master: MasterAgent, monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[Option], int]]:
+    """Record the option kinds and world count of every :meth:`MasterAgent.simulate` call."""
+    calls: list[tuple[list[Option], int]] = []
+    real = master.simulate
+
+    def spy(view: SeatView, options: list[tuple[Option, int]], n: int) -> np.ndarray:
+        calls.append(([k for k, _ in options], n))
+        return real(view, options, n)
+
+    monkeypatch.setattr(master, "simulate", spy)
+    return calls
+
+
+def test_plain_discards_are_simulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No knock is legal: the best discards by the expert's score are played out in the worlds."""
+    master = MasterAgent(seed=2)
+    calls = spy_on_simulate(master, monkeypatch)
+    obs = position("As 2s 3s 4h 5h 6h 9c Jd Qc Kh 8d", 20)
+    action = master.act(obs)
+    assert obs["action_mask"][action] and action < KNOCK_BASE
+    assert calls == [([Option.PLAY_ON] * master.discard_candidates, master.worlds)]
+
+
+def test_draws_are_simulated_only_for_useful_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    master = MasterAgent(seed=2)
+    calls = spy_on_simulate(master, monkeypatch)
+    # 7d completes 7c 7h 7s: a useful take, weighed against a stock draw in the worlds.
+    hand = "As 2s 3s 4h 5h 6h 7c 7h 7s Kd"
+    assert master.act(position(hand, 20, top="7d")) in (DRAW_DISCARD, DRAW_STOCK)
+    assert calls == [([Option.TAKE_TOP, Option.DRAW], master.worlds)]
+    # Qc lowers nothing (Kd for Qc is a wasted turn): never taken, nothing simulated.
+    calls.clear()
+    master.reset(2)
+    assert master.act(position(hand, 20, top="Qc")) == DRAW_STOCK
+    assert calls == []
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_card_that_completes_a_shown_meld_is_not_simulated(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Jd and Tc are alike for this hand. With Js Jh taken by the opponent, Jd would complete their
+    set: it is left out of the simulated discards (the rollouts saw it as a near-tie with Tc)."""
+    hand = "As 2s 3s 4h 5h 6h 8c 8d Jd Tc 2d"
+    jd = parse_cards("Jd")[0]
+    master = MasterAgent(seed=seed)
+    cards_simulated: list[list[int]] = []
+    real = master.simulate
+
+    def record(view: SeatView, options: list[tuple[Option, int]], n: int) -> np.ndarray:
+        cards_simulated.append([c for _, c in options])
+        return real(view, options, n)
+
+    monkeypatch.setattr(master, "simulate", record)
+    master.reset(seed)
+    assert action_name(master.act(position(hand, 20, taken="Js Jh"))) == "discard Tc"
+    assert cards_simulated and all(jd not in cs for cs in cards_simulated)
+    # The opponent shows tens instead: Jd is the expert's first choice and is simulated and played.
+    cards_simulated.clear()
+    master.reset(seed)
+    assert action_name(master.act(position(hand, 20, taken="Ts Th"))) == "discard Jd"
+    assert cards_simulated and jd in cards_simulated[0]
