@@ -54,7 +54,8 @@ always taken.
 Time: the draws of worlds and the rollouts are numba code. Measured with
 ``benchmarks/bench_master.py`` (2000 duplicate hands, one worker on the shared 2-core machine,
 2026-11-30): median decision 8.6 ms, 99th percentile 26 ms against ``openspiel_simple``, 8.3 and
-20 ms against the master before the discard and draw search (targets 30 and 250 ms). Random only through the worlds, drawn from the generator that ``reset(seed)`` seeds.
+20 ms against the master before the discard and draw search (targets 30 and 250 ms). Random
+only through the worlds, drawn from the generator that ``reset(seed)`` seeds.
 """
 
 from __future__ import annotations
