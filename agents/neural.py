@@ -64,17 +64,12 @@ from torch import nn
 
 import ginenv
 from ginenv.actions import NUM_ACTIONS
-from ginenv.observation import OBS_SIZE
+from ginenv.observation import OBS_FORMAT, OBS_SIZE
 
 FORMAT = "ginenv-policy"
 #: The version :func:`save_checkpoint` writes; :data:`SUPPORTED_VERSIONS` are read.
 VERSION = 2
 SUPPORTED_VERSIONS = (1, 2)
-
-#: The observation encoding of :mod:`ginenv.observation` that networks read. Bump it whenever the
-#: layout or meaning of the 532 entries changes (it belongs beside the encoder; kept here until
-#: ginenv.observation exports one), so that old checkpoints are refused instead of misreading.
-OBS_FORMAT = 1
 
 #: The ginenv version recorded in the checkpoints this code writes.
 CODE_VERSION: str = ginenv.__version__

@@ -112,6 +112,9 @@ PLANE_BASE = IS_DEALER + 1
 NUM_PLANES = len(PLANES)
 #: Length of the observation vector without the oracle plane.
 OBS_SIZE = PLANE_BASE + NUM_PLANES * NUM_CARDS
+#: Version of this encoding, recorded in trained checkpoints: bump it whenever the layout or the
+#: meaning of any entry changes, so that networks trained on the old one are refused, not misread.
+OBS_FORMAT = 1
 #: Length with the oracle plane (the opponent's hand) appended.
 ORACLE_OBS_SIZE = OBS_SIZE + NUM_CARDS
 #: Index of the first entry of the oracle plane.

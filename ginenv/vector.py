@@ -223,6 +223,12 @@ def _encode(s: np.ndarray, piles: np.ndarray, i: int, seat: int, out: np.ndarray
 
 
 @njit(cache=True)
+def _encode_all(s: np.ndarray, piles: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+    for i in range(s.shape[0]):
+        _encode(s, piles, i, seats[i], out[i])
+
+
+@njit(cache=True)
 def _take_top(s: np.ndarray, piles: np.ndarray, i: int, player: int, cfg: np.ndarray) -> None:
     n = s[i, PILE_LEN] - 1
     card = piles[i, n]
@@ -354,6 +360,7 @@ def _step_all(
     rng: np.random.Generator,
     scale: float,
     obs: np.ndarray,
+    final_obs: np.ndarray,
     masks: np.ndarray,
     players: np.ndarray,
     rewards: np.ndarray,
@@ -375,6 +382,10 @@ def _step_all(
             else:
                 terminated[i] = True
             _end_rewards(results[i], scale, rewards[i])
+            if encode:
+                # Both seats' last view of the ended hand, for bootstrapping a truncated hand.
+                _encode(s, piles, i, 0, final_obs[i, 0])
+                _encode(s, piles, i, 1, final_obs[i, 1])
             _deal_random(s, decks, piles, i, cfg, rng)
         players[i] = s[i, PLAYER]
         _legal(s, i, masks[i], cfg)
@@ -552,10 +563,17 @@ def _policy_action(
 
 @njit(cache=True)
 def _policy_actions(
-    policy: int, s: np.ndarray, piles: np.ndarray, cfg: np.ndarray, rng: np.random.Generator, out: np.ndarray
+    policy: int,
+    s: np.ndarray,
+    piles: np.ndarray,
+    cfg: np.ndarray,
+    rng: np.random.Generator,
+    chosen: np.ndarray,
+    out: np.ndarray,
 ) -> None:
     for i in range(s.shape[0]):
-        out[i] = _policy_action(policy, s, piles, i, cfg, rng)
+        if chosen[i]:
+            out[i] = _policy_action(policy, s, piles, i, cfg, rng)
 
 
 @njit(cache=True)
@@ -695,6 +713,7 @@ class VectorGinRummy:
         self._decks = np.zeros((n, NUM_CARDS), dtype=np.int64)
         self._piles = np.zeros((n, NUM_CARDS), dtype=np.int64)
         self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self._final_obs = np.zeros((n, 2, OBS_SIZE), dtype=np.float32)
         self._masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
         self._players = np.zeros(n, dtype=np.int64)
         self._rewards = np.zeros((n, 2), dtype=np.float32)
@@ -743,8 +762,8 @@ class VectorGinRummy:
         acts = self._check_actions(actions)
         _step_all(
             self._state, self._decks, self._piles, acts, self._cfg, self._rng, self.reward_scale,
-            self._obs, self._masks, self._players, self._rewards, self._terminated, self._truncated,
-            self._results, self.observations,
+            self._obs, self._final_obs, self._masks, self._players, self._rewards, self._terminated,
+            self._truncated, self._results, self.observations,
         )  # fmt: skip
         return (
             self._obs.copy(),
@@ -782,15 +801,25 @@ class VectorGinRummy:
             )
         return acts
 
-    def policy_actions(self, policy: str = "greedy") -> np.ndarray:
+    def policy_actions(self, policy: str = "greedy", slots: np.ndarray | None = None) -> np.ndarray:
         """The action a compiled policy (one of :data:`POLICIES`) takes for the seat to move in
-        each slot, (N,) int64: batched opponents and self-play playouts without leaving numba."""
+        each slot, (N,) int64: batched opponents and self-play playouts without leaving numba.
+        ``slots`` (N,) bool computes only those slots (the others get -1)."""
         if policy not in POLICIES:
             raise VectorError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
         if not self._ready:
             raise VectorError("call reset() before policy_actions()")
-        out = np.empty(self.num_envs, dtype=np.int64)
-        _policy_actions(POLICIES.index(policy), self._state, self._piles, self._cfg, self._rng, out)
+        if slots is None:
+            chosen = np.ones(self.num_envs, dtype=np.bool_)
+        else:
+            chosen = np.asarray(slots)
+            if chosen.shape != (self.num_envs,) or chosen.dtype != np.bool_:
+                raise VectorError(
+                    f"slots must be a bool array of shape ({self.num_envs},), "
+                    f"got {chosen.dtype} {chosen.shape}"
+                )
+        out = np.full(self.num_envs, -1, dtype=np.int64)
+        _policy_actions(POLICIES.index(policy), self._state, self._piles, self._cfg, self._rng, chosen, out)
         return out
 
     @property
@@ -804,9 +833,15 @@ class VectorGinRummy:
         gives them to that seat."""
         seats = self._players if seat is None else _check_dealers(seat, self.num_envs, "seat")
         out = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
-        for i in range(self.num_envs):
-            _encode(self._state, self._piles, i, int(seats[i]), out[i])
+        _encode_all(self._state, self._piles, seats, out)
         return out
+
+    @property
+    def final_observations(self) -> np.ndarray:
+        """(N, 2, OBS_SIZE): for each slot whose hand ended on the last step, each seat's last view
+        of that hand (what ``observe()`` gave the seat once it ended), for bootstrapping a truncated
+        hand; rows of slots whose hand goes on are stale."""
+        return self._final_obs.copy()
 
     def deals(self) -> tuple[np.ndarray, np.ndarray]:
         """The deck (N, 52, dealing order) and dealer (N,) of each slot's current hand (full state)."""

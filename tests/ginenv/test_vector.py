@@ -69,15 +69,18 @@ def play_both(rules: Rules, hands: int, turn_limit: int, seed: int, slots: int =
     kinds: dict[str, int] = {}
     finished = 0
     while finished < hands:
+        waiting = venv.observe(1 - player)  # the seat not to move sees the same as in the AEC env
         for i, env in enumerate(envs):
             agent = env.agent_selection
             assert agent == f"player_{player[i]}"
             seen = env.observe(agent)
             np.testing.assert_array_equal(seen["observation"], obs[i])
             np.testing.assert_array_equal(seen["action_mask"], mask[i])
+            np.testing.assert_array_equal(env.observe(f"player_{1 - player[i]}")["observation"], waiting[i])
         actions = biased_actions(mask, rng)
         obs, mask, player, rewards, terminated, truncated = venv.step(actions)
         results = venv.results
+        finals = venv.final_observations
         decks, dealers = venv.deals()
         for i, env in enumerate(envs):
             env.step(int(actions[i]))
@@ -87,6 +90,8 @@ def play_both(rules: Rules, hands: int, turn_limit: int, seed: int, slots: int =
             if not (terminated[i] or truncated[i]):
                 assert results.kind[i] == -1
                 continue
+            for seat in (0, 1):  # each seat's last view of the ended hand
+                np.testing.assert_array_equal(env.observe(f"player_{seat}")["observation"], finals[i, seat])
             info = env.infos["player_0"]["result"]
             winner = None if results.winner[i] < 0 else f"player_{results.winner[i]}"
             assert (RESULT_KINDS[results.kind[i]], winner, int(results.points[i])) == (
@@ -309,3 +314,18 @@ def test_rollout_of_sampled_worlds_and_bad_worlds() -> None:
         rollout_worlds(position, np.array(opps[:2]), np.array(stocks[:1]))
     with pytest.raises(VectorError, match="policy must be one of"):
         rollout_worlds(position, np.array(opps[:1]), np.array(stocks[:1]), policy="master")
+
+
+def test_policy_actions_for_chosen_slots() -> None:
+    venv = VectorGinRummy(16, seed=4)
+    _, mask, _ = venv.reset()
+    rng = np.random.default_rng(4)
+    only = np.zeros(16, dtype=np.bool_)
+    only[::3] = True
+    for _ in range(50):
+        picked = venv.policy_actions("greedy", slots=only)
+        assert np.all(picked[~only] == -1) and np.all(mask[only, picked[only]] == 1)
+        np.testing.assert_array_equal(picked[only], venv.policy_actions("greedy")[only])
+        _, mask, *_ = venv.step(biased_actions(mask, rng))
+    with pytest.raises(VectorError, match="slots must be a bool array"):
+        venv.policy_actions("greedy", slots=np.zeros(3, dtype=np.bool_))
