@@ -53,8 +53,8 @@ always taken.
 
 Time: the draws of worlds and the rollouts are numba code. Measured with
 ``benchmarks/bench_master.py`` (2000 duplicate hands, one worker on the shared 2-core machine,
-2026-11-30): median decision 8.6 ms, 99th percentile 26 ms against ``openspiel_simple``, 8.3 and
-20 ms against the master before the discard and draw search (targets 30 and 250 ms). Random
+2026-11-30): median decision 6.5 ms, 99th percentile 15 ms against ``openspiel_simple`` and 24 ms
+against master without the rollouts' meld partners (targets 30 and 250 ms). Random
 only through the worlds, drawn from the generator that ``reset(seed)`` seeds.
 """
 
@@ -418,7 +418,7 @@ class MasterAgent(ExpertAgent):
     #: Rollouts: deadwood points a discard into the opponent's melds costs (0: least deadwood only).
     feed_cost: float = 0.0
     #: Rollouts: deadwood points per meld partner in the hand that a discard gives up.
-    partner_cost: float = 0.0
+    partner_cost: float = 1.0
 
     # ------------------------------------------------------------------ worlds
 

@@ -306,3 +306,19 @@ def test_a_card_that_completes_a_shown_meld_is_not_simulated(
     master.reset(seed)
     assert action_name(master.act(position(hand, 20, taken="Ts Th"))) == "discard Jd"
     assert cards_simulated and jd in cards_simulated[0]
+
+
+def test_default_rollouts_keep_meld_partners() -> None:
+    """The default rollouts price the meld partners a discard gives up (partner_cost 1): the same
+    worlds score differently without it."""
+    obs = position("As 2s 3s 4h 5h 6h 9c Jd Qc Kh 8d", 20)
+    view = decode(obs["observation"])
+    options = [(Option.PLAY_ON, c) for c in parse_cards("9c Kh 8d")]
+    means = {}
+    for cost in (None, 0.0, 1.0):
+        master = MasterAgent(seed=3) if cost is None else MasterAgent(seed=3, partner_cost=cost)
+        master.reset(3)
+        master.see(view)
+        means[cost] = master.simulate(view, options, 64)
+    assert np.array_equal(means[None], means[1.0])
+    assert not np.array_equal(means[None], means[0.0])
