@@ -88,16 +88,21 @@ def _check_fields(spec: LadderFile, path: str | Path) -> None:
         raise bad("rules", "a preset name or a mapping of rule options")
 
 
-def load_ladder_file(path: str | Path) -> LadderFile:
-    """Read a YAML evaluation config; a missing file, bad YAML, unknown keys or bad values: HarnessError."""
+def _read_yaml(path: str | Path) -> Any:
+    """The parsed YAML of a config file; unreadable, binary or malformed files: HarnessError."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        return yaml.safe_load(Path(path).read_text())
     except OSError as err:
         raise HarnessError(f"cannot read config {path}: {err.strerror or err}") from None
     except UnicodeDecodeError:
         raise HarnessError(f"config {path} is not a text file") from None
     except yaml.YAMLError as err:
         raise HarnessError(f"config {path} is not valid YAML: {err}") from None
+
+
+def load_ladder_file(path: str | Path) -> LadderFile:
+    """Read a YAML evaluation config; a missing file, bad YAML, unknown keys or bad values: HarnessError."""
+    data = _read_yaml(path)
     if not isinstance(data, dict):
         raise HarnessError(f"config {path} must be a mapping of settings")
     known = {f.name for f in dataclasses.fields(LadderFile)}
@@ -243,14 +248,7 @@ def _unknown(keys: list[str], cls: type, where: str) -> HarnessError:
 def load_dataclass_yaml(path: str | Path, cls: type[T]) -> T:
     """A config dataclass from a YAML mapping (missing keys keep their defaults); unknown keys,
     non-string keys and values of the wrong type are refused with HarnessError."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as err:
-        raise HarnessError(f"cannot read config {path}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise HarnessError(f"config {path} is not a text file") from None
-    except yaml.YAMLError as err:
-        raise HarnessError(f"config {path} is not valid YAML: {err}") from None
+    data = _read_yaml(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
