@@ -13,9 +13,10 @@ the opponents act in the others; only the learner's decisions are recorded.
 A learner trajectory is its own decisions in a slot, in order. A hand's reward
 (``rewards[:, seat] * reward_scale``) belongs to the learner's last decision of that hand; GAE runs
 over each slot's decision sequence. A terminated hand does not bootstrap; a truncated hand (the
-turn limit) bootstraps from the value of the learner's last decision, since the batched engine deals
-the next hand at once and the final position is not observed. At the end of a rollout the open
-hands bootstrap from the value of the learner's current view (``venv.observe(seats)``).
+turn limit) bootstraps from the value of the learner's final view of that hand
+(``venv.final_observations``: the batched engine deals the next hand at once). At the end of a
+rollout the open hands bootstrap from the value of the learner's current view
+(``venv.observe(seats)``).
 
 Illegal actions are masked out of the logits (``-inf``): they are never sampled, have exactly zero
 probability, and are left out of the entropy (see :func:`masked_log_probs`).
@@ -252,6 +253,7 @@ def learner_gae(
     valid: torch.Tensor,
     terminated: torch.Tensor,
     truncated: torch.Tensor,
+    truncated_value: torch.Tensor,
     next_value: torch.Tensor,
     gamma: float,
     lam: float,
@@ -261,16 +263,16 @@ def learner_gae(
     ``valid[t, i]``: slot ``i`` holds a learner decision at step ``t`` (other entries are skipped
     and get advantage 0); ``rewards``, ``terminated`` and ``truncated`` are set at the learner's last
     decision of a hand that ended. After a terminated hand nothing is bootstrapped; after a
-    truncated one the decision's own value stands in for the unobserved final position; a decision
-    whose hand is still open at the end bootstraps from ``next_value`` (N,). The chain never crosses
-    from one hand into the next.
+    truncated one, from ``truncated_value`` (T, N: the value of the learner's final view of that
+    hand, set where ``truncated`` is); a decision whose hand is still open at the end bootstraps from
+    ``next_value`` (N,). The chain never crosses from one hand into the next.
     """
     steps = rewards.shape[0]
     advantages = torch.zeros_like(rewards)
     next_adv = torch.zeros_like(next_value)
     for t in reversed(range(steps)):
         term, trunc = terminated[t].float(), truncated[t].float()
-        boot = torch.where(truncated[t], values[t], next_value) * (1.0 - term)
+        boot = torch.where(truncated[t], truncated_value[t], next_value) * (1.0 - term)
         delta = rewards[t] + gamma * boot - values[t]
         adv = delta + gamma * lam * (1.0 - term) * (1.0 - trunc) * next_adv
         advantages[t] = torch.where(valid[t], adv, 0.0)
@@ -485,6 +487,7 @@ def train(args: Args, resume: str | None = None) -> Path:
     b_valid = torch.zeros((T, N), dtype=torch.bool)
     b_term = torch.zeros((T, N), dtype=torch.bool)  # the hand ended in a terminal result after it
     b_trunc = torch.zeros((T, N), dtype=torch.bool)  # the hand was truncated after it
+    b_trunc_val = torch.zeros((T, N))  # then: the value of the learner's final view of that hand
     last = np.full(N, -1, dtype=np.int64)  # the learner's last decision of the open hand (this rollout)
 
     num_updates = max(1, math.ceil(args.total_steps / args.batch_envs_steps))
@@ -505,6 +508,7 @@ def train(args: Args, resume: str | None = None) -> Path:
         b_rew.zero_()
         b_term.zero_()
         b_trunc.zero_()
+        b_trunc_val.zero_()
         last[:] = -1
         net.eval()
         for t in range(T):
@@ -557,6 +561,11 @@ def train(args: Args, resume: str | None = None) -> Path:
                 b_rew[lt, own] += torch.from_numpy(rewards[own, seats[own]] * args.reward_scale)
                 b_term[lt, own] = torch.from_numpy(terminated[own])
                 b_trunc[lt, own] = torch.from_numpy(truncated[own])
+                cut = own[truncated[own]]
+                if cut.size:
+                    final = venv.final_observations[cut, seats[cut]]
+                    with torch.no_grad():
+                        b_trunc_val[last[cut], cut] = net(torch.from_numpy(final).to(device))[1].cpu()
                 last[ended] = -1
                 seats[ended] = league_rng.integers(0, 2, size=ended.size)
                 opponent[ended] = draw_opponents(ended.size)
@@ -569,7 +578,7 @@ def train(args: Args, resume: str | None = None) -> Path:
             view = torch.from_numpy(venv.observe(seats)).to(device)
             next_value = net(view)[1].cpu()
             advantages = learner_gae(
-                b_rew, b_val, b_valid, b_term, b_trunc, next_value, args.gamma, args.gae_lambda
+                b_rew, b_val, b_valid, b_term, b_trunc, b_trunc_val, next_value, args.gamma, args.gae_lambda
             )
             returns = advantages + b_val
 
