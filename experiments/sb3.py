@@ -29,9 +29,9 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from ginenv.actions import NUM_ACTIONS
 from ginenv.engine import DEFAULT_TURN_LIMIT
-from ginenv.observation import observation_high
 from ginenv.rules import Rules
 from ginenv.vector import OpponentVectorGinRummy
+from ginenv.vector_env import learner_observation_space
 
 
 class GinRummyVecEnv(VecEnv):  # type: ignore[misc]
@@ -49,11 +49,9 @@ class GinRummyVecEnv(VecEnv):  # type: ignore[misc]
     ) -> None:
         """The slots of :class:`ginenv.vector.OpponentVectorGinRummy` (see it for each argument)."""
         self.vector = OpponentVectorGinRummy(num_envs, opponent, seat, rules, seed, turn_limit, reward_scale)
-        rules = rules or Rules()
-        high = observation_high(max(rules.knock_limit, 10), 0, 0, False)
         super().__init__(
             self.vector.num_envs,
-            spaces.Box(low=0.0, high=high, dtype=np.float32),
+            learner_observation_space(rules or Rules()),
             spaces.Discrete(NUM_ACTIONS),
         )
         self._seed = seed

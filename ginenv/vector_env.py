@@ -41,6 +41,12 @@ from ginenv.rules import Rules
 from ginenv.vector import OpponentVectorGinRummy
 
 
+def learner_observation_space(rules: Rules) -> spaces.Box:
+    """The space of one learner's observation vector in hand mode (``gin_rummy_v0``'s bounds)."""
+    high = observation_high(max(rules.knock_limit, 10), 0, 0, False)
+    return spaces.Box(low=0.0, high=high, dtype=np.float32)
+
+
 class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
     """``num_envs`` learner slots against compiled opponents (see the module docstring)."""
 
@@ -68,8 +74,7 @@ class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
         self._vec = OpponentVectorGinRummy(num_envs, opponent, seat, rules, seed, turn_limit, reward_scale)
         self.num_envs = self._vec.num_envs
         self.rules = rules or Rules()
-        high = observation_high(max(self.rules.knock_limit, 10), 0, 0, False)
-        self.single_observation_space = spaces.Box(low=0.0, high=high, dtype=np.float32)
+        self.single_observation_space = learner_observation_space(self.rules)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -104,4 +109,4 @@ class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
         return self._vec
 
 
-__all__ = ["GinRummyVectorEnv"]
+__all__ = ["GinRummyVectorEnv", "learner_observation_space"]

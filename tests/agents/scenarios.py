@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ginenv import agents, gin_rummy_v0
-from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_name
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS, action_name
 from ginenv.cards import CARD_NAMES, FULL_DECK, cards_of, mask_of, parse_cards
 from ginenv.engine import Phase
 from ginenv.melds import deadwood_of_mask
@@ -62,7 +62,8 @@ def position(
 ) -> dict[str, np.ndarray]:
     """A consistent observation of the seat to move, built from card names (what the env would show).
 
-    ``phase``: ``Phase.DRAW`` (stock or top discard) or ``Phase.DISCARD`` (``hand`` holds 11 cards;
+    ``phase``: ``Phase.DRAW`` (stock or top discard), an upcard offer (take it or pass) or
+    ``Phase.DISCARD`` (``hand`` holds 11 cards;
     every card may be discarded, and knocked with when it leaves at most 10 points, except
     ``banned``: the card just taken from the pile under the default rules; leave it empty for
     ``Rules(discard_taken_card=True)``). ``stock``: the stock size (default: what the unseen cards
@@ -92,6 +93,8 @@ def position(
             legal[DISCARD_BASE + c] = 1
             if deadwood_of_mask(h ^ 1 << c) <= 10:
                 legal[KNOCK_BASE + c] = 1
-    else:
+    elif phase == Phase.DRAW:
         legal[[DRAW_STOCK, DRAW_DISCARD]] = 1
+    else:  # the upcard offer
+        legal[[DRAW_DISCARD, PASS]] = 1
     return {"observation": vec, "action_mask": legal}

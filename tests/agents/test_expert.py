@@ -9,21 +9,15 @@ import random
 import numpy as np
 import pytest
 from ginenv.agents.expert import ExpertAgent, meld_probability
+from scenarios import position
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import (
-    DISCARD_BASE,
-    DRAW_DISCARD,
-    DRAW_STOCK,
-    KNOCK_BASE,
-    NUM_ACTIONS,
-    PASS,
     action_name,
 )
-from ginenv.cards import CARD_NAMES, FULL_DECK, mask_of, parse_cards
+from ginenv.cards import CARD_NAMES, mask_of, parse_cards
 from ginenv.engine import Phase
-from ginenv.melds import deadwood_of_mask
-from ginenv.observation import KNOCK_LIMIT, OBS_SIZE, PHASE_BASE, STOCK_SIZE, TO_MOVE, decode, plane_slice
+from ginenv.observation import decode
 
 
 def cards(text: str) -> int:
@@ -39,36 +33,9 @@ def observation(
     opp_passed: str = "",
     phase: Phase = Phase.DISCARD,
 ) -> dict[str, np.ndarray]:
-    """A consistent observation built by hand (what the env would show this seat)."""
-    h, t, p, taken = cards(hand), cards(top), cards(pile), cards(opp_taken)
-    unseen = FULL_DECK & ~(h | t | p | taken)
-    vec = np.zeros(OBS_SIZE, dtype=np.float32)
-    vec[STOCK_SIZE] = unseen.bit_count() - (10 - taken.bit_count())
-    vec[KNOCK_LIMIT] = 10
-    vec[PHASE_BASE + phase] = 1
-    vec[TO_MOVE] = 1
-    planes = {
-        "hand": h,
-        "top": t,
-        "pile": p,
-        "opponent_taken": taken,
-        "opponent_discarded": cards(opp_discarded),
-        "opponent_passed": cards(opp_passed),
-        "unseen": unseen,
-    }
-    for name, mask in planes.items():
-        vec[plane_slice(name)] = [(mask >> c) & 1 for c in range(52)]
-    legal = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    if phase == Phase.DISCARD:
-        for c in parse_cards(hand):
-            legal[DISCARD_BASE + c] = 1
-            if deadwood_of_mask(h ^ 1 << c) <= 10:
-                legal[KNOCK_BASE + c] = 1
-    elif phase == Phase.DRAW:
-        legal[[DRAW_STOCK, DRAW_DISCARD]] = 1
-    else:
-        legal[[DRAW_DISCARD, PASS]] = 1
-    return {"observation": vec, "action_mask": legal}
+    """A consistent observation built by hand (what the env would show this seat); discard phase by
+    default."""
+    return position(hand, top, pile, opp_taken, opp_discarded, opp_passed, phase=phase)
 
 
 def late_position(hand: str, stock: int, seed: int = 5) -> dict[str, np.ndarray]:
