@@ -85,7 +85,11 @@ def main(argv: list[str]) -> int:
     if task == "bench":
         ensure_env("dev,baselines")
         code = 0
+        # bench_master.py compares master variants over thousands of hands (tens of minutes): it is
+        # run by hand with the variants to compare, not as part of the speed benchmarks.
         for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+            if script.name == "bench_master.py":
+                continue
             code |= sh(PY, script, *rest, check=False)
         return code
     print(__doc__)
