@@ -92,21 +92,9 @@ class Option(enum.IntEnum):
 
 @njit(cache=True)
 def policy_discard(hand: int, banned: int) -> tuple[int, int]:
-    """(card, deadwood left) of the rollout policy's discard: least deadwood, then the higher card."""
-    best = 1 << 30
-    card = -1
-    rest = hand
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        c = lowest_card(low)
-        if c == banned:
-            continue
-        v = min_deadwood(hand ^ low)
-        if v < best or (v == best and CARD_VALUE[c] > CARD_VALUE[card]):
-            best = v
-            card = c
-    return card, best
+    """(card, deadwood left) of the rollout policy's discard: least deadwood, then the higher card
+    (:func:`policy_discard_safe` with no feeding or partner costs)."""
+    return policy_discard_safe(hand, banned, 0, 0.0, 0.0)
 
 
 def _partner_table() -> np.ndarray:
@@ -144,8 +132,12 @@ def policy_discard_safe(
         if c == banned:
             continue
         v = min_deadwood(hand ^ low)
-        score = v + (feed_cost if meldable(opp | low) & low else 0.0)
-        score += partner_cost * popcount(hand & PARTNERS[c])
+        score = float(v)
+        # The costs are skipped when off: this is the rollouts' hot path.
+        if feed_cost and meldable(opp | low) & low:
+            score += feed_cost
+        if partner_cost:
+            score += partner_cost * popcount(hand & PARTNERS[c])
         if score < best or (score == best and CARD_VALUE[c] > CARD_VALUE[card]):
             best = score
             card = c
