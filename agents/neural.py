@@ -1,20 +1,24 @@
 """Neural agents from checkpoints: a masked policy network, saved and loaded without pickle.
 
 A checkpoint is a ``torch.save`` zip file of plain data only: ``{"format": "ginenv-policy",
-"version": 2, "obs_size", "num_actions", "hidden", "state_dict", "obs_format", "code_version",
-"config", "training"}``:
+"version": 3, "obs_size", "num_actions", "hidden", "state_dict", "obs_format", "code_version",
+"config", "training", "inputs"}``:
 
 - ``obs_format``: the version of the observation encoding (:data:`OBS_FORMAT`) the network was
   trained on; a network reading another layout would play nonsense on every input, so any other
   value is refused;
 - ``code_version``: the ginenv version that wrote the file (recorded, not enforced);
 - ``config``: the training configuration (a mapping of plain values, or None);
+- ``inputs``: how the network's input is built from an observation, one of
+  :data:`ginenv.features.INPUT_KINDS` (``"observation"``: the vector as it is; ``"features"``: plus
+  per-card deadwood features of the own hand); ``obs_size`` must be that input's size;
 - ``training``: what resuming needs besides the policy (the value and auxiliary heads, the
   optimizer, progress counters), or None for a policy-only file; validated by the trainer, which
   knows its own modules (:mod:`ginenv.experiments.ppo`).
 
 Version-1 files (the first four keys and the weights) still load; they were written for
-observation format 1. Loading is defensive, because a checkpoint may come from anyone:
+observation format 1. Version-1 and version-2 files read the plain observation (``inputs`` absent).
+Loading is defensive, because a checkpoint may come from anyone:
 
 - the file must be a torch zip archive with uncompressed entries, at most
   :data:`MAX_CHECKPOINT_BYTES`; torch's legacy (pre-zip) format is refused because its loader
@@ -64,12 +68,13 @@ from torch import nn
 
 import ginenv
 from ginenv.actions import NUM_ACTIONS
+from ginenv.features import INPUT_KINDS, input_size, policy_inputs
 from ginenv.observation import OBS_FORMAT, OBS_SIZE
 
 FORMAT = "ginenv-policy"
 #: The version :func:`save_checkpoint` writes; :data:`SUPPORTED_VERSIONS` are read.
-VERSION = 2
-SUPPORTED_VERSIONS = (1, 2)
+VERSION = 3
+SUPPORTED_VERSIONS = (1, 2, 3)
 
 #: The ginenv version recorded in the checkpoints this code writes.
 CODE_VERSION: str = ginenv.__version__
@@ -94,14 +99,29 @@ class CheckpointError(ValueError):
 
 
 class MaskedPolicy(nn.Module):
-    """An MLP from the observation vector to one logit per action id."""
+    """An MLP from a network input (built from the observation by :meth:`prepare`) to one logit per
+    action id."""
 
     def __init__(
-        self, obs_size: int = OBS_SIZE, hidden: Sequence[int] = (256, 256), num_actions: int = NUM_ACTIONS
+        self,
+        obs_size: int | None = None,
+        hidden: Sequence[int] = (256, 256),
+        num_actions: int = NUM_ACTIONS,
+        inputs: str = "observation",
     ):
-        """Layers ``obs_size -> hidden... -> num_actions`` with ReLU between them."""
+        """Layers ``obs_size -> hidden... -> num_actions`` with ReLU between them.
+
+        ``inputs``: one of :data:`ginenv.features.INPUT_KINDS`; ``obs_size`` defaults to (and must
+        equal) that input's size.
+        """
         super().__init__()
+        size = input_size(inputs)
+        if obs_size is None:
+            obs_size = size
+        if obs_size != size:
+            raise ValueError(f"a network reading inputs {inputs!r} takes {size} entries, not {obs_size}")
         self.obs_size, self.hidden, self.num_actions = obs_size, tuple(hidden), num_actions
+        self.inputs = inputs
         layers: list[nn.Module] = []
         width = obs_size
         for h in self.hidden:
@@ -113,8 +133,13 @@ class MaskedPolicy(nn.Module):
         # built fresh for every game but share the network, and one warning per network is enough.
         self.warned_nonfinite = False
 
+    def prepare(self, observations: np.ndarray) -> torch.Tensor:
+        """The network input for a batch of observation vectors (B, OBS_SIZE), as a float tensor."""
+        return torch.from_numpy(policy_inputs(observations, self.inputs))
+
     def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Logits; illegal actions (mask 0) get ``-inf`` when a mask is given."""
+        """Logits for prepared inputs (:meth:`prepare`); illegal actions (mask 0) get ``-inf`` when
+        a mask is given."""
         logits = self.net(obs)
         if mask is not None:
             logits = logits.masked_fill(mask == 0, float("-inf"))
@@ -144,6 +169,7 @@ def save_checkpoint(
         "code_version": CODE_VERSION,
         "config": None if config is None else dict(config),
         "training": None if training is None else dict(training),
+        "inputs": policy.inputs,
     }
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
@@ -203,9 +229,10 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _layer_shapes(hidden: Sequence[int]) -> dict[str, tuple[int, ...]]:
-    """The state-dict key and tensor shape of every parameter of ``MaskedPolicy(hidden=hidden)``."""
-    widths = [OBS_SIZE, *hidden, NUM_ACTIONS]
+def _layer_shapes(hidden: Sequence[int], size: int = OBS_SIZE) -> dict[str, tuple[int, ...]]:
+    """The state-dict key and tensor shape of every parameter of a MaskedPolicy with ``hidden``
+    layers reading ``size`` inputs."""
+    widths = [size, *hidden, NUM_ACTIONS]
     shapes: dict[str, tuple[int, ...]] = {}
     for i, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
         # Linear layers sit at even indices of the Sequential, ReLUs between them.
@@ -215,7 +242,7 @@ def _layer_shapes(hidden: Sequence[int]) -> dict[str, tuple[int, ...]]:
 
 
 def _check_metadata(data: dict[str, Any], version: int, path: PathLike) -> None:
-    """Refuse a version-2 file whose observation format, code version, config or training is wrong."""
+    """Refuse a version-2 or -3 file whose observation format, code version, config or training is wrong."""
     if version == 1:
         return  # written before these keys existed, for observation format 1
     obs_format = data.get("obs_format")
@@ -239,8 +266,21 @@ def _check_metadata(data: dict[str, Any], version: int, path: PathLike) -> None:
             )
 
 
-def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Tensor]]:
-    """The hidden widths and float32 weights of a loaded checkpoint, every declared size checked.
+def _inputs_of(data: dict[str, Any], version: int, path: PathLike) -> str:
+    """The input kind a checkpoint declares (``"observation"`` before version 3)."""
+    if version < 3:
+        return "observation"
+    kind = data.get("inputs")
+    if kind not in INPUT_KINDS:
+        raise CheckpointError(
+            f"{path}: 'inputs' must be one of {', '.join(map(repr, INPUT_KINDS))}, got {kind!r}"[:400]
+        )
+    return str(kind)
+
+
+def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Tensor], str]:
+    """The hidden widths, float32 weights and input kind of a loaded checkpoint, every declared
+    size checked.
 
     Nothing of the declared size is allocated here: the sizes are compared with bounds and with the
     tensors already read from the file.
@@ -252,11 +292,13 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
         supported = " or ".join(str(v) for v in SUPPORTED_VERSIONS)
         raise CheckpointError(f"{path}: unsupported checkpoint version {version!r}, expected {supported}")
     _check_metadata(data, version, path)
+    inputs = _inputs_of(data, version, path)
+    size = input_size(inputs)
     obs_size, num_actions = data.get("obs_size"), data.get("num_actions")
-    if not (_is_int(obs_size) and _is_int(num_actions)) or (obs_size, num_actions) != (OBS_SIZE, NUM_ACTIONS):
+    if not (_is_int(obs_size) and _is_int(num_actions)) or (obs_size, num_actions) != (size, NUM_ACTIONS):
         raise CheckpointError(
             f"{path}: the network expects {obs_size!r} inputs and {num_actions!r} actions; "
-            f"this env has {OBS_SIZE} and {NUM_ACTIONS} (integers)"
+            f"with inputs {inputs!r} this env gives {size} and {NUM_ACTIONS} (integers)"
         )
     hidden = data.get("hidden")
     allowed = (
@@ -268,7 +310,7 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
     bad = [h for h in hidden if not _is_int(h) or not 1 <= h <= MAX_LAYER_WIDTH]
     if bad:
         raise CheckpointError(f"{path}: {allowed}; got {list(hidden)!r} ({bad[0]!r} is not allowed)")
-    shapes = _layer_shapes(hidden)
+    shapes = _layer_shapes(hidden, size)
     parameters = sum(math.prod(s) for s in shapes.values())
     if parameters > MAX_PARAMETERS:
         raise CheckpointError(
@@ -318,7 +360,7 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
                 "every weight must be finite"
             )
         weights[key] = weight
-    return list(hidden), weights
+    return list(hidden), weights, inputs
 
 
 def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPolicy:
@@ -326,10 +368,10 @@ def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPol
 
 
 def _policy_from_data(data: Any, path: PathLike, trainable: bool) -> MaskedPolicy:
-    hidden, weights = _validated(data, path)
+    hidden, weights, inputs = _validated(data, path)
     # Built on the meta device and then handed the checked weights: no second copy, no random init.
     with torch.device("meta"):
-        policy = MaskedPolicy(OBS_SIZE, hidden, NUM_ACTIONS)
+        policy = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs)
     policy.load_state_dict(weights, assign=True)
     policy.requires_grad_(trainable)
     return policy.eval()
@@ -340,7 +382,7 @@ class Checkpoint:
     """Everything in a checkpoint file: the policy (trainable copy) and what was saved with it."""
 
     policy: MaskedPolicy
-    #: The file's format version (1 or 2).
+    #: The file's format version (1, 2 or 3).
     version: int
     #: The observation encoding version the network reads (1 for version-1 files).
     obs_format: int
@@ -459,8 +501,8 @@ class NeuralAgent(Agent):
         legal = np.flatnonzero(observation["action_mask"])
         if legal.size == 0:
             raise ValueError("the observation's action_mask has no legal action")
-        obs = torch.as_tensor(np.asarray(observation["observation"]), dtype=torch.float32)
-        values = self.policy(obs)[torch.as_tensor(legal)].double().numpy()
+        obs = self.policy.prepare(np.asarray(observation["observation"], dtype=np.float32)[None])
+        values = self.policy(obs)[0, torch.as_tensor(legal)].double().numpy()
         finite = np.isfinite(values)
         if not finite.all():
             self._warn_nonfinite(int(finite.sum()), legal.size)

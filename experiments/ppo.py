@@ -39,6 +39,7 @@ import dataclasses
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,10 +56,11 @@ from ginenv.experiments.config import resolve_rules
 from ginenv.experiments.harness import HarnessError
 from torch import nn
 
+from ginenv import kernels
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT
-from ginenv.observation import OBS_SIZE
+from ginenv.features import INPUT_KINDS, input_size, policy_inputs
 from ginenv.vector import VectorGinRummy
 
 #: League members besides snapshots: the batched engine's compiled policies.
@@ -117,8 +119,16 @@ class Args:
     """Stop an update's epochs early once the approximate KL exceeds this (None: never)."""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer widths of the policy and of the value MLP."""
+    inputs: str = "features"
+    """What the networks read (:mod:`ginenv.features`): ``features`` (the observation plus per-card
+    deadwood features of the own hand) or ``observation`` (the raw vector)."""
     reward_scale: float = 0.01
     """Reward per point won (hands score up to about 100 points)."""
+    shaping: float = 0.0
+    """Potential-based reward shaping (Ng, Harada and Russell 1999): the potential of a learner
+    decision is ``-shaping * reward_scale * own deadwood`` and 0 once the hand is over, so each
+    decision earns ``gamma * potential(next) - potential(now)``. Lowering deadwood pays at once
+    instead of only at the showdown; the optimal policy is unchanged (0: off)."""
     rules: str | dict[str, Any] = "standard"
     """A rules preset name or a mapping of Rules fields."""
     turn_limit: int = DEFAULT_TURN_LIMIT
@@ -165,13 +175,15 @@ class Args:
         for name in ("gamma", "gae_lambda"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "a number from 0 to 1")
-        for name in ("ent_coef", "vf_coef", "aux_coef"):
+        for name in ("ent_coef", "vf_coef", "aux_coef", "shaping"):
             if getattr(self, name) < 0:
                 raise bad(name, "a number >= 0")
         if self.target_kl is not None and not self.target_kl > 0:
             raise bad("target_kl", "a positive number or null")
         if not self.hidden or any(h < 1 for h in self.hidden):
             raise bad("hidden", "a non-empty list of positive layer widths")
+        if self.inputs not in INPUT_KINDS:
+            raise bad("inputs", " or ".join(INPUT_KINDS))
         if self.device not in ("cpu", "cuda", "auto"):
             raise bad("device", "cpu, cuda or auto")
         unknown = sorted(set(self.opponents) - set(LEAGUE_KINDS))
@@ -205,12 +217,13 @@ class Args:
 class ActorCritic(nn.Module):
     """The policy (a MaskedPolicy), a separate value MLP and the opponent-hand head."""
 
-    def __init__(self, hidden: list[int] | tuple[int, ...]) -> None:
-        """MLPs ``532 -> hidden... -> 108`` (policy) and ``-> 1`` (value); aux ``hidden[-1] -> 52``."""
+    def __init__(self, hidden: list[int] | tuple[int, ...], inputs: str = "features") -> None:
+        """MLPs ``input -> hidden... -> 108`` (policy) and ``-> 1`` (value); aux ``hidden[-1] -> 52``;
+        ``inputs`` is the input kind of :mod:`ginenv.features` both read."""
         super().__init__()
-        self.actor = MaskedPolicy(OBS_SIZE, hidden, NUM_ACTIONS)
+        self.actor = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs)
         layers: list[nn.Module] = []
-        width = OBS_SIZE
+        width = input_size(inputs)
         for h in hidden:
             layers += [nn.Linear(width, h), nn.Tanh()]
             width = h
@@ -281,6 +294,33 @@ def learner_gae(
     return advantages
 
 
+def potential_shaping(
+    potential: torch.Tensor,
+    valid: torch.Tensor,
+    ended: torch.Tensor,
+    end_potential: torch.Tensor,
+    gamma: float,
+) -> torch.Tensor:
+    """Shaping rewards ``gamma * potential(next decision) - potential(decision)``, (T, N).
+
+    Per slot over the learner's decisions (``valid``) in env-step order, as in :func:`learner_gae`:
+    the next decision's potential is 0 after a decision whose hand ended (``ended``), and
+    ``end_potential`` (N,) for a hand still open at the end of the rollout.
+    """
+    shaped = torch.zeros_like(potential)
+    following = end_potential.clone()
+    for t in reversed(range(potential.shape[0])):
+        after = torch.where(ended[t], 0.0, following)
+        shaped[t] = torch.where(valid[t], gamma * after - potential[t], 0.0)
+        following = torch.where(valid[t], potential[t], following)
+    return shaped
+
+
+def own_deadwood(hands: np.ndarray) -> np.ndarray:
+    """Least deadwood of each hand (int64 masks): of the 10 cards, or after the best discard of 11."""
+    return kernels.hand_features_many(hands)[:, -1].astype(np.float32)
+
+
 def card_bits(hands: np.ndarray) -> np.ndarray:
     """52-bit card masks (N,) as (N, 52) float32 0/1."""
     return ((hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1).astype(np.float32)
@@ -347,6 +387,11 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
     A policy-only checkpoint, another network shape or anything malformed: CheckpointError.
     """
     ckpt = read_checkpoint(path)  # refuses another observation format, corrupt files, bad weights
+    if ckpt.policy.inputs != net.actor.inputs:
+        raise CheckpointError(
+            f"{path}: the checkpoint's network reads inputs {ckpt.policy.inputs!r}, this run "
+            f"{net.actor.inputs!r}; set inputs to match to resume it"
+        )
     if list(ckpt.policy.hidden) != list(net.actor.hidden):
         raise CheckpointError(
             f"{path}: the checkpoint's network has hidden layers {list(ckpt.policy.hidden)}, this run "
@@ -371,6 +416,30 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
     net.aux.load_state_dict(aux)
     _check_optimizer(optimizer, training.get("optimizer"), path)
     return {k: int(progress[k]) for k in names}
+
+
+def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarray]:
+    """The auxiliary head of a training checkpoint as a function of observations.
+
+    Returns ``predict(observations) -> probabilities``: for a batch of one seat's observation
+    vectors (B, OBS_SIZE), the head's probability (B, 52) that the opponent holds each card. It reads
+    the observation only, like the policy it was trained beside. A policy-only checkpoint (no
+    ``training['aux']``) raises CheckpointError.
+    """
+    ckpt = read_checkpoint(path)
+    if ckpt.training is None or "aux" not in ckpt.training:
+        raise CheckpointError(f"{path} holds no auxiliary opponent-hand head (a policy-only checkpoint)")
+    policy = ckpt.policy.eval().requires_grad_(False)
+    head = nn.Linear(policy.hidden[-1], NUM_CARDS)
+    head.load_state_dict(_check_state(head, ckpt.training["aux"], "aux", str(path)))
+    head.eval().requires_grad_(False)
+
+    def predict(observations: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            feats = policy.net[:-1](policy.prepare(np.asarray(observations, dtype=np.float32)))
+            return torch.sigmoid(head(feats)).numpy()
+
+    return predict
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -426,7 +495,12 @@ def train(args: Args, resume: str | None = None) -> Path:
     if device.type == "cuda":
         sampler = torch.Generator(device=device).manual_seed(args.seed)
 
-    net = ActorCritic(args.hidden).to(device)
+    net = ActorCritic(args.hidden, args.inputs).to(device)
+    width = input_size(args.inputs)
+
+    def prepare(observations: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(policy_inputs(observations, args.inputs))
+
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     progress = {"global_step": 0, "update": 0, "hands": 0}
     if resume is not None:
@@ -477,7 +551,7 @@ def train(args: Args, resume: str | None = None) -> Path:
     opponent = draw_opponents(N)
 
     # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.
-    b_obs = torch.zeros((T, N, OBS_SIZE), dtype=torch.float32)
+    b_obs = torch.zeros((T, N, width), dtype=torch.float32)
     b_mask = torch.zeros((T, N, NUM_ACTIONS), dtype=torch.bool)
     b_opp = torch.zeros((T, N, NUM_CARDS), dtype=torch.float32)
     b_act = torch.zeros((T, N), dtype=torch.int64)
@@ -488,6 +562,7 @@ def train(args: Args, resume: str | None = None) -> Path:
     b_term = torch.zeros((T, N), dtype=torch.bool)  # the hand ended in a terminal result after it
     b_trunc = torch.zeros((T, N), dtype=torch.bool)  # the hand was truncated after it
     b_trunc_val = torch.zeros((T, N))  # then: the value of the learner's final view of that hand
+    b_phi = torch.zeros((T, N))  # the shaping potential of the learner's decision
     last = np.full(N, -1, dtype=np.int64)  # the learner's last decision of the open hand (this rollout)
 
     num_updates = max(1, math.ceil(args.total_steps / args.batch_envs_steps))
@@ -517,7 +592,10 @@ def train(args: Args, resume: str | None = None) -> Path:
             li = np.flatnonzero(learner)
             actions = np.zeros(N, dtype=np.int64)
             opp_hand = card_bits(venv.hands()[li, 1 - seats[li]])
-            obs_t = torch.from_numpy(obs_np)
+            # Network inputs only where a network moves: the learner's slots and the snapshots'.
+            netted = np.flatnonzero(learner | (opponent >= n_compiled))
+            obs_t = torch.zeros((N, width), dtype=torch.float32)
+            obs_t[netted] = prepare(obs_np[netted])
             mask_t = torch.from_numpy(mask_np.astype(np.bool_))
             tock = time.perf_counter()
             timing["env"] += tock - tick
@@ -536,6 +614,9 @@ def train(args: Args, resume: str | None = None) -> Path:
                     b_val[t, li] = value.cpu()
                     b_valid[t, li] = True
                     last[li] = t
+                    if args.shaping:
+                        dead = own_deadwood(venv.hands()[li, seats[li]])
+                        b_phi[t, li] = torch.from_numpy(-args.shaping * args.reward_scale * dead)
                 for j, snap in enumerate(snapshots):
                     sj = np.flatnonzero(~learner & (opponent == n_compiled + j))
                     if sj.size:
@@ -565,7 +646,7 @@ def train(args: Args, resume: str | None = None) -> Path:
                 if cut.size:
                     final = venv.final_observations[cut, seats[cut]]
                     with torch.no_grad():
-                        b_trunc_val[last[cut], cut] = net(torch.from_numpy(final).to(device))[1].cpu()
+                        b_trunc_val[last[cut], cut] = net(prepare(final).to(device))[1].cpu()
                 last[ended] = -1
                 seats[ended] = league_rng.integers(0, 2, size=ended.size)
                 opponent[ended] = draw_opponents(ended.size)
@@ -575,8 +656,14 @@ def train(args: Args, resume: str | None = None) -> Path:
         # Bootstrap: the open hands' value from the learner's current view of its hand.
         tick = time.perf_counter()
         with torch.no_grad():
-            view = torch.from_numpy(venv.observe(seats)).to(device)
+            view = prepare(venv.observe(seats)).to(device)
             next_value = net(view)[1].cpu()
+            if args.shaping:
+                slots = np.arange(N)
+                end_phi = -args.shaping * args.reward_scale * own_deadwood(venv.hands()[slots, seats])
+                b_rew += potential_shaping(
+                    b_phi, b_valid, b_term | b_trunc, torch.from_numpy(end_phi), args.gamma
+                )
             advantages = learner_gae(
                 b_rew, b_val, b_valid, b_term, b_trunc, b_trunc_val, next_value, args.gamma, args.gae_lambda
             )

@@ -31,6 +31,7 @@ from scenarios import DEALER, deck_with, play, start
 import ginenv
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
+from ginenv.features import input_size
 
 
 def saved_policy(tmp_path: Path, seed: int = 0) -> Path:
@@ -392,7 +393,8 @@ def test_version_2_records_the_observation_format_code_version_and_config(tmp_pa
     save_checkpoint(policy, path, config={"seed": 3, "hidden": [8]}, training={"progress": {"update": 1}})
     assert not list(tmp_path.glob(".*partial"))  # written beside the target, then renamed over it
     ckpt = read_checkpoint(path)
-    assert (ckpt.version, ckpt.obs_format, ckpt.code_version) == (2, OBS_FORMAT, ginenv.__version__)
+    assert (ckpt.version, ckpt.obs_format, ckpt.code_version) == (3, OBS_FORMAT, ginenv.__version__)
+    assert ckpt.policy.inputs == "observation"
     assert ckpt.config == {"seed": 3, "hidden": [8]}
     assert ckpt.training == {"progress": {"update": 1}}
     for key, value in policy.state_dict().items():
@@ -431,7 +433,16 @@ V2_REFUSALS = {
     "a code version that is not a string": ({"code_version": 5}, r"'code_version' must be a string"),
     "a config that is not a mapping": ({"config": [1, 2]}, r"'config' must be None or a mapping"),
     "training with non-string keys": ({"training": {1: 2}}, r"'training' must be None or a mapping"),
-    "an unknown version": ({"version": 3}, r"unsupported checkpoint version 3, expected 1 or 2"),
+    "an unknown version": ({"version": 4}, r"unsupported checkpoint version 4, expected 1 or 2 or 3"),
+    "version 3 without its inputs": ({"version": 3}, r"'inputs' must be one of 'observation', 'features'"),
+    "version 3 with unknown inputs": (
+        {"version": 3, "inputs": "pixels"},
+        r"'inputs' must be one of 'observation', 'features', got 'pixels'",
+    ),
+    "features declared over a raw-observation network": (
+        {"version": 3, "inputs": "features"},
+        rf"with inputs 'features' this env gives {input_size('features')} and",
+    ),
 }
 
 

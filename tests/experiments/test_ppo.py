@@ -162,7 +162,7 @@ def test_the_checkpoint_plays_in_the_harness_and_records_its_config(smoke_run: t
     args, run_dir = smoke_run
     path = run_dir / "checkpoints" / "latest.pt"
     ckpt = read_checkpoint(path)
-    assert ckpt.version == 2 and ckpt.obs_format == OBS_FORMAT
+    assert ckpt.version == 3 and ckpt.obs_format == OBS_FORMAT and ckpt.policy.inputs == "features"
     assert ckpt.config == dataclasses.asdict(args)
     assert ckpt.training is not None and ckpt.training["progress"]["update"] == 2
     assert ckpt.training["progress"]["global_step"] == 2 * args.num_envs * args.num_steps
@@ -209,7 +209,7 @@ def test_resume_restores_everything_and_continues(smoke_run: tuple[Args, Path]) 
 
 def test_a_policy_only_checkpoint_cannot_resume(tmp_path: Path) -> None:
     path = tmp_path / "policy.pt"
-    save_checkpoint(MaskedPolicy(hidden=(16,)), path)
+    save_checkpoint(MaskedPolicy(hidden=(16,), inputs="features"), path)
     net = ActorCritic([16])
     with pytest.raises(CheckpointError, match="holds a policy only"):
         load_training_checkpoint(str(path), net, torch.optim.Adam(net.parameters()))
