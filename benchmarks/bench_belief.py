@@ -13,6 +13,17 @@ A calibration table bins the model's probabilities and gives the observed freque
 The deadwood of the sampled hands (with and without the hand-quality tilt) is compared with the
 opponent's true deadwood by the opponent's turns played.
 
+``--aux CHECKPOINT`` (repeatable) also scores the auxiliary opponent-hand head of a PPO training
+checkpoint (``ginenv.experiments.ppo.opponent_hand_predictor``) at the same decisions: the head is fed
+exactly the deciding seat's observation vector (``observation["observation"]``, what the agent sees)
+and scored on the same unseen cards with the same metrics (log-loss and Brier per unseen card by
+stage, gain over the uniform baseline, its own calibration table), printed beside the model and the
+baseline (columns ``aux``, or ``aux1``, ``aux2``... with several) and written to the JSON
+(``quality``; the paths under ``aux_checkpoints``). The head was trained to predict the whole
+opponent hand, including the cards the seat knows it holds (picked-up discards); it is scored here on
+the unseen cards only, the comparison with the Bayesian model on the same positions. Probabilities are
+clipped to ``[1e-6, 1 - 1e-6]`` for the log-loss, as the model's are.
+
 Every hand must end by the game's rules: the count of hands the engine's turn limit truncated (two
 players cycling cards through the discard pile; the levels are built never to do it) is reported,
 and any such hand makes the run fail (exit status 1). Hand ``h`` is dealt and the agents seeded from
@@ -28,6 +39,7 @@ Run::
     python benchmarks/bench_belief.py --hands 100 --agents hard hard
     python benchmarks/bench_belief.py --json /tmp/belief.json
     python benchmarks/bench_belief.py --fit --hands 400 --agents greedy greedy
+    python benchmarks/bench_belief.py --hands 100 --aux runs/<run>/checkpoints/latest.pt
 """
 
 from __future__ import annotations
@@ -65,6 +77,7 @@ class Record:
     """One decision of one seat: what its model had read, and the truth."""
 
     view: SeatView
+    obs: np.ndarray  # the seat's observation vector, as the agent saw it (for --aux)
     events: list[Event]
     truth: int  # the opponent's hand
     opp_deadwood: int
@@ -95,7 +108,8 @@ def collect(
             view = decode(obs["observation"])
             models[p].update(view)
             truth = env.hand.hands[1 - p]  # scoring only: the agents never see this
-            records.append(Record(view, list(models[p].events), truth, deadwood_of_mask(truth)))
+            vec = np.array(obs["observation"], dtype=np.float32)
+            records.append(Record(view, vec, list(models[p].events), truth, deadwood_of_mask(truth)))
             env.step(players[p].act(obs))
     return records
 
@@ -112,21 +126,47 @@ def model_of(rec: Record, params: BeliefParams) -> OpponentModel:
 ESTIMATES = ("model", "sampled", "uniform")
 
 
-def score(records: list[Record], params: BeliefParams, samples: int = 0, seed: int = 0) -> dict[str, Any]:
-    """Log-loss and Brier by stage for each estimate; calibration counts of the model and samples.
+def aux_names(count: int) -> list[str]:
+    """The estimate names of ``count`` auxiliary heads: ``aux`` alone, else ``aux1``, ``aux2``..."""
+    return ["aux"] if count == 1 else [f"aux{i + 1}" for i in range(count)]
+
+
+def aux_predictions(records: list[Record], path: str, batch: int = 4096) -> np.ndarray:
+    """The auxiliary head of checkpoint ``path`` on every record's observation: (len(records), 52)."""
+    from ginenv.experiments.ppo import opponent_hand_predictor
+
+    predict = opponent_hand_predictor(path)
+    out = np.zeros((len(records), 52))
+    for i in range(0, len(records), batch):
+        chunk = np.stack([r.obs for r in records[i : i + batch]])
+        out[i : i + len(chunk)] = predict(chunk)
+    return out
+
+
+def score(
+    records: list[Record],
+    params: BeliefParams,
+    samples: int = 0,
+    seed: int = 0,
+    aux: dict[str, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """Log-loss and Brier by stage for each estimate; calibration counts of all but the baseline.
 
     ``model``: the exact marginals of the posterior (:meth:`OpponentModel.probabilities`, what the
     expert uses); ``sampled``: the card frequencies of ``samples`` hands drawn with the hand-quality
-    tilt (what the master simulates; skipped when ``samples`` is 0); ``uniform``: the baseline.
+    tilt (what the master simulates; skipped when ``samples`` is 0); ``uniform``: the baseline;
+    ``aux``: for each name, the probabilities (len(records), 52) an auxiliary head gave at each record
+    (:func:`aux_predictions`), scored on the same unseen cards as the model.
     """
     rng = np.random.default_rng(seed)
-    names = ESTIMATES if samples else ("model", "uniform")
+    aux = aux or {}
+    names = (ESTIMATES if samples else ("model", "uniform")) + tuple(aux)
     acc = {
         s: {"n": 0, "decisions": 0} | {f"{k}_{e}": 0.0 for e in names for k in ("ll", "br")} for s in STAGES
     }
     nb = len(BINS) - 1
     cal = {e: np.zeros((3, nb)) for e in names if e != "uniform"}
-    for rec in records:
+    for r, rec in enumerate(records):
         m = model_of(rec, params)
         ids = cards_of(rec.view.unseen)
         if not ids or m.slots == 0:
@@ -137,6 +177,8 @@ def score(records: list[Record], params: BeliefParams, samples: int = 0, seed: i
             freq = np.array([(hands >> c & 1).mean() for c in ids])
             # A light pull towards the exact marginals keeps unsampled cards off 0 and 1.
             est["sampled"] = (freq * samples + est["model"] * 8) / (samples + 8)
+        for e, probs in aux.items():
+            est[e] = probs[r, ids]
         y = np.array([rec.truth >> c & 1 for c in ids], dtype=float)
         a = acc[stage_of(rec.view.stock_size)]
         a["n"] += len(ids)
@@ -150,7 +192,7 @@ def score(records: list[Record], params: BeliefParams, samples: int = 0, seed: i
                 np.add.at(cal[e][0], b, 1)
                 np.add.at(cal[e][1], b, est[e])
                 np.add.at(cal[e][2], b, y)
-    out: dict[str, Any] = {"stages": {}, "calibration": []}
+    out: dict[str, Any] = {"estimates": list(names), "stages": {}, "calibration": []}
     tot = {k: 0.0 for k in acc[STAGES[0]]}
     for s in STAGES:
         for k in tot:
@@ -235,7 +277,7 @@ def fit(records: list[Record], start: BeliefParams, rounds: int = 3) -> BeliefPa
 def print_report(result: dict[str, Any]) -> None:
     print(f"agents {result['agents']}, {result['hands']} hands, {result['decisions']} decisions")
     stages = result["quality"]["stages"]
-    names = [e for e in ESTIMATES if f"log_loss_{e}" in stages["all"]]
+    names = result["quality"]["estimates"]
     for metric, label in (("log_loss", "log-loss"), ("brier", "Brier")):
         print(f"\n{label} per unseen card (gain: reduction from the uniform baseline)")
         print(
@@ -340,6 +382,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-opponent", default="expert", help="the timed agent's opponent")
     ap.add_argument("--time-hands", type=int, default=200, help="hands played for the timing")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    ap.add_argument(
+        "--aux",
+        metavar="CHECKPOINT",
+        action="append",
+        default=[],
+        help="also score this PPO checkpoint's auxiliary opponent-hand head (repeatable)",
+    )
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -347,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     records = collect((args.agents[0], args.agents[1]), args.hands, args.seed, truncated)
     t1 = time.perf_counter()
     params = BeliefParams()
+    aux_paths = dict(zip(aux_names(len(args.aux)), args.aux, strict=True))
+    aux = {name: aux_predictions(records, path) for name, path in aux_paths.items()}
     if args.fit:
         params = fit(records, params)
         print(f"fitted: {params}")
@@ -358,8 +409,10 @@ def main(argv: list[str] | None = None) -> int:
         "truncated_hands": truncated,
         "params": dataclasses.asdict(params),
         "samples": args.samples,
-        "quality": score(records, params, args.samples, args.seed),
+        "quality": score(records, params, args.samples, args.seed, aux),
     }
+    if aux:
+        result["aux_checkpoints"] = aux_paths
     if not args.no_deadwood:
         result["deadwood"] = tilt_check(records, params, max(32, args.samples // 2), args.seed)
     result["seconds_play"] = t1 - t0
@@ -372,7 +425,11 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1, default=float)
         print(f"written: {args.json}")
-    ok = all(math.isfinite(v["log_loss_model"]) for v in result["quality"]["stages"].values())
+    ok = all(
+        math.isfinite(v[f"log_loss_{e}"])
+        for v in result["quality"]["stages"].values()
+        for e in result["quality"]["estimates"]
+    )
     return 0 if ok and not truncated else 1
 
 
