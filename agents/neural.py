@@ -2,7 +2,7 @@
 
 A checkpoint is a ``torch.save`` zip file of plain data only: ``{"format": "ginenv-policy",
 "version": 3, "obs_size", "num_actions", "hidden", "state_dict", "obs_format", "code_version",
-"config", "training", "inputs"}``:
+"config", "training", "inputs", "activation"}``:
 
 - ``obs_format``: the version of the observation encoding (:data:`OBS_FORMAT`) the network was
   trained on; a network reading another layout would play nonsense on every input, so any other
@@ -12,12 +12,17 @@ A checkpoint is a ``torch.save`` zip file of plain data only: ``{"format": "gine
 - ``inputs``: how the network's input is built from an observation, one of
   :data:`ginenv.features.INPUT_KINDS` (``"observation"``: the vector as it is; ``"features"``: plus
   per-card deadwood features of the own hand); ``obs_size`` must be that input's size;
+- ``activation``: the nonlinearity between the hidden layers, one of :data:`ACTIVATIONS`
+  (``"relu"``, what ginenv's trainer uses; ``"tanh"``, Stable-Baselines3's MlpPolicy default, for
+  networks exported by :func:`ginenv.experiments.sb3.export_maskable_ppo`); optional, absent means
+  ``"relu"``;
 - ``training``: what resuming needs besides the policy (the value and auxiliary heads, the
   optimizer, progress counters), or None for a policy-only file; validated by the trainer, which
   knows its own modules (:mod:`ginenv.experiments.ppo`).
 
 Version-1 files (the first four keys and the weights) still load; they were written for
-observation format 1. Version-1 and version-2 files read the plain observation (``inputs`` absent).
+observation format 1. Version-1 and version-2 files read the plain observation (``inputs`` absent)
+and are ReLU networks (an ``activation`` other than ``"relu"`` in them is refused).
 Loading is defensive, because a checkpoint may come from anyone:
 
 - the file must be a torch zip archive with uncompressed entries, at most
@@ -88,6 +93,9 @@ MAX_CHECKPOINT_BYTES = 1 << 30
 #: Weight dtypes accepted (converted to float32 on load, so half-precision training output loads).
 WEIGHT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
+#: The nonlinearities a MaskedPolicy may put between its layers, by their checkpoint name.
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
+
 #: How many distinct (path, content) networks :func:`shared_policy` keeps loaded.
 CACHE_SIZE = 8
 
@@ -108,11 +116,14 @@ class MaskedPolicy(nn.Module):
         hidden: Sequence[int] = (256, 256),
         num_actions: int = NUM_ACTIONS,
         inputs: str = "observation",
+        activation: str = "relu",
     ):
-        """Layers ``obs_size -> hidden... -> num_actions`` with ReLU between them.
+        """Layers ``obs_size -> hidden... -> num_actions`` with ``activation`` between them.
 
         ``inputs``: one of :data:`ginenv.features.INPUT_KINDS`; ``obs_size`` defaults to (and must
-        equal) that input's size.
+        equal) that input's size. ``activation``: a name in :data:`ACTIVATIONS` (``"relu"`` or
+        ``"tanh"``). The Linear layers sit at the even indices of ``self.net``, the activations
+        between them, so the parameter names do not depend on the activation.
         """
         super().__init__()
         size = input_size(inputs)
@@ -120,12 +131,17 @@ class MaskedPolicy(nn.Module):
             obs_size = size
         if obs_size != size:
             raise ValueError(f"a network reading inputs {inputs!r} takes {size} entries, not {obs_size}")
+        if not isinstance(activation, str) or activation not in ACTIVATIONS:
+            allowed = " or ".join(map(repr, ACTIVATIONS))
+            raise ValueError(f"activation must be {allowed}, got {activation!r}")
         self.obs_size, self.hidden, self.num_actions = obs_size, tuple(hidden), num_actions
         self.inputs = inputs
+        #: The nonlinearity between the layers, a name in :data:`ACTIVATIONS`.
+        self.activation = activation
         layers: list[nn.Module] = []
         width = obs_size
         for h in self.hidden:
-            layers += [nn.Linear(width, h), nn.ReLU()]
+            layers += [nn.Linear(width, h), ACTIVATIONS[activation]()]
             width = h
         layers.append(nn.Linear(width, num_actions))
         self.net = nn.Sequential(*layers)
@@ -170,6 +186,7 @@ def save_checkpoint(
         "config": None if config is None else dict(config),
         "training": None if training is None else dict(training),
         "inputs": policy.inputs,
+        "activation": policy.activation,
     }
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
@@ -235,7 +252,7 @@ def _layer_shapes(hidden: Sequence[int], size: int = OBS_SIZE) -> dict[str, tupl
     widths = [size, *hidden, NUM_ACTIONS]
     shapes: dict[str, tuple[int, ...]] = {}
     for i, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
-        # Linear layers sit at even indices of the Sequential, ReLUs between them.
+        # Linear layers sit at even indices of the Sequential, activations between them.
         shapes[f"net.{2 * i}.weight"] = (fan_out, fan_in)
         shapes[f"net.{2 * i}.bias"] = (fan_out,)
     return shapes
@@ -278,9 +295,27 @@ def _inputs_of(data: dict[str, Any], version: int, path: PathLike) -> str:
     return str(kind)
 
 
-def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Tensor], str]:
-    """The hidden widths, float32 weights and input kind of a loaded checkpoint, every declared
-    size checked.
+def _activation_of(data: dict[str, Any], version: int, path: PathLike) -> str:
+    """The activation a checkpoint declares: ``"relu"`` when absent, and always before version 3."""
+    if "activation" not in data:
+        return "relu"
+    value = data["activation"]
+    if version < 3 and value != "relu":
+        raise CheckpointError(
+            f"{path}: version-{version} checkpoints are ReLU networks, but 'activation' is {value!r}; "
+            "another activation needs a version-3 file"[:400]
+        )
+    if not isinstance(value, str) or value not in ACTIVATIONS:
+        raise CheckpointError(
+            f"{path}: 'activation' must be one of {', '.join(map(repr, ACTIVATIONS))} "
+            f"(or absent, meaning 'relu'), got {value!r}"[:400]
+        )
+    return value
+
+
+def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Tensor], str, str]:
+    """The hidden widths, float32 weights, input kind and activation of a loaded checkpoint, every
+    declared size checked.
 
     Nothing of the declared size is allocated here: the sizes are compared with bounds and with the
     tensors already read from the file.
@@ -293,6 +328,7 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
         raise CheckpointError(f"{path}: unsupported checkpoint version {version!r}, expected {supported}")
     _check_metadata(data, version, path)
     inputs = _inputs_of(data, version, path)
+    activation = _activation_of(data, version, path)
     size = input_size(inputs)
     obs_size, num_actions = data.get("obs_size"), data.get("num_actions")
     if not (_is_int(obs_size) and _is_int(num_actions)) or (obs_size, num_actions) != (size, NUM_ACTIONS):
@@ -360,7 +396,7 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
                 "every weight must be finite"
             )
         weights[key] = weight
-    return list(hidden), weights, inputs
+    return list(hidden), weights, inputs, activation
 
 
 def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPolicy:
@@ -368,10 +404,10 @@ def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPol
 
 
 def _policy_from_data(data: Any, path: PathLike, trainable: bool) -> MaskedPolicy:
-    hidden, weights, inputs = _validated(data, path)
+    hidden, weights, inputs, activation = _validated(data, path)
     # Built on the meta device and then handed the checked weights: no second copy, no random init.
     with torch.device("meta"):
-        policy = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs)
+        policy = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs, activation=activation)
     policy.load_state_dict(weights, assign=True)
     policy.requires_grad_(trainable)
     return policy.eval()

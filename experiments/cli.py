@@ -2,7 +2,9 @@
 
 Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
 ``match A B`` (one head-to-head), ``demo`` (one printed hand or match), ``replay FILE`` (check a
-replay), ``train`` (masked PPO, :mod:`ginenv.experiments.ppo`). Interactive play will join as ``play``.
+replay), ``train`` (masked PPO, :mod:`ginenv.experiments.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a
+Stable-Baselines3 MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.sb3.export_maskable_ppo`).
+Interactive play will join as ``play``.
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
@@ -299,6 +301,22 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export_sb3(args: argparse.Namespace) -> int:
+    try:
+        from ginenv.experiments.sb3 import SB3ExportError, export_maskable_ppo
+    except ImportError as err:
+        raise HarnessError(f"export-sb3 needs stable-baselines3 (pip install 'ginenv[dev]'): {err}") from None
+    try:
+        policy = export_maskable_ppo(args.model, args.out, activation=args.activation)
+    except SB3ExportError as err:
+        raise HarnessError(str(err)) from None
+    except OSError as err:
+        raise HarnessError(f"cannot write {args.out}: {err.strerror or err}") from None
+    print(f"ginenv export-sb3: wrote {args.out} (hidden layers {list(policy.hidden)}, {policy.activation})")
+    print(f"  play it: ginenv match checkpoint:{args.out} hard --hands 400")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors on one line (no usage block) and exit status 2."""
 
@@ -387,6 +405,19 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--device", help="cpu, cuda or auto")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
+
+    exp = sub.add_parser(
+        "export-sb3", help="write a Stable-Baselines3 MaskablePPO save file as a checkpoint (no unpickling)"
+    )
+    exp.add_argument("model", metavar="MODEL.zip", help="the file model.save() wrote")
+    exp.add_argument("out", metavar="OUT.pt", help="the checkpoint to write (play it as checkpoint:OUT.pt)")
+    exp.add_argument(
+        "--activation",
+        choices=("tanh", "relu"),
+        help="the policy's activation_fn (default: what the save file's plain-text description says, "
+        "else tanh, SB3's MlpPolicy default)",
+    )
+    exp.set_defaults(func=_cmd_export_sb3)
 
     rep = sub.add_parser("replay", help="play a replay file back and check its results")
     rep.add_argument("file")

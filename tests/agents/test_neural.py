@@ -443,6 +443,19 @@ V2_REFUSALS = {
         {"version": 3, "inputs": "features"},
         rf"with inputs 'features' this env gives {input_size('features')} and",
     ),
+    "an unknown activation": (
+        {"version": 3, "inputs": "observation", "activation": "gelu"},
+        r"'activation' must be one of 'relu', 'tanh' \(or absent, meaning 'relu'\), got 'gelu'",
+    ),
+    "an activation that is not a string": (
+        {"version": 3, "inputs": "observation", "activation": ["tanh"]},
+        r"'activation' must be one of 'relu', 'tanh'.*got \['tanh'\]",
+    ),
+    "tanh in a version-2 file": (
+        {"activation": "tanh"},
+        r"version-2 checkpoints are ReLU networks, but 'activation' is 'tanh'; another activation "
+        r"needs a version-3 file",
+    ),
 }
 
 
@@ -454,3 +467,35 @@ def test_bad_version_2_metadata_is_refused(case: str, tmp_path: Path, never_buil
         read_checkpoint(path)
     with pytest.raises(CheckpointError, match=message):
         agents.make(f"checkpoint:{path}")
+
+
+# --- Version 3: the activation between the layers ------------------------------------------------
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_the_activation_round_trips(activation: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    policy = MaskedPolicy(hidden=(8, 8), activation=activation)
+    assert isinstance(policy.net[1], neural.ACTIVATIONS[activation])
+    path = tmp_path / f"{activation}.pt"
+    save_checkpoint(policy, path)
+    assert torch.load(path, weights_only=True)["activation"] == activation
+    loaded = read_checkpoint(path).policy
+    assert loaded.activation == activation
+    assert [type(m) for m in loaded.net] == [type(m) for m in policy.net]
+    inputs = torch.rand(16, policy.obs_size) * 4 - 2  # tanh and relu differ on negative values
+    with torch.no_grad():
+        assert torch.equal(loaded(inputs), policy(inputs))
+    assert agents.make(f"checkpoint:{path}").policy.activation == activation
+
+
+def test_a_version_3_file_without_an_activation_is_relu(tmp_path: Path) -> None:
+    data = version_2(version=3, inputs="observation")
+    assert "activation" not in data
+    assert load_checkpoint(write(tmp_path, data)).activation == "relu"
+    assert load_checkpoint(write(tmp_path, checkpoint_data(), "v1.pt")).activation == "relu"
+
+
+def test_an_unknown_activation_is_refused_when_building() -> None:
+    with pytest.raises(ValueError, match=r"activation must be 'relu' or 'tanh', got 'gelu'"):
+        MaskedPolicy(hidden=(8,), activation="gelu")
