@@ -72,9 +72,10 @@ from ginenv.agents.base import Agent, Observation
 from torch import nn
 
 import ginenv
-from ginenv.actions import NUM_ACTIONS
-from ginenv.features import INPUT_KINDS, input_size, policy_inputs
-from ginenv.observation import OBS_FORMAT, OBS_SIZE
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, NUM_ACTIONS
+from ginenv.cards import NUM_CARDS
+from ginenv.features import FEATURE_SIZE, INPUT_KINDS, input_size, policy_inputs
+from ginenv.observation import NUM_PLANES, OBS_FORMAT, OBS_SIZE, PLANE_BASE, plane_slice
 
 FORMAT = "ginenv-policy"
 #: The version :func:`save_checkpoint` writes; :data:`SUPPORTED_VERSIONS` are read.
@@ -106,6 +107,32 @@ class CheckpointError(ValueError):
     """A checkpoint file that cannot be used, with what was expected."""
 
 
+_TOP = plane_slice("top")
+_FEATURE_PLANES = (FEATURE_SIZE - 1) // NUM_CARDS
+
+
+def card_channels(inputs: str) -> int:
+    """Entries the card head reads per card: the card's column of every plane, and the scalars."""
+    if inputs == "features":
+        return NUM_PLANES + _FEATURE_PLANES + PLANE_BASE + 1
+    return NUM_PLANES + PLANE_BASE
+
+
+def per_card_columns(x: torch.Tensor, inputs: str) -> torch.Tensor:
+    """(B, 52, :func:`card_channels`): for each card, its entry in every plane of the prepared
+    input ``x`` (B, input size), followed by the input's scalars (the same for every card)."""
+    batch = x.shape[0]
+    planes = [x[:, PLANE_BASE : PLANE_BASE + NUM_PLANES * NUM_CARDS].reshape(batch, NUM_PLANES, NUM_CARDS)]
+    scalars = [x[:, :PLANE_BASE]]
+    if inputs == "features":
+        end = OBS_SIZE + _FEATURE_PLANES * NUM_CARDS
+        planes.append(x[:, OBS_SIZE:end].reshape(batch, _FEATURE_PLANES, NUM_CARDS))
+        scalars.append(x[:, end:])
+    columns = torch.cat(planes, dim=1).transpose(1, 2)
+    shared = torch.cat(scalars, dim=1)
+    return torch.cat([columns, shared[:, None, :].expand(batch, NUM_CARDS, shared.shape[1])], dim=2)
+
+
 class MaskedPolicy(nn.Module):
     """An MLP from a network input (built from the observation by :meth:`prepare`) to one logit per
     action id."""
@@ -117,6 +144,7 @@ class MaskedPolicy(nn.Module):
         num_actions: int = NUM_ACTIONS,
         inputs: str = "observation",
         activation: str = "relu",
+        card_hidden: int = 0,
     ):
         """Layers ``obs_size -> hidden... -> num_actions`` with ``activation`` between them.
 
@@ -124,6 +152,13 @@ class MaskedPolicy(nn.Module):
         equal) that input's size. ``activation``: a name in :data:`ACTIVATIONS` (``"relu"`` or
         ``"tanh"``). The Linear layers sit at the even indices of ``self.net``, the activations
         between them, so the parameter names do not depend on the activation.
+
+        ``card_hidden`` > 0 adds the card head: one small MLP (``card_channels -> card_hidden -> 3``,
+        ReLU), shared by the 52 cards, reads each card's column of the 4x13 planes (the
+        observation's, and the deadwood features' with ``inputs="features"``) beside the scalars
+        of the observation, and adds to the logits of discarding that card, knocking with it, and
+        taking it when it is the top of the discard pile. A plain MLP must learn the same rule
+        once per card through its own weights; this head learns it once for all of them.
         """
         super().__init__()
         size = input_size(inputs)
@@ -145,6 +180,13 @@ class MaskedPolicy(nn.Module):
             width = h
         layers.append(nn.Linear(width, num_actions))
         self.net = nn.Sequential(*layers)
+        if not _is_int(card_hidden) or card_hidden < 0:
+            raise ValueError(f"card_hidden must be an integer >= 0, got {card_hidden!r}")
+        self.card_hidden = card_hidden
+        if card_hidden:
+            self.card = nn.Sequential(
+                nn.Linear(card_channels(inputs), card_hidden), nn.ReLU(), nn.Linear(card_hidden, 3)
+            )
         # Set once a NeuralAgent has warned about non-finite logits of this network: agents are
         # built fresh for every game but share the network, and one warning per network is enough.
         self.warned_nonfinite = False
@@ -153,10 +195,29 @@ class MaskedPolicy(nn.Module):
         """The network input for a batch of observation vectors (B, OBS_SIZE), as a float tensor."""
         return torch.from_numpy(policy_inputs(observations, self.inputs))
 
+    def logits_and_features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw logits and the last hidden layer (what auxiliary heads read) for prepared inputs."""
+        feats = self.net[:-1](obs)
+        logits = self.net[-1](feats)
+        if self.card_hidden:
+            logits = logits + self.card_logits(obs)
+        return logits, feats
+
+    def card_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """The card head's additions to the logits: take (as the top card), discard, knock."""
+        columns = per_card_columns(x, self.inputs)
+        out = self.card(columns)  # (B, 52, 3)
+        top = x[:, _TOP]
+        batch = x.shape[0]
+        take = (top * out[..., 0]).sum(-1, keepdim=True)
+        before = x.new_zeros((batch, DRAW_DISCARD))
+        between = x.new_zeros((batch, DISCARD_BASE - DRAW_DISCARD - 1))
+        return torch.cat([before, take, between, out[..., 1], out[..., 2]], dim=1)
+
     def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Logits for prepared inputs (:meth:`prepare`); illegal actions (mask 0) get ``-inf`` when
         a mask is given."""
-        logits = self.net(obs)
+        logits = self.logits_and_features(obs)[0]
         if mask is not None:
             logits = logits.masked_fill(mask == 0, float("-inf"))
         return logits
@@ -187,6 +248,7 @@ def save_checkpoint(
         "training": None if training is None else dict(training),
         "inputs": policy.inputs,
         "activation": policy.activation,
+        "card_hidden": policy.card_hidden,
     }
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
@@ -246,15 +308,22 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _layer_shapes(hidden: Sequence[int], size: int = OBS_SIZE) -> dict[str, tuple[int, ...]]:
+def _layer_shapes(
+    hidden: Sequence[int], size: int = OBS_SIZE, card_hidden: int = 0, inputs: str = "observation"
+) -> dict[str, tuple[int, ...]]:
     """The state-dict key and tensor shape of every parameter of a MaskedPolicy with ``hidden``
-    layers reading ``size`` inputs."""
+    layers reading ``size`` inputs, and a card head of ``card_hidden`` units (0: none)."""
     widths = [size, *hidden, NUM_ACTIONS]
     shapes: dict[str, tuple[int, ...]] = {}
     for i, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
         # Linear layers sit at even indices of the Sequential, activations between them.
         shapes[f"net.{2 * i}.weight"] = (fan_out, fan_in)
         shapes[f"net.{2 * i}.bias"] = (fan_out,)
+    if card_hidden:
+        shapes["card.0.weight"] = (card_hidden, card_channels(inputs))
+        shapes["card.0.bias"] = (card_hidden,)
+        shapes["card.2.weight"] = (3, card_hidden)
+        shapes["card.2.bias"] = (3,)
     return shapes
 
 
@@ -313,9 +382,20 @@ def _activation_of(data: dict[str, Any], version: int, path: PathLike) -> str:
     return value
 
 
-def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Tensor], str, str]:
-    """The hidden widths, float32 weights, input kind and activation of a loaded checkpoint, every
-    declared size checked.
+def _card_hidden_of(data: dict[str, Any], version: int, path: PathLike) -> int:
+    """The width of the card head a checkpoint declares (0, no head, when absent or before version 3)."""
+    value = data.get("card_hidden", 0) if version >= 3 else 0
+    if not _is_int(value) or not 0 <= value <= MAX_LAYER_WIDTH:
+        raise CheckpointError(
+            f"{path}: 'card_hidden' must be an integer from 0 (no card head) to {MAX_LAYER_WIDTH}, "
+            f"got {value!r}"[:400]
+        )
+    return int(value)
+
+
+def _validated(data: Any, path: PathLike) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """The MaskedPolicy arguments (hidden, inputs, activation, card_hidden) and float32 weights of a
+    loaded checkpoint, every declared size checked.
 
     Nothing of the declared size is allocated here: the sizes are compared with bounds and with the
     tensors already read from the file.
@@ -329,6 +409,7 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
     _check_metadata(data, version, path)
     inputs = _inputs_of(data, version, path)
     activation = _activation_of(data, version, path)
+    card_hidden = _card_hidden_of(data, version, path)
     size = input_size(inputs)
     obs_size, num_actions = data.get("obs_size"), data.get("num_actions")
     if not (_is_int(obs_size) and _is_int(num_actions)) or (obs_size, num_actions) != (size, NUM_ACTIONS):
@@ -346,7 +427,7 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
     bad = [h for h in hidden if not _is_int(h) or not 1 <= h <= MAX_LAYER_WIDTH]
     if bad:
         raise CheckpointError(f"{path}: {allowed}; got {list(hidden)!r} ({bad[0]!r} is not allowed)")
-    shapes = _layer_shapes(hidden, size)
+    shapes = _layer_shapes(hidden, size, card_hidden, inputs)
     parameters = sum(math.prod(s) for s in shapes.values())
     if parameters > MAX_PARAMETERS:
         raise CheckpointError(
@@ -396,7 +477,8 @@ def _validated(data: Any, path: PathLike) -> tuple[list[int], dict[str, torch.Te
                 "every weight must be finite"
             )
         weights[key] = weight
-    return list(hidden), weights, inputs, activation
+    spec = {"hidden": list(hidden), "inputs": inputs, "activation": activation, "card_hidden": card_hidden}
+    return spec, weights
 
 
 def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPolicy:
@@ -404,10 +486,10 @@ def _policy_from_bytes(raw: bytes, path: PathLike, trainable: bool) -> MaskedPol
 
 
 def _policy_from_data(data: Any, path: PathLike, trainable: bool) -> MaskedPolicy:
-    hidden, weights, inputs, activation = _validated(data, path)
+    spec, weights = _validated(data, path)
     # Built on the meta device and then handed the checked weights: no second copy, no random init.
     with torch.device("meta"):
-        policy = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs, activation=activation)
+        policy = MaskedPolicy(None, num_actions=NUM_ACTIONS, **spec)
     policy.load_state_dict(weights, assign=True)
     policy.requires_grad_(trainable)
     return policy.eval()

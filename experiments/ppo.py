@@ -21,11 +21,14 @@ rollout the open hands bootstrap from the value of the learner's current view
 Illegal actions are masked out of the logits (``-inf``): they are never sampled, have exactly zero
 probability, and are left out of the entropy (see :func:`masked_log_probs`).
 
-The network is an MLP baseline: the policy is a :class:`ginenv.agents.neural.MaskedPolicy` (so a
-checkpoint plays in the harness as ``checkpoint:PATH``), the value function a separate MLP, and an
-auxiliary head on the policy's last hidden layer predicts the opponent's hand (52 logits, binary
-cross-entropy against the opponent's true cards at each decision, from ``venv.hands()``): a training
-loss only, never an input. Its log-loss is logged as ``losses/aux_opponent_hand``.
+The networks read the observation with per-card deadwood features (:mod:`ginenv.features`,
+``inputs``). The policy is a :class:`ginenv.agents.neural.MaskedPolicy` (so a checkpoint plays in
+the harness as ``checkpoint:PATH``): an MLP plus a card head, one small MLP shared by the 52 cards
+over their columns of the 4x13 planes, which adds to the logits of discarding, knocking with and
+taking each card (``card_hidden``). The value function is a separate MLP, and an auxiliary head on
+the policy's last hidden layer predicts the opponent's hand (52 logits, binary cross-entropy on the
+unseen cards against the opponent's true cards at each decision, from ``venv.hands()``): a
+training loss only, never an input. Its log-loss is logged as ``losses/aux_opponent_hand``.
 
 TensorBoard scalars go to ``runs/{experiment}__{seed}__{time}``; checkpoints to its
 ``checkpoints/`` folder; a periodic duplicate-deal evaluation through the harness
@@ -61,7 +64,11 @@ from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS, input_size, policy_inputs
+from ginenv.observation import plane_slice
 from ginenv.vector import VectorGinRummy
+
+_UNSEEN = plane_slice("unseen")
+_OPPONENT_TAKEN = plane_slice("opponent_taken")
 
 #: League members besides snapshots: the batched engine's compiled policies.
 COMPILED_OPPONENTS = ("greedy", "random")
@@ -119,6 +126,10 @@ class Args:
     """Stop an update's epochs early once the approximate KL exceeds this (None: never)."""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer widths of the policy and of the value MLP."""
+    card_hidden: int = 64
+    """Width of the policy's card head (:class:`ginenv.agents.neural.MaskedPolicy`): one small MLP
+    shared by the 52 cards that adds to the logits of discarding, knocking with and taking each
+    card (0: a plain MLP)."""
     inputs: str = "features"
     """What the networks read (:mod:`ginenv.features`): ``features`` (the observation plus per-card
     deadwood features of the own hand) or ``observation`` (the raw vector)."""
@@ -180,6 +191,8 @@ class Args:
                 raise bad(name, "a number >= 0")
         if self.target_kl is not None and not self.target_kl > 0:
             raise bad("target_kl", "a positive number or null")
+        if self.card_hidden < 0:
+            raise bad("card_hidden", "an integer >= 0")
         if not self.hidden or any(h < 1 for h in self.hidden):
             raise bad("hidden", "a non-empty list of positive layer widths")
         if self.inputs not in INPUT_KINDS:
@@ -217,11 +230,14 @@ class Args:
 class ActorCritic(nn.Module):
     """The policy (a MaskedPolicy), a separate value MLP and the opponent-hand head."""
 
-    def __init__(self, hidden: list[int] | tuple[int, ...], inputs: str = "features") -> None:
-        """MLPs ``input -> hidden... -> 108`` (policy) and ``-> 1`` (value); aux ``hidden[-1] -> 52``;
-        ``inputs`` is the input kind of :mod:`ginenv.features` both read."""
+    def __init__(
+        self, hidden: list[int] | tuple[int, ...], inputs: str = "features", card_hidden: int = 0
+    ) -> None:
+        """MLPs ``input -> hidden... -> 108`` (policy, with a card head of ``card_hidden`` units) and
+        ``-> 1`` (value); aux ``hidden[-1] -> 52``; ``inputs`` is the input kind of
+        :mod:`ginenv.features` both read."""
         super().__init__()
-        self.actor = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs)
+        self.actor = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs, card_hidden=card_hidden)
         layers: list[nn.Module] = []
         width = input_size(inputs)
         for h in hidden:
@@ -232,14 +248,15 @@ class ActorCritic(nn.Module):
         # Reads the policy's features, so predicting the opponent's cards shapes what the policy sees.
         self.aux = nn.Linear(hidden[-1], NUM_CARDS)
 
-    def features(self, obs: torch.Tensor) -> torch.Tensor:
-        """The policy's last hidden layer."""
-        return self.actor.net[:-1](obs)
+    @classmethod
+    def for_args(cls, args: Args) -> ActorCritic:
+        """The networks a run with ``args`` trains."""
+        return cls(args.hidden, args.inputs, args.card_hidden)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(logits, value, aux_logits)``: raw logits (mask them), value (B,), 52 card logits."""
-        feats = self.features(obs)
-        return self.actor.net[-1](feats), self.critic(obs).squeeze(-1), self.aux(feats)
+        logits, feats = self.actor.logits_and_features(obs)
+        return logits, self.critic(obs).squeeze(-1), self.aux(feats)
 
 
 def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -321,6 +338,18 @@ def own_deadwood(hands: np.ndarray) -> np.ndarray:
     return kernels.hand_features_many(hands)[:, -1].astype(np.float32)
 
 
+def unseen_card_loss(aux_logits: torch.Tensor, opponent: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy of the opponent-hand head over the unseen cards of each input.
+
+    The other cards are known from the observation (own hand and discard pile: not the opponent's;
+    cards it took from the pile: its own), so only the unseen ones are worth predicting, and
+    :func:`opponent_hand_predictor` fills in the known ones.
+    """
+    unseen = (inputs[:, _UNSEEN] > 0.5).float()
+    each = nn.functional.binary_cross_entropy_with_logits(aux_logits, opponent, reduction="none")
+    return (each * unseen).sum() / unseen.sum().clamp(min=1.0)
+
+
 def card_bits(hands: np.ndarray) -> np.ndarray:
     """52-bit card masks (N,) as (N, 52) float32 0/1."""
     return ((hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1).astype(np.float32)
@@ -392,6 +421,12 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
             f"{path}: the checkpoint's network reads inputs {ckpt.policy.inputs!r}, this run "
             f"{net.actor.inputs!r}; set inputs to match to resume it"
         )
+    for what in ("card_hidden", "activation"):
+        if getattr(ckpt.policy, what) != getattr(net.actor, what):
+            raise CheckpointError(
+                f"{path}: the checkpoint's network has {what} {getattr(ckpt.policy, what)!r}, this run "
+                f"{getattr(net.actor, what)!r}; set it to match to resume the run"
+            )
     if list(ckpt.policy.hidden) != list(net.actor.hidden):
         raise CheckpointError(
             f"{path}: the checkpoint's network has hidden layers {list(ckpt.policy.hidden)}, this run "
@@ -422,9 +457,11 @@ def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarr
     """The auxiliary head of a training checkpoint as a function of observations.
 
     Returns ``predict(observations) -> probabilities``: for a batch of one seat's observation
-    vectors (B, OBS_SIZE), the head's probability (B, 52) that the opponent holds each card. It reads
-    the observation only, like the policy it was trained beside. A policy-only checkpoint (no
-    ``training['aux']``) raises CheckpointError.
+    vectors (B, OBS_SIZE), the probability (B, 52) that the opponent holds each card: the head's for
+    the unseen cards, and the facts of the observation for the others (1 for the cards it took from
+    the discard pile, 0 for the own hand and the pile). It reads the observation only, like the
+    policy it was trained beside. A policy-only checkpoint (no ``training['aux']``) raises
+    CheckpointError.
     """
     ckpt = read_checkpoint(path)
     if ckpt.training is None or "aux" not in ckpt.training:
@@ -435,9 +472,11 @@ def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarr
     head.eval().requires_grad_(False)
 
     def predict(observations: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observations, dtype=np.float32)
         with torch.no_grad():
-            feats = policy.net[:-1](policy.prepare(np.asarray(observations, dtype=np.float32)))
-            return torch.sigmoid(head(feats)).numpy()
+            probs = torch.sigmoid(head(policy.net[:-1](policy.prepare(obs)))).numpy()
+        probs = np.where(obs[:, _UNSEEN] > 0.5, probs, 0.0)
+        return np.where(obs[:, _OPPONENT_TAKEN] > 0.5, 1.0, probs).astype(np.float32)
 
     return predict
 
@@ -495,7 +534,7 @@ def train(args: Args, resume: str | None = None) -> Path:
     if device.type == "cuda":
         sampler = torch.Generator(device=device).manual_seed(args.seed)
 
-    net = ActorCritic(args.hidden, args.inputs).to(device)
+    net = ActorCritic.for_args(args).to(device)
     width = input_size(args.inputs)
 
     def prepare(observations: np.ndarray) -> torch.Tensor:
@@ -712,7 +751,7 @@ def train(args: Args, resume: str | None = None) -> Path:
                 else:
                     v_loss = 0.5 * ((value - ret) ** 2).mean()
                 ent = entropy.mean()
-                aux_loss = nn.functional.binary_cross_entropy_with_logits(aux_logits, f_opp[mb].to(device))
+                aux_loss = unseen_card_loss(aux_logits, f_opp[mb].to(device), o)
                 loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss + args.aux_coef * aux_loss
                 optimizer.zero_grad()
                 loss.backward()

@@ -30,8 +30,10 @@ from scenarios import DEALER, deck_with, play, start
 
 import ginenv
 from ginenv import agents, gin_rummy_v0
-from ginenv.actions import NUM_ACTIONS, action_id, action_name
+from ginenv.actions import DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
+from ginenv.cards import parse_cards
 from ginenv.features import input_size
+from ginenv.observation import OBS_SIZE, PLANE_BASE
 
 
 def saved_policy(tmp_path: Path, seed: int = 0) -> Path:
@@ -499,3 +501,67 @@ def test_a_version_3_file_without_an_activation_is_relu(tmp_path: Path) -> None:
 def test_an_unknown_activation_is_refused_when_building() -> None:
     with pytest.raises(ValueError, match=r"activation must be 'relu' or 'tanh', got 'gelu'"):
         MaskedPolicy(hidden=(8,), activation="gelu")
+
+
+# --- the card head ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("inputs", ["observation", "features"])
+def test_the_card_head_round_trips_and_plays(inputs: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    policy = MaskedPolicy(hidden=(8,), inputs=inputs, card_hidden=6)
+    path = tmp_path / "card.pt"
+    save_checkpoint(policy, path)
+    loaded = read_checkpoint(path).policy
+    assert (loaded.card_hidden, loaded.inputs) == (6, inputs)
+    env = gin_rummy_v0.env()
+    env.reset(seed=5)
+    x = policy.prepare(env.observe(env.agent_selection)["observation"][None])
+    with torch.no_grad():
+        assert torch.equal(loaded(x), policy(x))
+    assert cli_match(path) == 0
+
+
+def cli_match(path: Path) -> int:
+    return main(["match", f"checkpoint:{path}", "random", "--hands", "2", "--json"])
+
+
+def test_the_card_head_treats_every_card_alike() -> None:
+    # One function of a card's columns for all 52 cards: swapping two cards' columns in the input
+    # swaps their card-head logits (discard, knock and, for the top card, take).
+    torch.manual_seed(1)
+    policy = MaskedPolicy(hidden=(8,), inputs="features", card_hidden=16)
+    env = gin_rummy_v0.env()
+    env.reset(seed=9)
+    obs = env.observe(env.agent_selection)["observation"]
+    a, b = parse_cards("Qs 3d")
+    x = policy.prepare(obs[None])
+    y = x.clone()
+    for base in [*range(PLANE_BASE, OBS_SIZE, 52), *range(OBS_SIZE, OBS_SIZE + 3 * 52, 52)]:
+        y[0, base + a], y[0, base + b] = x[0, base + b], x[0, base + a]
+    with torch.no_grad():
+        cx, cy = policy.card_logits(x)[0], policy.card_logits(y)[0]
+    for offset in (DISCARD_BASE, KNOCK_BASE):
+        assert torch.allclose(cx[offset + a], cy[offset + b]) and torch.allclose(
+            cx[offset + b], cy[offset + a]
+        )
+    assert not torch.allclose(cx[DISCARD_BASE + a], cx[DISCARD_BASE + b])
+
+
+@pytest.mark.parametrize(
+    ("card_hidden", "message"),
+    [
+        (-1, r"'card_hidden' must be an integer from 0 \(no card head\)"),
+        ("8", r"'card_hidden' must be an integer from 0"),
+        (4, r"missing card.0.weight"),  # declares a head the weights do not have
+    ],
+)
+def test_a_bad_card_head_is_refused(card_hidden: object, message: str, tmp_path: Path) -> None:
+    policy = MaskedPolicy(hidden=(8,))
+    path = tmp_path / "bad.pt"
+    save_checkpoint(policy, path)
+    data = torch.load(path, weights_only=True)
+    data["card_hidden"] = card_hidden
+    torch.save(data, path)
+    with pytest.raises(CheckpointError, match=message):
+        read_checkpoint(path)

@@ -116,7 +116,7 @@ def test_a_truncated_hand_bootstraps_from_its_final_view() -> None:
 
 def tiny(tmp_path: Path, **changes: object) -> Args:
     base = Args(
-        num_envs=32, num_steps=16, total_steps=32 * 16 * 2, hidden=[16], update_epochs=2,
+        num_envs=32, num_steps=16, total_steps=32 * 16 * 2, hidden=[16], card_hidden=8, update_epochs=2,
         num_minibatches=2, snapshot_every=1, eval_every=2, eval_deals=1, eval_levels=["greedy"],
         runs_dir=str(tmp_path / "runs"), progress=False,
     )  # fmt: skip
@@ -185,7 +185,7 @@ def test_the_checkpoint_plays_in_the_harness_and_records_its_config(smoke_run: t
 def test_resume_restores_everything_and_continues(smoke_run: tuple[Args, Path]) -> None:
     args, run_dir = smoke_run
     path = str(run_dir / "checkpoints" / "latest.pt")
-    net = ActorCritic(args.hidden)
+    net = ActorCritic.for_args(args)
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
     progress = load_training_checkpoint(path, net, optimizer)
     assert progress["update"] == 2
@@ -215,10 +215,18 @@ def test_a_policy_only_checkpoint_cannot_resume(tmp_path: Path) -> None:
         load_training_checkpoint(str(path), net, torch.optim.Adam(net.parameters()))
 
 
-def test_another_network_shape_is_refused(smoke_run: tuple[Args, Path]) -> None:
-    _, run_dir = smoke_run
-    net = ActorCritic([8])
-    with pytest.raises(CheckpointError, match=r"hidden layers \[16\], this run \[8\]"):
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda a: ActorCritic([8], a.inputs, a.card_hidden), r"hidden layers \[16\], this run \[8\]"),
+        (lambda a: ActorCritic(a.hidden, a.inputs, 0), r"has card_hidden 8, this run 0"),
+        (lambda a: ActorCritic(a.hidden, "observation", a.card_hidden), r"reads inputs 'features', this run"),
+    ],
+)
+def test_another_network_shape_is_refused(smoke_run: tuple[Args, Path], build, message) -> None:  # type: ignore[no-untyped-def]
+    args, run_dir = smoke_run
+    net = build(args)
+    with pytest.raises(CheckpointError, match=message):
         load_training_checkpoint(
             str(run_dir / "checkpoints" / "latest.pt"), net, torch.optim.Adam(net.parameters())
         )
@@ -248,7 +256,7 @@ def test_mismatched_checkpoints_are_refused(
 ) -> None:  # type: ignore[no-untyped-def]
     args, run_dir = smoke_run
     path = rewritten(run_dir, tmp_path, change)
-    net = ActorCritic(args.hidden)
+    net = ActorCritic.for_args(args)
     before = {k: v.clone() for k, v in net.state_dict().items()}
     with pytest.raises(CheckpointError, match=message):
         load_training_checkpoint(path, net, torch.optim.Adam(net.parameters()))
