@@ -4,6 +4,8 @@
 Every agent sees only what the env's ``observe()`` returns for its seat.
 """
 
+from typing import Any
+
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.easy import EasyAgent
 from ginenv.agents.expert import ExpertAgent
@@ -21,6 +23,16 @@ register("normal", NormalAgent, "least deadwood, avoids feeding the opponent, kn
 register("hard", HardAgent, "outs, expected deadwood after the next draw, danger, knock or play for gin")
 register("expert", ExpertAgent, "Bayesian estimate of the opponent's hand, weighs discards and knocks on it")
 register("master", MasterAgent, "knocks or plays on by simulating hundreds of opponent hands drawn from it")
+
+
+def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
+    # torch is imported when a neural agent is built, not when the registry is.
+    from ginenv.agents.neural import shipped_agent
+
+    return shipped_agent(seed=seed, **kwargs)
+
+
+register("neural", _neural, "PPO network trained against a league, kickstarted from greedy (shipped)")
 
 __all__ = [
     "Agent",

@@ -647,3 +647,29 @@ class NeuralAgent(Agent):
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def export_policy(source: PathLike, target: PathLike) -> Checkpoint:
+    """Write the policy of a training checkpoint alone (no value head, optimizer or progress).
+
+    The file keeps the training ``config``, the observation format and the input encoding, and is
+    a few times smaller: what a run ships. ``source`` is validated like any checkpoint.
+    """
+    ckpt = read_checkpoint(source)
+    save_checkpoint(ckpt.policy, target, config=ckpt.config)
+    return read_checkpoint(target)
+
+
+#: The network shipped inside the package as the agent ``neural`` (a policy-only checkpoint whose
+#: ``config`` records the training run that wrote it; see the README's "Training" section).
+SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "data" / "neural.pt"
+
+
+def shipped_agent(seed: int | None = None, temperature: float = 0.0) -> NeuralAgent:
+    """The registered agent ``neural``: a fresh agent on the shipped network (shared, read-only)."""
+    if not SHIPPED_CHECKPOINT.is_file():
+        raise CheckpointError(
+            f"the shipped network {SHIPPED_CHECKPOINT} is missing from this installation; "
+            "reinstall ginenv, or play a network of your own as checkpoint:PATH"
+        )
+    return NeuralAgent.from_checkpoint(SHIPPED_CHECKPOINT, seed=seed, temperature=temperature)

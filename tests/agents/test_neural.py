@@ -565,3 +565,38 @@ def test_a_bad_card_head_is_refused(card_hidden: object, message: str, tmp_path:
     torch.save(data, path)
     with pytest.raises(CheckpointError, match=message):
         read_checkpoint(path)
+
+
+# --- the shipped network ----------------------------------------------------------------------------
+
+
+def test_the_shipped_network_plays_as_neural() -> None:
+    assert "neural" in agents.available()
+    ckpt = read_checkpoint(neural.SHIPPED_CHECKPOINT)
+    # A policy-only file of about a megabyte that records the run that trained it.
+    assert ckpt.training is None and ckpt.config is not None
+    assert neural.SHIPPED_CHECKPOINT.stat().st_size < 4_000_000
+    assert ckpt.policy.inputs == "features" and ckpt.policy.card_hidden > 0
+    a, b = agents.make("neural", seed=0), agents.make("neural", seed=0)
+    assert a is not b and a.policy is b.policy  # fresh agents, one shared read-only network
+    env = gin_rummy_v0.env()
+    env.reset(seed=11)
+    for _seat in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        action = None if term or trunc else a.act(obs)
+        if action is not None:
+            assert obs["action_mask"][action] == 1
+        env.step(action)
+
+
+def test_export_policy_keeps_the_policy_and_config_only(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    policy = MaskedPolicy(hidden=(8,), inputs="features", card_hidden=4)
+    source = tmp_path / "training.pt"
+    save_checkpoint(policy, source, config={"seed": 5}, training={"progress": {"update": 3}})
+    out = neural.export_policy(source, tmp_path / "policy.pt")
+    assert out.training is None and out.config == {"seed": 5}
+    x = torch.rand(3, policy.obs_size)
+    with torch.no_grad():
+        assert torch.equal(out.policy(x), policy(x))
+    assert (tmp_path / "policy.pt").stat().st_size < source.stat().st_size
