@@ -284,7 +284,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     spec = load_dataclass_yaml(args.config, Args) if args.config else Args()
     overrides = list(args.set or [])
-    for flag in ("seed", "total_steps", "num_envs", "experiment", "device"):
+    for flag in ("seed", "total_steps", "num_envs", "experiment", "device", "backend", "workers"):
         value = getattr(args, flag)
         if value is not None:
             overrides.append(f"{flag}={value}")
@@ -403,6 +403,15 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--num-envs", type=int, help="override the hands stepped in lockstep")
     tr.add_argument("--experiment", help="override the run's name")
     tr.add_argument("--device", help="cpu, cuda or auto")
+    tr.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        help="where the rollout workers run: local (this process) or ray (Ray actors; a local Ray "
+        "instance, or the cluster named by RAY_ADDRESS)",
+    )
+    tr.add_argument(
+        "--workers", type=int, help="rollout workers, each stepping num_envs / workers hands (default 1)"
+    )
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
 

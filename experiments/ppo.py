@@ -18,6 +18,19 @@ turn limit) bootstraps from the value of the learner's final view of that hand
 rollout the open hands bootstrap from the value of the learner's current view
 (``venv.observe(seats)``).
 
+Rollouts are collected by :class:`RolloutWorker` objects, each owning an equal shard of the slots
+(``num_envs // workers``): its own vector env, league draws, snapshot networks and a copy of the
+network. Each rollout, the learner sends the current weights (and whether a new snapshot joins
+the league: the snapshot is those same weights, so no extra traffic) and gets back each worker's
+learner decisions, flat, with advantages and returns already computed (GAE needs only the worker's
+own slots); it concatenates them and runs the PPO update. ``backend`` (``--backend`` of
+``ginenv train``) says where the workers run: ``local`` in the learner's process, one after
+another (one worker: the plain single-process trainer); ``ray`` as Ray actors (one CPU each, on
+CPU) collecting in parallel, on a local Ray instance, the Ray already initialised in this process,
+or the cluster that ``RAY_ADDRESS`` names (its nodes need ``ginenv`` installed). A worker's deals,
+league draws and action samples follow from ``(seed, worker index)``: for a seed and a number of
+workers, both backends train the same network.
+
 Illegal actions are masked out of the logits (``-inf``): they are never sampled, have exactly zero
 probability, and are left out of the entropy (see :func:`masked_log_probs`).
 
@@ -39,9 +52,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib.util
 import math
+import os
 import random
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +89,7 @@ _OPPONENT_TAKEN = plane_slice("opponent_taken")
 #: League members besides snapshots: the batched engine's compiled policies.
 COMPILED_OPPONENTS = ("greedy", "random")
 LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
+RAY_MISSING = "backend ray needs Ray: pip install 'ray>=2.9'"
 
 
 @dataclass
@@ -82,7 +99,8 @@ class Args:
     experiment: str = "ppo"
     """Name of the run; the TensorBoard folder is ``{runs_dir}/{experiment}__{seed}__{time}``."""
     seed: int = 1
-    """Seeds Python, numpy, torch, the env's deals and the league draws."""
+    """Seeds Python, numpy, torch and the minibatch order; each rollout worker's deals, league draws
+    and action samples follow from it and the worker's index."""
     torch_deterministic: bool = True
     """``torch.use_deterministic_algorithms``-style determinism for cuDNN (no effect on CPU)."""
     device: str = "cpu"
@@ -96,6 +114,12 @@ class Args:
     """Hands stepped in lockstep by the batched engine."""
     num_steps: int = 64
     """Env steps per slot per rollout (about half of them are the learner's decisions)."""
+    backend: str = "local"
+    """Where the rollout workers run: ``local`` (in this process, one after another) or ``ray``
+    (Ray actors collecting in parallel: a local Ray instance, or the cluster named by
+    ``RAY_ADDRESS``)."""
+    workers: int = 1
+    """Rollout workers; each steps ``num_envs // workers`` slots (``num_envs`` must divide evenly)."""
     learning_rate: float = 3e-4
     """Adam's learning rate."""
     anneal_lr: bool = True
@@ -173,7 +197,7 @@ class Args:
         def bad(name: str, allowed: str) -> HarnessError:
             return HarnessError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
 
-        positive = ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs")
+        positive = ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "workers")
         for name in (*positive, "turn_limit", "snapshot_every", "snapshot_pool", "eval_deals"):
             if getattr(self, name) < 1:
                 raise bad(name, "a positive integer")
@@ -199,6 +223,14 @@ class Args:
             raise bad("inputs", " or ".join(INPUT_KINDS))
         if self.device not in ("cpu", "cuda", "auto"):
             raise bad("device", "cpu, cuda or auto")
+        if self.backend not in ("local", "ray"):
+            raise bad("backend", "local or ray")
+        if self.backend == "ray" and importlib.util.find_spec("ray") is None:
+            raise HarnessError(RAY_MISSING)
+        if self.num_envs % self.workers:
+            raise bad(
+                "workers", f"a divisor of num_envs ({self.num_envs}), so every worker steps as many slots"
+            )
         unknown = sorted(set(self.opponents) - set(LEAGUE_KINDS))
         if unknown:
             raise HarnessError(
@@ -353,6 +385,314 @@ def unseen_card_loss(aux_logits: torch.Tensor, opponent: torch.Tensor, inputs: t
 def card_bits(hands: np.ndarray) -> np.ndarray:
     """52-bit card masks (N,) as (N, 52) float32 0/1."""
     return ((hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- rollouts
+
+
+@dataclass
+class Rollout:
+    """One worker's learner decisions of one rollout, flat in (env step, slot) order, with GAE done;
+    plus per hand that ended the learner's figures, and the worker's seconds."""
+
+    obs: torch.Tensor  # (B, input_size) float32: network inputs
+    mask: torch.Tensor  # (B, NUM_ACTIONS) bool: the legal actions
+    opp: torch.Tensor  # (B, 52) float32 0/1: the opponent's hand (the auxiliary head's target)
+    actions: torch.Tensor  # (B,) int64
+    logp: torch.Tensor  # (B,) log-probability of the action under the policy that sampled it
+    values: torch.Tensor  # (B,)
+    advantages: torch.Tensor  # (B,)
+    returns: torch.Tensor  # (B,) advantages + values
+    hand_returns: list[float]  # per hand that ended: the learner's reward (points * reward_scale)
+    hand_points: list[float]  # its points
+    hand_wins: list[float]  # 1.0 where the learner won the hand
+    env_seconds: float  # stepping the engine, drawing the league, preparing inputs
+    inference_seconds: float  # the networks' forward passes, bootstrap and GAE
+
+    @classmethod
+    def concat(cls, parts: list[Rollout]) -> Rollout:
+        """The workers' rollouts as one batch, worker after worker; seconds summed."""
+        if len(parts) == 1:
+            return parts[0]
+        joined: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            items = [getattr(p, f.name) for p in parts]
+            if isinstance(items[0], torch.Tensor):
+                joined[f.name] = torch.cat(items)
+            elif isinstance(items[0], list):
+                joined[f.name] = [x for item in items for x in item]
+            else:
+                joined[f.name] = sum(items)
+        return cls(**joined)
+
+
+class RolloutWorker:
+    """Collects rollouts on one shard of the training slots, ``num_envs`` hands in lockstep.
+
+    It owns everything a rollout needs: the vector env, the league draws (per slot: the learner's
+    seat and its opponent, drawn again at each new hand), the open hands' bookkeeping, the league's
+    snapshot networks and a copy of the ActorCritic for inference. Worker ``index`` of a run draws
+    its deals, league and action samples from ``(args.seed, index)``, so its rollouts are the same
+    whether it runs in the learner's process or as a Ray actor.
+    """
+
+    def __init__(
+        self,
+        args: Args,
+        index: int,
+        num_envs: int,
+        weights: dict[str, torch.Tensor],
+        device: str = "cpu",
+    ) -> None:
+        """A worker of ``num_envs`` slots playing the network ``weights`` (an ActorCritic state dict,
+        also the league's first snapshot) on ``device``."""
+        if args.threads:
+            torch.set_num_threads(args.threads)  # a Ray actor is a process of its own
+        deal_seed, league_seed, sample_seed = (
+            int(s) for s in np.random.SeedSequence([args.seed, index]).generate_state(3)
+        )
+        self.args = args
+        self.device = torch.device(device)
+        self.net = ActorCritic.for_args(args).to(self.device).eval().requires_grad_(False)
+        self.net.load_state_dict(weights)
+        self.width = input_size(args.inputs)
+        self.sampler = torch.Generator(device=self.device).manual_seed(sample_seed)
+        self.league_rng = np.random.default_rng(league_seed)
+
+        # The league: kinds 0..len(COMPILED)-1 are compiled policies, K+j is snapshot j of the pool.
+        self.kinds = [k for k in LEAGUE_KINDS if args.opponents.get(k, 0) > 0]
+        weights_np = np.array([args.opponents[k] for k in self.kinds], dtype=np.float64)
+        self.league_p = weights_np / weights_np.sum()
+        self.snapshots: list[MaskedPolicy] = []
+        self.take_snapshot()
+
+        N, T = num_envs, args.num_steps
+        rules = resolve_rules(args.rules)
+        self.venv = VectorGinRummy(N, rules=rules, seed=deal_seed, turn_limit=args.turn_limit)
+        self.obs_np, self.mask_np, self.player = self.venv.reset()
+        self.seats = self.league_rng.integers(0, 2, size=N)
+        self.opponent = self.draw_opponents(N)
+
+        # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.
+        self.b_obs = torch.zeros((T, N, self.width), dtype=torch.float32)
+        self.b_mask = torch.zeros((T, N, NUM_ACTIONS), dtype=torch.bool)
+        self.b_opp = torch.zeros((T, N, NUM_CARDS), dtype=torch.float32)
+        self.b_act = torch.zeros((T, N), dtype=torch.int64)
+        self.b_logp = torch.zeros((T, N))
+        self.b_val = torch.zeros((T, N))
+        self.b_rew = torch.zeros((T, N))
+        self.b_valid = torch.zeros((T, N), dtype=torch.bool)
+        self.b_term = torch.zeros((T, N), dtype=torch.bool)  # the hand ended in a terminal result after it
+        self.b_trunc = torch.zeros((T, N), dtype=torch.bool)  # the hand was truncated after it
+        self.b_trunc_val = torch.zeros((T, N))  # then: the value of the learner's final view of that hand
+        self.b_phi = torch.zeros((T, N))  # the shaping potential of the learner's decision
+        self.last = np.full(N, -1, dtype=np.int64)  # the learner's last decision of the open hand
+
+    def take_snapshot(self) -> None:
+        """The current policy joins the league (the oldest leaves beyond ``snapshot_pool``)."""
+        self.snapshots.append(copy.deepcopy(self.net.actor).eval().requires_grad_(False))
+        del self.snapshots[: -self.args.snapshot_pool]
+
+    def draw_opponents(self, k: int) -> np.ndarray:
+        """League codes of ``k`` new hands' opponents."""
+        picked = self.league_rng.choice(len(self.kinds), size=k, p=self.league_p)
+        codes = np.array([LEAGUE_KINDS.index(self.kinds[p]) for p in picked], dtype=np.int64)
+        is_snap = codes == LEAGUE_KINDS.index("snapshot")
+        pool = len(self.snapshots)
+        codes[is_snap] = len(COMPILED_OPPONENTS) + self.league_rng.integers(0, pool, size=int(is_snap.sum()))
+        return codes
+
+    def prepare(self, observations: np.ndarray) -> torch.Tensor:
+        """Network inputs of a batch of observations."""
+        return torch.from_numpy(policy_inputs(observations, self.args.inputs))
+
+    def collect(self, weights: dict[str, torch.Tensor] | None, snapshot: bool = False) -> Rollout:
+        """One rollout of ``num_steps`` env steps with the network ``weights`` (None: unchanged);
+        ``snapshot``: these weights join the league first."""
+        args, venv, net, device = self.args, self.venv, self.net, self.device
+        if weights is not None:
+            net.load_state_dict(weights)
+        if snapshot:
+            self.take_snapshot()
+        seats, opponent, last = self.seats, self.opponent, self.last
+        obs_np, mask_np, player = self.obs_np, self.mask_np, self.player
+        N, T = len(seats), args.num_steps
+        n_compiled = len(COMPILED_OPPONENTS)
+        hand_returns: list[float] = []
+        hand_points: list[float] = []
+        hand_wins: list[float] = []
+        env_s = inference_s = 0.0
+        for buffer in (self.b_valid, self.b_rew, self.b_term, self.b_trunc, self.b_trunc_val):
+            buffer.zero_()
+        last[:] = -1
+        for t in range(T):
+            tick = time.perf_counter()
+            learner = player == seats
+            li = np.flatnonzero(learner)
+            actions = np.zeros(N, dtype=np.int64)
+            opp_hand = card_bits(venv.hands()[li, 1 - seats[li]])
+            # Network inputs only where a network moves: the learner's slots and the snapshots'.
+            netted = np.flatnonzero(learner | (opponent >= n_compiled))
+            obs_t = torch.zeros((N, self.width), dtype=torch.float32)
+            obs_t[netted] = self.prepare(obs_np[netted])
+            mask_t = torch.from_numpy(mask_np.astype(np.bool_))
+            tock = time.perf_counter()
+            env_s += tock - tick
+            with torch.no_grad():
+                if li.size:
+                    o, m = obs_t[li].to(device), mask_t[li].to(device)
+                    logits, value, _ = net(o)
+                    a = sample_actions(logits, m, self.sampler)
+                    logp, _ = masked_log_probs(logits, m)
+                    actions[li] = a.cpu().numpy()
+                    self.b_obs[t, li] = obs_t[li]
+                    self.b_mask[t, li] = mask_t[li]
+                    self.b_opp[t, li] = torch.from_numpy(opp_hand)
+                    self.b_act[t, li] = a.cpu()
+                    self.b_logp[t, li] = logp.gather(1, a[:, None]).squeeze(1).cpu()
+                    self.b_val[t, li] = value.cpu()
+                    self.b_valid[t, li] = True
+                    last[li] = t
+                    if args.shaping:
+                        dead = own_deadwood(venv.hands()[li, seats[li]])
+                        self.b_phi[t, li] = torch.from_numpy(-args.shaping * args.reward_scale * dead)
+                for j, snap in enumerate(self.snapshots):
+                    sj = np.flatnonzero(~learner & (opponent == n_compiled + j))
+                    if sj.size:
+                        o, m = obs_t[sj].to(device), mask_t[sj].to(device)
+                        actions[sj] = sample_actions(snap(o), m, self.sampler).cpu().numpy()
+            tick = time.perf_counter()
+            inference_s += tick - tock
+            for code, policy in enumerate(COMPILED_OPPONENTS):
+                sc = ~learner & (opponent == code)
+                if sc.any():
+                    actions[sc] = venv.policy_actions(policy)[sc]
+            obs_np, mask_np, player, rewards, terminated, truncated = venv.step(actions)
+            ended = np.flatnonzero(terminated | truncated)
+            if ended.size:
+                r = rewards[ended, seats[ended]] * args.reward_scale
+                hand_returns.extend(r.tolist())
+                hand_points.extend((r / args.reward_scale).tolist())
+                hand_wins.extend((r > 0).astype(float).tolist())
+                # The hand's reward belongs to the learner's last decision of that hand.
+                own = ended[last[ended] >= 0]
+                lt = last[own]
+                self.b_rew[lt, own] += torch.from_numpy(rewards[own, seats[own]] * args.reward_scale)
+                self.b_term[lt, own] = torch.from_numpy(terminated[own])
+                self.b_trunc[lt, own] = torch.from_numpy(truncated[own])
+                cut = own[truncated[own]]
+                if cut.size:
+                    final = venv.final_observations[cut, seats[cut]]
+                    with torch.no_grad():
+                        self.b_trunc_val[last[cut], cut] = net(self.prepare(final).to(device))[1].cpu()
+                last[ended] = -1
+                seats[ended] = self.league_rng.integers(0, 2, size=ended.size)
+                opponent[ended] = self.draw_opponents(ended.size)
+            env_s += time.perf_counter() - tick
+        self.obs_np, self.mask_np, self.player = obs_np, mask_np, player
+
+        # Bootstrap: the open hands' value from the learner's current view of its hand.
+        tick = time.perf_counter()
+        with torch.no_grad():
+            view = self.prepare(venv.observe(seats)).to(device)
+            next_value = net(view)[1].cpu()
+            if args.shaping:
+                dead = own_deadwood(venv.hands()[np.arange(N), seats])
+                end_phi = torch.from_numpy(-args.shaping * args.reward_scale * dead)
+                over = self.b_term | self.b_trunc
+                self.b_rew += potential_shaping(self.b_phi, self.b_valid, over, end_phi, args.gamma)
+            advantages = learner_gae(
+                self.b_rew, self.b_val, self.b_valid, self.b_term, self.b_trunc, self.b_trunc_val,
+                next_value, args.gamma, args.gae_lambda,
+            )  # fmt: skip
+            returns = advantages + self.b_val
+        inference_s += time.perf_counter() - tick
+
+        flat = self.b_valid.flatten().nonzero().squeeze(1)
+        return Rollout(
+            obs=self.b_obs.flatten(0, 1)[flat],
+            mask=self.b_mask.flatten(0, 1)[flat],
+            opp=self.b_opp.flatten(0, 1)[flat],
+            actions=self.b_act.flatten()[flat],
+            logp=self.b_logp.flatten()[flat],
+            values=self.b_val.flatten()[flat],
+            advantages=advantages.flatten()[flat],
+            returns=returns.flatten()[flat],
+            hand_returns=hand_returns,
+            hand_points=hand_points,
+            hand_wins=hand_wins,
+            env_seconds=env_s,
+            inference_seconds=inference_s,
+        )
+
+
+def network_weights(net: nn.Module) -> dict[str, torch.Tensor]:
+    """``net``'s state dict on the CPU (what the learner sends its workers)."""
+    return {k: v.detach().cpu() for k, v in net.state_dict().items()}
+
+
+class RolloutWorkers:
+    """``args.workers`` :class:`RolloutWorker` objects splitting ``args.num_envs`` evenly: in this
+    process, collecting one after another (backend ``local``), or as Ray actors collecting in
+    parallel (``ray``, one CPU each, inference on CPU). :meth:`close` ends them."""
+
+    def __init__(self, args: Args, weights: dict[str, torch.Tensor], device: torch.device) -> None:
+        shard = args.num_envs // args.workers
+        self.local: list[RolloutWorker] = []
+        self.actors: list[Any] = []
+        self.started_ray = False
+        #: Workers collecting at the same time (their seconds are summed, then divided by this).
+        self.parallel = 1
+        if args.backend == "local":
+            self.local = [RolloutWorker(args, i, shard, weights, str(device)) for i in range(args.workers)]
+            return
+        self.ray, self.started_ray = init_ray(args.workers)
+        actor = self.ray.remote(num_cpus=1)(RolloutWorker)
+        first = self.ray.put(weights)
+        self.actors = [actor.remote(args, i, shard, first, "cpu") for i in range(args.workers)]
+        self.parallel = args.workers
+
+    def collect(self, weights: dict[str, torch.Tensor], snapshot: bool) -> list[Rollout]:
+        """Every worker's rollout with these weights, in worker order (see RolloutWorker.collect)."""
+        if not self.actors:
+            return [w.collect(weights, snapshot) for w in self.local]
+        shared = self.ray.put(weights)  # stored once, read by every actor
+        return list(self.ray.get([a.collect.remote(shared, snapshot) for a in self.actors]))
+
+    def close(self) -> None:
+        """End the actors, and the Ray instance if this run started it."""
+        for a in self.actors:
+            self.ray.kill(a)
+        self.actors = []
+        if self.started_ray:
+            self.ray.shutdown()
+            self.started_ray = False
+
+
+def init_ray(workers: int) -> tuple[Any, bool]:
+    """Ray, initialised, and whether this call did it: the Ray already initialised in this process,
+    else the cluster named by ``RAY_ADDRESS``, else a new local instance (with a CPU per worker at
+    least, so that every actor starts even on a small machine)."""
+    try:
+        import ray
+    except ImportError:
+        raise HarnessError(RAY_MISSING) from None
+    if ray.is_initialized():
+        started = False
+    elif os.environ.get("RAY_ADDRESS"):
+        ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=False)
+        started = True
+    else:
+        ray.init(num_cpus=max(os.cpu_count() or 1, workers), include_dashboard=False, log_to_driver=False)
+        started = True
+    cpus = ray.cluster_resources().get("CPU", 0)
+    if cpus < workers:
+        warnings.warn(
+            f"Ray has {cpus:g} CPUs for {workers} rollout workers of one CPU each: the run waits "
+            "until the cluster has them",
+            stacklevel=2,
+        )
+    return ray, started
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -519,27 +859,18 @@ def train(args: Args, resume: str | None = None) -> Path:
     from tqdm import tqdm
 
     args.validate()
-    rules = resolve_rules(args.rules)
 
-    # Seeding: every source of randomness follows from args.seed.
+    # Seeding: every source of randomness follows from args.seed (the workers' from it and their index).
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.threads:
         torch.set_num_threads(args.threads)
-    league_rng = np.random.default_rng([args.seed, 1])
-    sampler = torch.Generator().manual_seed(args.seed)
+    shuffle = torch.Generator().manual_seed(args.seed)  # the minibatches (CPU indices on any device)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else args.device)
-    if device.type == "cuda":
-        sampler = torch.Generator(device=device).manual_seed(args.seed)
 
     net = ActorCritic.for_args(args).to(device)
-    width = input_size(args.inputs)
-
-    def prepare(observations: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(policy_inputs(observations, args.inputs))
-
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     progress = {"global_step": 0, "update": 0, "hands": 0}
     if resume is not None:
@@ -562,52 +893,16 @@ def train(args: Args, resume: str | None = None) -> Path:
         "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
     )
 
-    # The league: kinds 0..len(COMPILED)-1 are compiled policies, K+j is snapshot j of the pool.
-    kinds = [k for k in LEAGUE_KINDS if args.opponents.get(k, 0) > 0]
-    weights = np.array([args.opponents[k] for k in kinds], dtype=np.float64)
-    weights /= weights.sum()
-    snapshots: list[MaskedPolicy] = []
-
-    def take_snapshot() -> None:
-        snap = copy.deepcopy(net.actor).eval().requires_grad_(False)
-        snapshots.append(snap)
-        del snapshots[: -args.snapshot_pool]
-
-    take_snapshot()
-    n_compiled = len(COMPILED_OPPONENTS)
-
-    def draw_opponents(k: int) -> np.ndarray:
-        picked = league_rng.choice(len(kinds), size=k, p=weights)
-        codes = np.array([LEAGUE_KINDS.index(kinds[p]) for p in picked], dtype=np.int64)
-        is_snap = codes == LEAGUE_KINDS.index("snapshot")
-        codes[is_snap] = n_compiled + league_rng.integers(0, len(snapshots), size=int(is_snap.sum()))
-        return codes
-
-    N, T = args.num_envs, args.num_steps
-    venv = VectorGinRummy(N, rules=rules, seed=args.seed, turn_limit=args.turn_limit)
-    obs_np, mask_np, player = venv.reset()
-    seats = league_rng.integers(0, 2, size=N)
-    opponent = draw_opponents(N)
-
-    # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.
-    b_obs = torch.zeros((T, N, width), dtype=torch.float32)
-    b_mask = torch.zeros((T, N, NUM_ACTIONS), dtype=torch.bool)
-    b_opp = torch.zeros((T, N, NUM_CARDS), dtype=torch.float32)
-    b_act = torch.zeros((T, N), dtype=torch.int64)
-    b_logp = torch.zeros((T, N))
-    b_val = torch.zeros((T, N))
-    b_rew = torch.zeros((T, N))
-    b_valid = torch.zeros((T, N), dtype=torch.bool)
-    b_term = torch.zeros((T, N), dtype=torch.bool)  # the hand ended in a terminal result after it
-    b_trunc = torch.zeros((T, N), dtype=torch.bool)  # the hand was truncated after it
-    b_trunc_val = torch.zeros((T, N))  # then: the value of the learner's final view of that hand
-    b_phi = torch.zeros((T, N))  # the shaping potential of the learner's decision
-    last = np.full(N, -1, dtype=np.int64)  # the learner's last decision of the open hand (this rollout)
+    # The rollout workers; their league starts with a snapshot of the network as it is now.
+    workers = RolloutWorkers(args, network_weights(net), device)
+    snapshot_due = False
 
     num_updates = max(1, math.ceil(args.total_steps / args.batch_envs_steps))
     start_update = progress["update"]
     bar = tqdm(total=num_updates, initial=start_update, disable=not args.progress, unit="update", desc="ppo")
-    timing = {"env": 0.0, "inference": 0.0, "update": 0.0}
+    # Worker seconds per parallel lane; gather: the rest of collecting (shipping weights and batches,
+    # waiting for the slowest worker).
+    timing = {"env": 0.0, "inference": 0.0, "gather": 0.0, "update": 0.0}
     ep_returns: list[float] = []
     ep_points: list[float] = []
     ep_wins: list[float] = []
@@ -615,210 +910,131 @@ def train(args: Args, resume: str | None = None) -> Path:
     started = time.perf_counter()
     steps_at_start = progress["global_step"]
 
-    for update in range(start_update + 1, num_updates + 1):
-        if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
-        b_valid.zero_()
-        b_rew.zero_()
-        b_term.zero_()
-        b_trunc.zero_()
-        b_trunc_val.zero_()
-        last[:] = -1
-        net.eval()
-        for t in range(T):
+    try:
+        for update in range(start_update + 1, num_updates + 1):
+            if args.anneal_lr:
+                optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
             tick = time.perf_counter()
-            learner = player == seats
-            li = np.flatnonzero(learner)
-            actions = np.zeros(N, dtype=np.int64)
-            opp_hand = card_bits(venv.hands()[li, 1 - seats[li]])
-            # Network inputs only where a network moves: the learner's slots and the snapshots'.
-            netted = np.flatnonzero(learner | (opponent >= n_compiled))
-            obs_t = torch.zeros((N, width), dtype=torch.float32)
-            obs_t[netted] = prepare(obs_np[netted])
-            mask_t = torch.from_numpy(mask_np.astype(np.bool_))
-            tock = time.perf_counter()
-            timing["env"] += tock - tick
-            with torch.no_grad():
-                if li.size:
-                    o, m = obs_t[li].to(device), mask_t[li].to(device)
-                    logits, value, _ = net(o)
-                    a = sample_actions(logits, m, sampler)
-                    logp, _ = masked_log_probs(logits, m)
-                    actions[li] = a.cpu().numpy()
-                    b_obs[t, li] = obs_t[li]
-                    b_mask[t, li] = mask_t[li]
-                    b_opp[t, li] = torch.from_numpy(opp_hand)
-                    b_act[t, li] = a.cpu()
-                    b_logp[t, li] = logp.gather(1, a[:, None]).squeeze(1).cpu()
-                    b_val[t, li] = value.cpu()
-                    b_valid[t, li] = True
-                    last[li] = t
-                    if args.shaping:
-                        dead = own_deadwood(venv.hands()[li, seats[li]])
-                        b_phi[t, li] = torch.from_numpy(-args.shaping * args.reward_scale * dead)
-                for j, snap in enumerate(snapshots):
-                    sj = np.flatnonzero(~learner & (opponent == n_compiled + j))
-                    if sj.size:
-                        o, m = obs_t[sj].to(device), mask_t[sj].to(device)
-                        actions[sj] = sample_actions(snap(o), m, sampler).cpu().numpy()
+            rollout = Rollout.concat(workers.collect(network_weights(net), snapshot_due))
+            timing["env"] += rollout.env_seconds / workers.parallel
+            timing["inference"] += rollout.inference_seconds / workers.parallel
+            lanes = (rollout.env_seconds + rollout.inference_seconds) / workers.parallel
+            timing["gather"] += max(0.0, time.perf_counter() - tick - lanes)
+            progress["global_step"] += args.num_envs * args.num_steps
+            progress["hands"] += len(rollout.hand_returns)
+            ep_returns.extend(rollout.hand_returns)
+            ep_points.extend(rollout.hand_points)
+            ep_wins.extend(rollout.hand_wins)
+
             tick = time.perf_counter()
-            timing["inference"] += tick - tock
-            for code, policy in enumerate(COMPILED_OPPONENTS):
-                sc = ~learner & (opponent == code)
-                if sc.any():
-                    actions[sc] = venv.policy_actions(policy)[sc]
-            obs_np, mask_np, player, rewards, terminated, truncated = venv.step(actions)
-            ended = np.flatnonzero(terminated | truncated)
-            if ended.size:
-                r = rewards[ended, seats[ended]] * args.reward_scale
-                ep_returns.extend(r.tolist())
-                ep_points.extend((r / args.reward_scale).tolist())
-                ep_wins.extend((r > 0).astype(float).tolist())
-                progress["hands"] += int(ended.size)
-                # The hand's reward belongs to the learner's last decision of that hand.
-                own = ended[last[ended] >= 0]
-                lt = last[own]
-                b_rew[lt, own] += torch.from_numpy(rewards[own, seats[own]] * args.reward_scale)
-                b_term[lt, own] = torch.from_numpy(terminated[own])
-                b_trunc[lt, own] = torch.from_numpy(truncated[own])
-                cut = own[truncated[own]]
-                if cut.size:
-                    final = venv.final_observations[cut, seats[cut]]
+            f_obs, f_mask, f_opp = rollout.obs, rollout.mask, rollout.opp
+            f_act, f_logp, f_val = rollout.actions, rollout.logp, rollout.values
+            f_adv, f_ret = rollout.advantages, rollout.returns
+            batch = f_act.numel()
+            net.train()
+            clipfracs: list[float] = []
+            sums: dict[str, float] = {}
+            stats: dict[str, float] = {}
+            minibatches = 0
+            for _epoch in range(args.update_epochs):
+                order = torch.randperm(batch, generator=shuffle)
+                epoch_kl = 0.0
+                # Exactly num_minibatches equal shares: the learner's decision count varies per rollout,
+                # and a leftover chunk of a few decisions would take a full, noisy optimizer step.
+                chunks = torch.tensor_split(order, min(args.num_minibatches, max(1, batch // 2)))
+                for mb in chunks:
+                    o, m = f_obs[mb].to(device), f_mask[mb].to(device)
+                    logits, value, aux_logits = net(o)
+                    logp_all, entropy = masked_log_probs(logits, m)
+                    new_logp = logp_all.gather(1, f_act[mb, None].to(device)).squeeze(1)
+                    log_ratio = new_logp - f_logp[mb].to(device)
+                    ratio = log_ratio.exp()
                     with torch.no_grad():
-                        b_trunc_val[last[cut], cut] = net(prepare(final).to(device))[1].cpu()
-                last[ended] = -1
-                seats[ended] = league_rng.integers(0, 2, size=ended.size)
-                opponent[ended] = draw_opponents(ended.size)
-            timing["env"] += time.perf_counter() - tick
-        progress["global_step"] += N * T
+                        approx_kl = ((ratio - 1) - log_ratio).mean()
+                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                    adv = f_adv[mb].to(device)
+                    if args.norm_adv:
+                        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    pg_loss = torch.max(
+                        -adv * ratio, -adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                    ).mean()
+                    ret, old_v = f_ret[mb].to(device), f_val[mb].to(device)
+                    if args.clip_vloss:
+                        clipped = old_v + torch.clamp(value - old_v, -args.clip_coef, args.clip_coef)
+                        v_loss = 0.5 * torch.max((value - ret) ** 2, (clipped - ret) ** 2).mean()
+                    else:
+                        v_loss = 0.5 * ((value - ret) ** 2).mean()
+                    ent = entropy.mean()
+                    aux_loss = unseen_card_loss(aux_logits, f_opp[mb].to(device), o)
+                    loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss + args.aux_coef * aux_loss
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                    figs = {
+                        "policy": pg_loss.item(),
+                        "value": v_loss.item(),
+                        "entropy": ent.item(),
+                        "approx_kl": approx_kl.item(),
+                        "aux_opponent_hand": aux_loss.item(),
+                    }
+                    for key, value in figs.items():
+                        sums[key] = sums.get(key, 0.0) + value
+                    minibatches += 1
+                    epoch_kl += figs["approx_kl"] / len(chunks)
+                if args.target_kl is not None and epoch_kl > args.target_kl:
+                    break
+            # Means over every minibatch of the update, not the last one's figures.
+            stats = {key: total / max(minibatches, 1) for key, total in sums.items()}
+            timing["update"] += time.perf_counter() - tick
+            progress["update"] = update
+            # A snapshot of the network as updated joins the league before the next rollout.
+            snapshot_due = update % args.snapshot_every == 0
 
-        # Bootstrap: the open hands' value from the learner's current view of its hand.
-        tick = time.perf_counter()
-        with torch.no_grad():
-            view = prepare(venv.observe(seats)).to(device)
-            next_value = net(view)[1].cpu()
-            if args.shaping:
-                slots = np.arange(N)
-                end_phi = -args.shaping * args.reward_scale * own_deadwood(venv.hands()[slots, seats])
-                b_rew += potential_shaping(
-                    b_phi, b_valid, b_term | b_trunc, torch.from_numpy(end_phi), args.gamma
-                )
-            advantages = learner_gae(
-                b_rew, b_val, b_valid, b_term, b_trunc, b_trunc_val, next_value, args.gamma, args.gae_lambda
-            )
-            returns = advantages + b_val
-
-        flat = b_valid.flatten().nonzero().squeeze(1)
-        f_obs, f_mask, f_opp = (
-            b_obs.flatten(0, 1)[flat],
-            b_mask.flatten(0, 1)[flat],
-            b_opp.flatten(0, 1)[flat],
-        )
-        f_act, f_logp, f_val = b_act.flatten()[flat], b_logp.flatten()[flat], b_val.flatten()[flat]
-        f_adv, f_ret = advantages.flatten()[flat], returns.flatten()[flat]
-        batch = flat.numel()
-        net.train()
-        clipfracs: list[float] = []
-        sums: dict[str, float] = {}
-        stats: dict[str, float] = {}
-        minibatches = 0
-        for _epoch in range(args.update_epochs):
-            order = torch.randperm(batch, generator=sampler if device.type == "cpu" else None)
-            epoch_kl = 0.0
-            # Exactly num_minibatches equal shares: the learner's decision count varies per rollout,
-            # and a leftover chunk of a few decisions would take a full, noisy optimizer step.
-            chunks = torch.tensor_split(order, min(args.num_minibatches, max(1, batch // 2)))
-            for mb in chunks:
-                o, m = f_obs[mb].to(device), f_mask[mb].to(device)
-                logits, value, aux_logits = net(o)
-                logp_all, entropy = masked_log_probs(logits, m)
-                new_logp = logp_all.gather(1, f_act[mb, None].to(device)).squeeze(1)
-                log_ratio = new_logp - f_logp[mb].to(device)
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - log_ratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                adv = f_adv[mb].to(device)
-                if args.norm_adv:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -adv * ratio, -adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                ret, old_v = f_ret[mb].to(device), f_val[mb].to(device)
-                if args.clip_vloss:
-                    clipped = old_v + torch.clamp(value - old_v, -args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * torch.max((value - ret) ** 2, (clipped - ret) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((value - ret) ** 2).mean()
-                ent = entropy.mean()
-                aux_loss = unseen_card_loss(aux_logits, f_opp[mb].to(device), o)
-                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss + args.aux_coef * aux_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-                figs = {
-                    "policy": pg_loss.item(),
-                    "value": v_loss.item(),
-                    "entropy": ent.item(),
-                    "approx_kl": approx_kl.item(),
-                    "aux_opponent_hand": aux_loss.item(),
-                }
-                for key, value in figs.items():
-                    sums[key] = sums.get(key, 0.0) + value
-                minibatches += 1
-                epoch_kl += figs["approx_kl"] / len(chunks)
-            if args.target_kl is not None and epoch_kl > args.target_kl:
-                break
-        # Means over every minibatch of the update, not the last one's figures.
-        stats = {key: total / max(minibatches, 1) for key, total in sums.items()}
-        timing["update"] += time.perf_counter() - tick
-        progress["update"] = update
-        if update % args.snapshot_every == 0:
-            take_snapshot()
-
-        # Logging.
-        step = progress["global_step"]
-        var_y = f_ret.var().item() if batch > 1 else float("nan")
-        explained = float("nan") if not var_y > 0 else 1 - (f_ret - f_val).var().item() / var_y
-        elapsed = time.perf_counter() - started
-        sps = (step - steps_at_start) / max(elapsed, 1e-9)
-        for key, value in stats.items():
-            writer.add_scalar(f"losses/{key}", value, step)
-        writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, step)
-        writer.add_scalar("losses/explained_variance", explained, step)
-        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
-        writer.add_scalar("charts/SPS", sps, step)
-        writer.add_scalar("charts/learner_decisions", batch, step)
-        for key, seconds in timing.items():
-            writer.add_scalar(f"timing/{key}_share", seconds / max(elapsed, 1e-9), step)
-        if ep_returns:
-            figures["return"] = float(np.mean(ep_returns))
-            figures["points"] = float(np.mean(ep_points))
-            writer.add_scalar("charts/episodic_return", figures["return"], step)
-            writer.add_scalar("charts/points_per_hand", figures["points"], step)
-            writer.add_scalar("charts/hand_win_rate", float(np.mean(ep_wins)), step)
-            ep_returns.clear()
-            ep_points.clear()
-            ep_wins.clear()
-        figures["sps"] = sps
-        figures["kl"] = stats.get("approx_kl", float("nan"))
-        latest = run_dir / "checkpoints" / "latest.pt"
-        last_update = update == num_updates
-        evaluate_now = args.eval_every and (update % args.eval_every == 0 or last_update)
-        if last_update or evaluate_now or (args.checkpoint_every and update % args.checkpoint_every == 0):
-            save_training_checkpoint(latest, net, optimizer, args, progress)
-        if evaluate_now:
-            frozen = run_dir / "checkpoints" / f"update_{update}.pt"
-            save_training_checkpoint(frozen, net, optimizer, args, progress)
-            results = evaluate_checkpoint(frozen, args, run_dir / "eval" / f"update_{update}")
-            for level, figs in results.items():
-                writer.add_scalar(f"eval/{level}", figs["points_per_hand"], step)
-                writer.add_scalar(f"eval/{level}_win_rate", figs["win_rate"], step)
-                figures[f"vs_{level}"] = figs["points_per_hand"]
-        writer.flush()
-        bar.set_postfix({k: f"{v:.3g}" for k, v in figures.items()}, refresh=False)
-        bar.update(1)
+            # Logging.
+            step = progress["global_step"]
+            var_y = f_ret.var().item() if batch > 1 else float("nan")
+            explained = float("nan") if not var_y > 0 else 1 - (f_ret - f_val).var().item() / var_y
+            elapsed = time.perf_counter() - started
+            sps = (step - steps_at_start) / max(elapsed, 1e-9)
+            for key, value in stats.items():
+                writer.add_scalar(f"losses/{key}", value, step)
+            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, step)
+            writer.add_scalar("losses/explained_variance", explained, step)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+            writer.add_scalar("charts/SPS", sps, step)
+            writer.add_scalar("charts/learner_decisions", batch, step)
+            for key, seconds in timing.items():
+                writer.add_scalar(f"timing/{key}_share", seconds / max(elapsed, 1e-9), step)
+            if ep_returns:
+                figures["return"] = float(np.mean(ep_returns))
+                figures["points"] = float(np.mean(ep_points))
+                writer.add_scalar("charts/episodic_return", figures["return"], step)
+                writer.add_scalar("charts/points_per_hand", figures["points"], step)
+                writer.add_scalar("charts/hand_win_rate", float(np.mean(ep_wins)), step)
+                ep_returns.clear()
+                ep_points.clear()
+                ep_wins.clear()
+            figures["sps"] = sps
+            figures["kl"] = stats.get("approx_kl", float("nan"))
+            latest = run_dir / "checkpoints" / "latest.pt"
+            last_update = update == num_updates
+            evaluate_now = args.eval_every and (update % args.eval_every == 0 or last_update)
+            if last_update or evaluate_now or (args.checkpoint_every and update % args.checkpoint_every == 0):
+                save_training_checkpoint(latest, net, optimizer, args, progress)
+            if evaluate_now:
+                frozen = run_dir / "checkpoints" / f"update_{update}.pt"
+                save_training_checkpoint(frozen, net, optimizer, args, progress)
+                results = evaluate_checkpoint(frozen, args, run_dir / "eval" / f"update_{update}")
+                for level, figs in results.items():
+                    writer.add_scalar(f"eval/{level}", figs["points_per_hand"], step)
+                    writer.add_scalar(f"eval/{level}_win_rate", figs["win_rate"], step)
+                    figures[f"vs_{level}"] = figs["points_per_hand"]
+            writer.flush()
+            bar.set_postfix({k: f"{v:.3g}" for k, v in figures.items()}, refresh=False)
+            bar.update(1)
+    finally:
+        workers.close()
     bar.close()
     total = sum(timing.values()) or 1.0
     summary = ", ".join(f"{k} {v:.1f} s ({100 * v / total:.0f}%)" for k, v in timing.items())

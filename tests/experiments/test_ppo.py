@@ -1,11 +1,16 @@
 """Masked PPO (ginenv.experiments.ppo): masking, GAE over the learner's decisions, a smoke run read
-back from TensorBoard, checkpoints (round trip, resume, refusals) and the ``train`` command."""
+back from TensorBoard, checkpoints (round trip, resume, refusals), rollout workers on Ray (a local
+instance) and the ``train`` command."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +22,7 @@ from ginenv.experiments.harness import HarnessError
 from ginenv.experiments.ppo import (
     ActorCritic,
     Args,
+    init_ray,
     learner_gae,
     load_training_checkpoint,
     masked_log_probs,
@@ -308,6 +314,27 @@ def test_config_errors_name_the_setting(tmp_path: Path) -> None:
         apply_overrides(Args(), ["gamma=2"]).validate()
 
 
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"backend": "spark"}, "backend must be local or ray, got 'spark'"),
+        ({"workers": 0}, "workers must be a positive integer, got 0"),
+        ({"workers": 3}, r"workers must be a divisor of num_envs \(1024\).*, got 3"),
+    ],
+)
+def test_bad_backends_and_worker_counts_are_refused(changes: dict, message: str) -> None:
+    with pytest.raises(HarnessError, match=message):
+        dataclasses.replace(Args(), **changes).validate()
+
+
+def test_the_train_command_refuses_uneven_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    argv = ["train", "--num-envs", "32", "--workers", "3", "--backend", "ray", "--set", f"runs_dir={runs}"]
+    assert main(argv) == 2
+    assert "workers must be a divisor of num_envs (32)" in capsys.readouterr().err
+    assert not runs.exists()  # refused before Ray or a run folder was started
+
+
 def test_train_command_runs_with_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
     argv = ["train", "--total-steps", "256", "--num-envs", "16", "--experiment", "cli", "--quiet"]
@@ -321,12 +348,13 @@ def test_train_command_runs_with_overrides(tmp_path: Path, capsys: pytest.Captur
         "--set",
         f"runs_dir={runs}",
     ]
-    assert main(argv) == 0
+    assert main([*argv, "--backend", "local", "--workers", "2"]) == 0
     assert "checkpoint:" in capsys.readouterr().out
     (run_dir,) = runs.iterdir()
     assert run_dir.name.startswith("cli__1__")
     ckpt = read_checkpoint(run_dir / "checkpoints" / "latest.pt")
     assert ckpt.config is not None and ckpt.config["num_envs"] == 16 and ckpt.config["hidden"] == [8]
+    assert (ckpt.config["backend"], ckpt.config["workers"]) == ("local", 2)
     assert main(["train", "--set", "hiden=[8]"]) == 2
     assert "unknown setting(s) in --set 'hiden=[8]': hiden" in capsys.readouterr().err
 
@@ -344,3 +372,91 @@ def test_a_run_full_of_truncated_hands_trains(tmp_path: Path) -> None:
     found = scalars(run_dir)
     assert all(math.isfinite(v) for v in found["losses/value"] + found["losses/policy"])
     assert found["charts/points_per_hand"]  # hands ended (truncated ones score 0)
+
+
+# --- rollout workers on Ray ------------------------------------------------------------------------
+
+
+class FakeRay:
+    """Records how :func:`init_ray` initialises Ray."""
+
+    def __init__(self, initialised: bool, cpus: float = 8.0) -> None:
+        self.initialised, self.cpus, self.calls = initialised, cpus, []  # type: ignore[var-annotated]
+
+    def is_initialized(self) -> bool:
+        return self.initialised
+
+    def init(self, **kwargs: Any) -> None:
+        self.calls.append(kwargs)
+        self.initialised = True
+        self.cpus = kwargs.get("num_cpus", self.cpus)
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": self.cpus}
+
+
+def test_ray_is_reused_or_started_locally_or_on_the_cluster_of_ray_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    running = FakeRay(initialised=True)
+    monkeypatch.setitem(sys.modules, "ray", running)
+    assert init_ray(2) == (running, False) and running.calls == []  # reused, never shut down by the run
+    local = FakeRay(initialised=False)
+    monkeypatch.setitem(sys.modules, "ray", local)
+    assert init_ray(64) == (local, True)
+    (call,) = local.calls
+    assert call.get("address") is None and call["num_cpus"] >= 64  # every actor gets its CPU
+    cluster = FakeRay(initialised=False, cpus=2.0)
+    monkeypatch.setitem(sys.modules, "ray", cluster)
+    monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")
+    with pytest.warns(UserWarning, match="Ray has 2 CPUs for 4 rollout workers"):
+        assert init_ray(4) == (cluster, True)
+    assert cluster.calls[0]["address"] == "ray://head:10001" and "num_cpus" not in cluster.calls[0]
+
+
+def comparable(run_dir: Path) -> dict[str, list[float]]:
+    """The run's scalars but the wall-clock ones."""
+    return {k: v for k, v in scalars(run_dir).items() if not k.startswith("timing/") and k != "charts/SPS"}
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[Any]:
+    """A local Ray instance of 2 CPUs for this module's Ray tests (runs reuse it and leave it running)."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_workers_train_like_local_ones_and_write_a_run_that_loads(local_ray: Any, tmp_path: Path) -> None:
+    # One test, not several: under pytest-xdist a module fixture would start Ray once per worker process.
+    args = tiny(tmp_path, backend="ray", workers=2, eval_every=0)
+    ray_dir = train(args)
+    assert local_ray.is_initialized()  # not the run's to shut down
+    deadline = time.time() + 20  # the run ended its actors: their CPUs come free
+    while local_ray.available_resources().get("CPU", 0) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    assert local_ray.available_resources().get("CPU", 0) == 2
+
+    found = scalars(ray_dir)
+    for tag in ("charts/episodic_return", "losses/policy", "losses/value", "charts/learner_decisions"):
+        assert len(found[tag]) == 2, tag  # one per update
+    assert all(math.isfinite(v) for v in found["losses/value"] + found["losses/policy"])
+    # Both workers' decisions reach the update: about half of the 32 slots' 16 steps are the learner's.
+    assert all(150 < v < 370 for v in found["charts/learner_decisions"])
+    path = ray_dir / "checkpoints" / "latest.pt"
+    net = ActorCritic.for_args(args)
+    progress = load_training_checkpoint(str(path), net, torch.optim.Adam(net.parameters()))
+    assert progress["update"] == 2 and progress["global_step"] == 2 * args.num_envs * args.num_steps
+    assert agents.make(f"checkpoint:{path}") is not None
+
+    # The same seed and workers in this process, one after another: the same figures and network.
+    local_dir = train(dataclasses.replace(args, backend="local"))
+    assert comparable(local_dir) == comparable(ray_dir)
+    ray_net = read_checkpoint(path).policy.state_dict()
+    local_net = read_checkpoint(local_dir / "checkpoints" / "latest.pt").policy.state_dict()
+    assert all(torch.equal(ray_net[k], local_net[k]) for k in ray_net)
+    # The split matters: one worker over all the slots deals other hands and trains another network.
+    single = train(dataclasses.replace(args, backend="local", workers=1))
+    assert comparable(single)["charts/episodic_return"] != comparable(ray_dir)["charts/episodic_return"]
