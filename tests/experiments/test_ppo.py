@@ -22,10 +22,12 @@ from ginenv.experiments.harness import HarnessError
 from ginenv.experiments.ppo import (
     ActorCritic,
     Args,
+    RolloutWorker,
     init_ray,
     learner_gae,
     load_training_checkpoint,
     masked_log_probs,
+    network_weights,
     sample_actions,
     train,
 )
@@ -372,6 +374,26 @@ def test_a_run_full_of_truncated_hands_trains(tmp_path: Path) -> None:
     found = scalars(run_dir)
     assert all(math.isfinite(v) for v in found["losses/value"] + found["losses/policy"])
     assert found["charts/points_per_hand"]  # hands ended (truncated ones score 0)
+
+
+# --- kickstarting ----------------------------------------------------------------------------------
+
+
+def test_the_kickstarting_teacher_is_greedy_and_its_weight_decays(tmp_path: Path) -> None:
+    args = dataclasses.replace(
+        tiny(tmp_path), eval_every=0, kickstart=2.0, kickstart_steps=6 * 512, total_steps=8 * 512,
+        learning_rate=1e-3,
+    )  # fmt: skip
+    worker = RolloutWorker(args, 0, args.num_envs, network_weights(ActorCritic.for_args(args)))
+    taught = worker.collect(None, teach=True)
+    # The teacher's action is legal at every learner decision, and the learner (untrained) often differs.
+    assert bool(taught.mask[torch.arange(len(taught.teacher)), taught.teacher].all())
+    assert bool((taught.teacher != taught.actions).any())
+    assert bool((worker.collect(None).teacher == 0).all())  # nothing recorded when not teaching
+    found = scalars(train(args))
+    kick = found["losses/kickstart"]
+    # Logged only while the weight is positive (6 of the 8 updates), and the imitation improves.
+    assert len(kick) == 6 and kick[-1] < kick[0]
 
 
 # --- rollout workers on Ray ------------------------------------------------------------------------
