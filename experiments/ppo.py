@@ -120,6 +120,13 @@ class Args:
     """Weight of the value loss."""
     aux_coef: float = 0.1
     """Weight of the auxiliary opponent-hand loss (0 turns it off; its log-loss is still logged)."""
+    kickstart: float = 0.0
+    """Weight of the kickstarting loss (Schmitt et al. 2018): cross-entropy of the policy against the
+    compiled ``greedy`` policy's action at each learner decision, a teacher that gets the learner
+    past discarding meld cards and ignoring useful discard-pile cards in minutes instead of hours.
+    Annealed linearly to 0 over ``kickstart_steps``, after which PPO alone drives the policy (0: off)."""
+    kickstart_steps: int = 0
+    """Env steps over which the kickstarting weight decays to 0."""
     max_grad_norm: float = 0.5
     """Gradient-norm clip."""
     target_kl: float | None = None
@@ -186,7 +193,7 @@ class Args:
         for name in ("gamma", "gae_lambda"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "a number from 0 to 1")
-        for name in ("ent_coef", "vf_coef", "aux_coef", "shaping"):
+        for name in ("ent_coef", "vf_coef", "aux_coef", "shaping", "kickstart", "kickstart_steps"):
             if getattr(self, name) < 0:
                 raise bad(name, "a number >= 0")
         if self.target_kl is not None and not self.target_kl > 0:
@@ -594,6 +601,7 @@ def train(args: Args, resume: str | None = None) -> Path:
     b_mask = torch.zeros((T, N, NUM_ACTIONS), dtype=torch.bool)
     b_opp = torch.zeros((T, N, NUM_CARDS), dtype=torch.float32)
     b_act = torch.zeros((T, N), dtype=torch.int64)
+    b_teacher = torch.zeros((T, N), dtype=torch.int64)  # the kickstarting teacher's action
     b_logp = torch.zeros((T, N))
     b_val = torch.zeros((T, N))
     b_rew = torch.zeros((T, N))
@@ -663,10 +671,15 @@ def train(args: Args, resume: str | None = None) -> Path:
                         actions[sj] = sample_actions(snap(o), m, sampler).cpu().numpy()
             tick = time.perf_counter()
             timing["inference"] += tick - tock
+            kickstarting = args.kickstart > 0 and progress["global_step"] < args.kickstart_steps
             for code, policy in enumerate(COMPILED_OPPONENTS):
                 sc = ~learner & (opponent == code)
-                if sc.any():
-                    actions[sc] = venv.policy_actions(policy)[sc]
+                teach = policy == "greedy" and kickstarting and li.size
+                if sc.any() or teach:
+                    chosen = venv.policy_actions(policy)
+                    actions[sc] = chosen[sc]
+                    if teach:
+                        b_teacher[t, li] = torch.from_numpy(chosen[li])
             obs_np, mask_np, player, rewards, terminated, truncated = venv.step(actions)
             ended = np.flatnonzero(terminated | truncated)
             if ended.size:
@@ -715,6 +728,12 @@ def train(args: Args, resume: str | None = None) -> Path:
             b_opp.flatten(0, 1)[flat],
         )
         f_act, f_logp, f_val = b_act.flatten()[flat], b_logp.flatten()[flat], b_val.flatten()[flat]
+        f_teacher = b_teacher.flatten()[flat]
+        # The step this rollout began at: the weight decays with the steps trained so far.
+        began = progress["global_step"] - N * T
+        ks_coef = 0.0
+        if args.kickstart_steps:
+            ks_coef = args.kickstart * max(0.0, 1.0 - began / args.kickstart_steps)
         f_adv, f_ret = advantages.flatten()[flat], returns.flatten()[flat]
         batch = flat.numel()
         net.train()
@@ -753,6 +772,10 @@ def train(args: Args, resume: str | None = None) -> Path:
                 ent = entropy.mean()
                 aux_loss = unseen_card_loss(aux_logits, f_opp[mb].to(device), o)
                 loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss + args.aux_coef * aux_loss
+                if ks_coef > 0:
+                    teacher_nll = -logp_all.gather(1, f_teacher[mb, None].to(device)).mean()
+                    loss = loss + ks_coef * teacher_nll
+                    sums["kickstart"] = sums.get("kickstart", 0.0) + teacher_nll.item()
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
