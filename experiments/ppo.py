@@ -158,6 +158,14 @@ class Args:
     Annealed linearly to 0 over ``kickstart_steps``, after which PPO alone drives the policy (0: off)."""
     kickstart_steps: int = 0
     """Env steps over which the kickstarting weight decays to 0."""
+    kickstart_teacher: str = "greedy"
+    """The teacher: ``greedy`` (the compiled policy) or the path of a policy checkpoint (say, a
+    behaviour clone of ``expert`` from :mod:`ginenv.experiments.bc`) whose most likely legal action
+    teaches; it must read the same ``inputs``."""
+    init: str | None = None
+    """A policy checkpoint whose weights start the policy (a behaviour clone, say); its ``inputs``,
+    ``hidden`` and ``card_hidden`` must be this run's. The value and auxiliary heads start fresh.
+    Ignored when resuming."""
     max_grad_norm: float = 0.5
     """Gradient-norm clip."""
     target_kl: float | None = None
@@ -255,6 +263,13 @@ class Args:
         if any(w < 0 for w in weights) or not sum(weights) > 0:
             raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")
         resolve_rules(self.rules)
+        for name, allowed in (
+            ("init", "a file"),
+            ("kickstart_teacher", "greedy or a policy checkpoint file"),
+        ):
+            path = getattr(self, name)
+            if path not in (None, "greedy") and not Path(path).is_file():
+                raise HarnessError(f"{name}: no such checkpoint file {path!r} (allowed: {allowed})")
         if self.eval_every:
             from ginenv import agents
 
@@ -472,6 +487,10 @@ class RolloutWorker:
         self.net.load_state_dict(weights)
         self.width = input_size(args.inputs)
         self.sampler = torch.Generator(device=self.device).manual_seed(sample_seed)
+        self.teacher: MaskedPolicy | None = None
+        if args.kickstart and args.kickstart_teacher != "greedy":
+            self.teacher = policy_from(args.kickstart_teacher, args, "kickstart_teacher").to(self.device)
+            self.teacher.eval().requires_grad_(False)
         self.league_rng = np.random.default_rng(league_seed)
 
         # The league: kinds 0..len(COMPILED)-1 are compiled policies, K+j is snapshot j of the pool.
@@ -568,6 +587,8 @@ class RolloutWorker:
                     self.b_mask[t, li] = mask_t[li]
                     self.b_opp[t, li] = torch.from_numpy(opp_hand)
                     self.b_act[t, li] = a.cpu()
+                    if teach and self.teacher is not None:
+                        self.b_teacher[t, li] = self.teacher(o, m).argmax(1).cpu()
                     self.b_logp[t, li] = logp.gather(1, a[:, None]).squeeze(1).cpu()
                     self.b_val[t, li] = value.cpu()
                     self.b_valid[t, li] = True
@@ -584,7 +605,7 @@ class RolloutWorker:
             inference_s += tick - tock
             for code, policy in enumerate(COMPILED_OPPONENTS):
                 sc = ~learner & (opponent == code)
-                taught = teach and policy == "greedy" and li.size > 0
+                taught = teach and self.teacher is None and policy == "greedy" and li.size > 0
                 if sc.any() or taught:
                     chosen = venv.policy_actions(policy)
                     actions[sc] = chosen[sc]
@@ -774,6 +795,20 @@ def save_training_checkpoint(
     )
 
 
+def policy_from(path: str, args: Args, what: str) -> MaskedPolicy:
+    """The policy of a checkpoint file, refused (CheckpointError) unless it is this run's network."""
+    policy = read_checkpoint(path).policy
+    for key in ("inputs", "card_hidden", "activation"):
+        if getattr(policy, key) != getattr(args, key, "relu"):
+            raise CheckpointError(
+                f"{what} {path}: its network has {key} {getattr(policy, key)!r}, "
+                f"this run {getattr(args, key, 'relu')!r}"
+            )
+    if list(policy.hidden) != list(args.hidden):
+        raise CheckpointError(f"{what} {path}: hidden layers {list(policy.hidden)}, this run {args.hidden}")
+    return policy
+
+
 def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim.Optimizer) -> dict[str, int]:
     """Restore a run from a checkpoint written by :func:`save_training_checkpoint`; its progress.
 
@@ -899,6 +934,8 @@ def train(args: Args, resume: str | None = None) -> Path:
     progress = {"global_step": 0, "update": 0, "hands": 0}
     if resume is not None:
         progress = load_training_checkpoint(resume, net, optimizer)
+    elif args.init is not None:
+        net.actor.load_state_dict(policy_from(args.init, args, "init").state_dict())
 
     run_name = f"{args.experiment}__{args.seed}__{int(time.time())}"
     run_dir = Path(args.runs_dir) / run_name

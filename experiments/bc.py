@@ -1,0 +1,236 @@
+"""Behaviour cloning: a policy network trained to copy a computer level's decisions, in one file.
+
+PPO from scratch, or kickstarted from the compiled ``greedy`` policy, reaches greedy's level and
+stalls there (README, "Training"); the stronger levels are Python agents far too slow to teach
+online at every one of PPO's decisions. So their decisions are recorded once and cloned:
+
+1. ``python -m ginenv.experiments.bc record --level expert --seconds 900 --out DIR``: the level plays
+   itself on hands dealt from seeds ``start, start + 1, ...`` (agent ``i`` of hand ``h`` seeded
+   ``2 h + i``); every decision of both seats is stored as the seat's observation (what the level
+   saw), its legal-action mask and the action, in ``.npz`` shards of :data:`SHARD_HANDS` hands.
+   The same start and number of hands give the same data.
+2. ``python -m ginenv.experiments.bc train DIR --out neural_bc.pt``: a
+   :class:`ginenv.agents.neural.MaskedPolicy` (the PPO trainer's network: features input, card head)
+   minimises the cross-entropy of the level's action under the masked policy; a held-out share of the
+   hands reports the accuracy. The result is a policy-only checkpoint (it plays as
+   ``checkpoint:PATH``) whose ``config`` records the data and settings.
+3. PPO continues from it (``init`` and ``kickstart_teacher`` of :mod:`ginenv.experiments.ppo`).
+
+Shards hold plain arrays only and are read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from ginenv.agents.neural import MaskedPolicy, save_checkpoint
+from torch import nn
+
+from ginenv import agents, gin_rummy_v0
+from ginenv.actions import NUM_ACTIONS
+from ginenv.observation import OBS_SIZE
+
+#: Hands per shard file.
+SHARD_HANDS = 200
+
+
+def record(
+    level: str, out: Path, start: int = 100_000, hands: int | None = None, seconds: float | None = None
+) -> int:
+    """Play ``level`` against itself from hand ``start`` on, for ``hands`` hands or until ``seconds``
+    have passed (whichever is given; both: the first reached), saving its decisions in shards under
+    ``out``. Returns the number of hands played."""
+    if hands is None and seconds is None:
+        raise ValueError("give hands or seconds (or both)")
+    out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
+    played = shard = 0
+
+    def flush() -> None:
+        nonlocal shard
+        if actions:
+            np.savez(
+                out / f"shard_{start}_{shard:03d}.npz",
+                obs=np.array(observations),
+                mask=np.array(masks),
+                action=np.array(actions, dtype=np.int16),
+            )
+            for done in (observations, masks, actions):
+                done.clear()
+            shard += 1
+
+    while (hands is None or played < hands) and (seconds is None or time.perf_counter() - began < seconds):
+        h = start + played
+        env = gin_rummy_v0.env()
+        env.reset(seed=h)
+        players = {p: agents.make(level, seed=2 * h + i) for i, p in enumerate(env.possible_agents)}
+        for seat in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            action = players[seat].act(obs)
+            # Observations are small non-negative integers in hand mode (cards left: at most 31).
+            observations.append(obs["observation"].astype(np.uint8))
+            masks.append(obs["action_mask"].astype(bool))
+            actions.append(action)
+            env.step(action)
+        played += 1
+        if played % SHARD_HANDS == 0:
+            flush()
+    flush()
+    return played
+
+
+def load_shards(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every shard of ``folder``: observations (uint8, as stored), masks, actions, and each row's
+    shard index."""
+    files = sorted(folder.glob("shard_*.npz"))
+    if not files:
+        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
+    parts = []
+    for k, path in enumerate(files):
+        with np.load(path, allow_pickle=False) as data:
+            obs, mask, action = data["obs"], data["mask"], data["action"].astype(np.int64)
+        if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or mask.shape != (len(obs), NUM_ACTIONS):
+            raise ValueError(f"{path}: arrays of unexpected shapes {obs.shape}, {mask.shape}")
+        if not bool(mask[np.arange(len(action)), action].all()):
+            raise ValueError(f"{path}: a recorded action is not legal under its mask")
+        parts.append((obs, mask, action, np.full(len(action), k)))
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+@dataclass
+class BCArgs:
+    """Settings of a behaviour-cloning run."""
+
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layers (the PPO trainer's default, so PPO can continue from the result)."""
+    card_hidden: int = 64
+    """Width of the card head."""
+    inputs: str = "features"
+    """The network input (:mod:`ginenv.features`)."""
+    epochs: int = 6
+    """Passes over the training decisions."""
+    batch_size: int = 1024
+    """Decisions per optimizer step."""
+    learning_rate: float = 1e-3
+    """Adam's learning rate, decayed linearly to 0."""
+    holdout: float = 0.05
+    """Share of the shards kept out of training to report accuracy on."""
+    seed: int = 1
+    """Seeds the initial weights and the shuffling."""
+    threads: int = 1
+    """torch threads."""
+
+
+def train_bc(folder: Path, out: Path, args: BCArgs) -> dict[str, float]:
+    """Clone the decisions in ``folder`` into a policy checkpoint at ``out``; returns the figures."""
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    obs, mask, action, shard = load_shards(folder)
+    shards = int(shard.max()) + 1
+    held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
+    test = shard >= shards - held
+    policy = MaskedPolicy(None, args.hidden, NUM_ACTIONS, inputs=args.inputs, card_hidden=args.card_hidden)
+
+    # Inputs are prepared batch by batch: millions of float32 feature rows would not fit in memory.
+    def x(rows: torch.Tensor) -> torch.Tensor:
+        return policy.prepare(obs[rows.numpy()].astype(np.float32))
+
+    m = torch.from_numpy(mask)
+    y = torch.from_numpy(action)
+    train_idx = torch.from_numpy(np.flatnonzero(~test))
+    test_idx = torch.from_numpy(np.flatnonzero(test))
+    optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
+    steps = args.epochs * math.ceil(len(train_idx) / args.batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / steps)
+    generator = torch.Generator().manual_seed(args.seed)
+
+    def accuracy(idx: torch.Tensor) -> tuple[float, float]:
+        policy.eval()
+        right, loss = 0, 0.0
+        with torch.no_grad():
+            for chunk in idx.split(8192):
+                logits = policy(x(chunk), m[chunk])
+                loss += nn.functional.cross_entropy(logits, y[chunk], reduction="sum").item()
+                right += int((logits.argmax(1) == y[chunk]).sum())
+        policy.train()
+        return right / max(len(idx), 1), loss / max(len(idx), 1)
+
+    began = time.perf_counter()
+    for epoch in range(args.epochs):
+        order = train_idx[torch.randperm(len(train_idx), generator=generator)]
+        for batch in order.split(args.batch_size):
+            loss = nn.functional.cross_entropy(policy(x(batch), m[batch]), y[batch])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+        acc, nll = accuracy(test_idx) if held else accuracy(train_idx)
+        print(f"epoch {epoch + 1}: held-out accuracy {acc:.4f}, cross-entropy {nll:.4f}", flush=True)
+    figures = {
+        "decisions": float(len(y)),
+        "train_decisions": float(len(train_idx)),
+        "heldout_accuracy": acc,
+        "heldout_cross_entropy": nll,
+        "seconds": time.perf_counter() - began,
+    }
+    config = {"algorithm": "behaviour cloning", "data": str(folder), **dataclasses.asdict(args), **figures}
+    save_checkpoint(policy.eval(), out, config=config)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``record`` or ``train`` (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m ginenv.experiments.bc", description="behaviour cloning")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="record a level's self-play decisions")
+    rec.add_argument("--level", default="expert")
+    rec.add_argument("--out", type=Path, required=True)
+    rec.add_argument("--start", type=int, default=100_000)
+    rec.add_argument("--hands", type=int)
+    rec.add_argument("--seconds", type=float)
+    fit = sub.add_parser("train", help="clone recorded decisions into a checkpoint")
+    fit.add_argument("data", type=Path)
+    fit.add_argument("--out", type=Path, required=True)
+    fit.add_argument("--epochs", type=int, default=BCArgs.epochs)
+    fit.add_argument("--seed", type=int, default=BCArgs.seed)
+    fit.add_argument("--batch-size", type=int, default=BCArgs.batch_size)
+    fit.add_argument("--learning-rate", type=float, default=BCArgs.learning_rate)
+    ns = parser.parse_args(argv)
+    try:
+        if ns.command == "record":
+            if not agents.registry.is_known(ns.level):
+                raise ValueError(f"unknown level {ns.level!r}; known: {', '.join(agents.available())}")
+            played = record(ns.level, ns.out, ns.start, ns.hands, ns.seconds)
+            print(f"recorded {played} hands of {ns.level} under {ns.out}")
+        else:
+            figures = train_bc(
+                ns.data,
+                ns.out,
+                BCArgs(
+                    epochs=ns.epochs, seed=ns.seed, batch_size=ns.batch_size, learning_rate=ns.learning_rate
+                ),
+            )
+            print(", ".join(f"{k} {v:.4g}" for k, v in figures.items()))
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""Behaviour cloning (ginenv.experiments.bc): recorded decisions are the level's own, reproducible,
+and a clone trained on them is a checkpoint that plays and that PPO can start from and learn from."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
+from ginenv.experiments.bc import BCArgs, load_shards, main, record, train_bc
+from ginenv.experiments.harness import HarnessError
+from ginenv.experiments.ppo import Args, train
+
+from ginenv import agents, gin_rummy_v0
+
+
+@pytest.fixture(scope="module")
+def greedy_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bc") / "greedy"
+    assert record("greedy", out, start=7, hands=5) == 5
+    return out
+
+
+def test_the_recorded_decisions_are_the_levels_own(greedy_data: Path) -> None:
+    obs, mask, action, shard = load_shards(greedy_data)
+    assert len(obs) == len(mask) == len(action) == len(shard) > 5 * 10
+    # Replay hand 7 (the first recorded) and check the level chose what was stored.
+    env = gin_rummy_v0.env()
+    env.reset(seed=7)
+    players = {p: agents.make("greedy", seed=2 * 7 + i) for i, p in enumerate(env.possible_agents)}
+    row = 0
+    for seat in env.agent_iter():
+        o, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        assert np.array_equal(o["observation"], obs[row].astype(np.float32))
+        act = players[seat].act(o)
+        assert act == action[row] and mask[row, act]
+        env.step(act)
+        row += 1
+    again = greedy_data.parent / "again"
+    record("greedy", again, start=7, hands=5)
+    assert np.array_equal(load_shards(again)[2], action)
+
+
+def test_a_clone_plays_and_ppo_starts_from_it(greedy_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "clone.pt"
+    figures = train_bc(greedy_data, out, BCArgs(hidden=[32], card_hidden=8, epochs=3, holdout=0.0))
+    assert 0.3 < figures["heldout_accuracy"] <= 1.0  # better than chance among the legal actions
+    ckpt = read_checkpoint(out)
+    assert ckpt.training is None and ckpt.config["algorithm"] == "behaviour cloning"
+    assert main(["train", str(greedy_data), "--out", str(tmp_path / "cli.pt"), "--epochs", "1"]) == 0
+    # PPO: the clone's weights start the policy and the clone teaches.
+    args = Args(
+        num_envs=32, num_steps=16, total_steps=2 * 512, hidden=[32], card_hidden=8, eval_every=0,
+        runs_dir=str(tmp_path / "runs"), progress=False, init=str(out), kickstart=1.0,
+        kickstart_steps=10_000, kickstart_teacher=str(out),
+    )  # fmt: skip
+    run = train(args)
+    assert (run / "checkpoints" / "latest.pt").is_file()
+
+
+def test_mismatched_or_missing_starting_points_are_refused(greedy_data: Path, tmp_path: Path) -> None:
+    base = Args(hidden=[32], card_hidden=8, eval_every=0, runs_dir=str(tmp_path), progress=False)
+    with pytest.raises(HarnessError, match=r"init: no such checkpoint file 'nope.pt' \(allowed: a file\)"):
+        dataclasses.replace(base, init="nope.pt").validate()
+    with pytest.raises(HarnessError, match=r"kickstart_teacher: no such checkpoint file .*greedy or a"):
+        dataclasses.replace(base, kickstart_teacher="nope.pt").validate()
+    other = tmp_path / "other.pt"
+    save_checkpoint(MaskedPolicy(hidden=(32,), inputs="features", card_hidden=0), other)
+    with pytest.raises(CheckpointError, match=r"init .*other.pt: its network has card_hidden 0, this run 8"):
+        train(dataclasses.replace(base, init=str(other), total_steps=1))
+
+
+def test_bad_shards_and_commands_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    np.savez(
+        tmp_path / "shard_0_000.npz",
+        obs=np.zeros((2, 532), np.uint8),
+        mask=np.zeros((2, 108), bool),
+        action=np.zeros(2, np.int16),
+    )
+    with pytest.raises(ValueError, match="a recorded action is not legal under its mask"):
+        load_shards(tmp_path)
+    assert main(["train", str(tmp_path / "empty"), "--out", str(tmp_path / "x.pt")]) == 2
+    assert "no shard_*.npz files" in capsys.readouterr().err
+    assert main(["record", "--level", "grandmaster", "--out", str(tmp_path), "--hands", "1"]) == 2
+    assert "unknown level 'grandmaster'" in capsys.readouterr().err
