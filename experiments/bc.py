@@ -210,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--seed", type=int, default=BCArgs.seed)
     fit.add_argument("--batch-size", type=int, default=BCArgs.batch_size)
     fit.add_argument("--learning-rate", type=float, default=BCArgs.learning_rate)
+    fit.add_argument("--threads", type=int, default=BCArgs.threads)
     ns = parser.parse_args(argv)
     try:
         if ns.command == "record":
@@ -222,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
                 ns.data,
                 ns.out,
                 BCArgs(
-                    epochs=ns.epochs, seed=ns.seed, batch_size=ns.batch_size, learning_rate=ns.learning_rate
+                    epochs=ns.epochs,
+                    seed=ns.seed,
+                    batch_size=ns.batch_size,
+                    learning_rate=ns.learning_rate,
+                    threads=ns.threads,
                 ),
             )
             print(", ".join(f"{k} {v:.4g}" for k, v in figures.items()))

@@ -135,9 +135,9 @@ class Args:
     """Discount per learner decision."""
     gae_lambda: float = 0.95
     """GAE's lambda."""
-    num_minibatches: int = 4
+    num_minibatches: int = 32
     """Minibatches per epoch over a rollout's learner decisions."""
-    update_epochs: int = 4
+    update_epochs: int = 2
     """Passes over each rollout."""
     norm_adv: bool = True
     """Normalise advantages per minibatch."""
@@ -151,12 +151,12 @@ class Args:
     """Weight of the value loss."""
     aux_coef: float = 0.1
     """Weight of the auxiliary opponent-hand loss (0 turns it off; its log-loss is still logged)."""
-    kickstart: float = 0.0
+    kickstart: float = 1.0
     """Weight of the kickstarting loss (Schmitt et al. 2018): cross-entropy of the policy against the
     compiled ``greedy`` policy's action at each learner decision, a teacher that gets the learner
     past discarding meld cards and ignoring useful discard-pile cards in minutes instead of hours.
     Annealed linearly to 0 over ``kickstart_steps``, after which PPO alone drives the policy (0: off)."""
-    kickstart_steps: int = 0
+    kickstart_steps: int = 10_000_000
     """Env steps over which the kickstarting weight decays to 0."""
     kickstart_teacher: str = "greedy"
     """The teacher: ``greedy`` (the compiled policy) or the path of a policy checkpoint (say, a
@@ -191,22 +191,22 @@ class Args:
     turn_limit: int = DEFAULT_TURN_LIMIT
     """Draws per hand before it is truncated (0 points; bootstrapped)."""
     opponents: dict[str, float] = field(
-        default_factory=lambda: {"greedy": 0.3, "random": 0.1, "snapshot": 0.6}
+        default_factory=lambda: {"greedy": 0.5, "random": 0.05, "snapshot": 0.45}
     )
     """League mix, drawn per slot at every new hand: weights of greedy, random and snapshot."""
     snapshot_every: int = 10
     """Updates between snapshots of the learner joining the league."""
-    snapshot_pool: int = 5
+    snapshot_pool: int = 10
     """Most recent snapshots kept in the league (a slot's snapshot is drawn uniformly among them)."""
-    eval_every: int = 50
+    eval_every: int = 100
     """Updates between duplicate-deal evaluations through the harness (0: none)."""
-    eval_deals: int = 20
+    eval_deals: int = 100
     """Duplicate deals per level in each evaluation."""
-    eval_levels: list[str] = field(default_factory=lambda: ["greedy", "easy", "normal", "hard"])
+    eval_levels: list[str] = field(default_factory=lambda: ["greedy", "normal", "hard"])
     """The registered agents the learner is evaluated against."""
     eval_workers: int = 1
     """Processes for the evaluation (0: every core)."""
-    checkpoint_every: int = 50
+    checkpoint_every: int = 25
     """Updates between checkpoints (``checkpoints/latest.pt``; one is always written at the end)."""
     runs_dir: str = "runs"
     """Folder of the run folders."""
