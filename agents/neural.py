@@ -649,19 +649,23 @@ class NeuralAgent(Agent):
         )
 
 
-def export_policy(source: PathLike, target: PathLike) -> Checkpoint:
-    """Write the policy of a training checkpoint alone (no value head, optimizer or progress).
+def export_policy(source: PathLike, target: PathLike, keep: Sequence[str] = ("aux",)) -> Checkpoint:
+    """Write the policy of a training checkpoint without what only resuming needs (the value head,
+    the optimizer, progress): what a run ships.
 
-    The file keeps the training ``config``, the observation format and the input encoding, and is
-    a few times smaller: what a run ships. ``source`` is validated like any checkpoint.
+    The file keeps the training ``config``, the observation format, the input encoding and the
+    entries of ``training`` named in ``keep`` that the source has (by default the auxiliary
+    opponent-hand head, small, which :func:`ginenv.experiments.ppo.opponent_hand_predictor` reads).
+    ``source`` is validated like any checkpoint.
     """
     ckpt = read_checkpoint(source)
-    save_checkpoint(ckpt.policy, target, config=ckpt.config)
+    kept = {k: v for k, v in (ckpt.training or {}).items() if k in keep}
+    save_checkpoint(ckpt.policy, target, config=ckpt.config, training=kept or None)
     return read_checkpoint(target)
 
 
-#: The network shipped inside the package as the agent ``neural`` (a policy-only checkpoint whose
-#: ``config`` records the training run that wrote it; see the README's "Training" section).
+#: The network shipped inside the package as the agent ``neural`` (the policy and its auxiliary
+#: opponent-hand head; ``config`` records the training run that wrote it; README, "Training").
 SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "data" / "neural.pt"
 
 

@@ -573,12 +573,19 @@ def test_a_bad_card_head_is_refused(card_hidden: object, message: str, tmp_path:
 def test_the_shipped_network_plays_as_neural() -> None:
     assert "neural" in agents.available()
     ckpt = read_checkpoint(neural.SHIPPED_CHECKPOINT)
-    # A policy-only file of about a megabyte that records the run that trained it.
-    assert ckpt.training is None and ckpt.config is not None
+    # About a megabyte: the policy, its opponent-hand head and the config of the run that trained it.
+    assert ckpt.training is not None and set(ckpt.training) == {"aux"} and ckpt.config is not None
     assert neural.SHIPPED_CHECKPOINT.stat().st_size < 4_000_000
     assert ckpt.policy.inputs == "features" and ckpt.policy.card_hidden > 0
     a, b = agents.make("neural", seed=0), agents.make("neural", seed=0)
     assert a is not b and a.policy is b.policy  # fresh agents, one shared read-only network
+    from ginenv.experiments.ppo import opponent_hand_predictor
+
+    env = gin_rummy_v0.env()
+    env.reset(seed=4)
+    obs = env.observe(env.agent_selection)["observation"]
+    probs = opponent_hand_predictor(neural.SHIPPED_CHECKPOINT)(obs[None])
+    assert probs.shape == (1, 52) and bool(((probs >= 0) & (probs <= 1)).all())
     env = gin_rummy_v0.env()
     env.reset(seed=11)
     for _seat in env.agent_iter():
@@ -593,9 +600,13 @@ def test_export_policy_keeps_the_policy_and_config_only(tmp_path: Path) -> None:
     torch.manual_seed(2)
     policy = MaskedPolicy(hidden=(8,), inputs="features", card_hidden=4)
     source = tmp_path / "training.pt"
-    save_checkpoint(policy, source, config={"seed": 5}, training={"progress": {"update": 3}})
+    aux = {"weight": torch.zeros(52, 8), "bias": torch.zeros(52)}
+    optimizer = {"state": {0: {"exp_avg": torch.zeros(8, policy.obs_size)}}}
+    training = {"progress": {"update": 3}, "aux": aux, "optimizer": optimizer}
+    save_checkpoint(policy, source, config={"seed": 5}, training=training)
     out = neural.export_policy(source, tmp_path / "policy.pt")
-    assert out.training is None and out.config == {"seed": 5}
+    assert out.config == {"seed": 5} and out.training is not None and set(out.training) == {"aux"}
+    assert neural.export_policy(source, tmp_path / "bare.pt", keep=()).training is None
     x = torch.rand(3, policy.obs_size)
     with torch.no_grad():
         assert torch.equal(out.policy(x), policy(x))
