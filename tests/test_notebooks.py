@@ -1,0 +1,104 @@
+"""The research notebooks (``notebooks/*.ipynb``): each one runs from top to bottom without an error,
+is stored without outputs, and passes the project's lint and format checks.
+
+Each notebook is executed by nbclient in a fresh kernel of *this* interpreter (a kernel spec written
+to a temporary folder points at ``sys.executable``, so a ``python3`` kernel installed elsewhere on
+the machine is never picked up), with ``notebooks/`` as its working directory, as Jupyter runs it.
+A cell that raises fails the test with the cell's traceback.
+
+Notebooks are committed with outputs and execution counts stripped (``nbstripout
+notebooks/*.ipynb`` before committing); ``test_stored_without_outputs`` refuses any that are not.
+The repository's ``ruff check .`` skips ``notebooks/`` (``extend-exclude``), so
+``test_notebooks_lint_clean`` runs ruff on the notebook files themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from ipykernel.kernelspec import write_kernel_spec
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+EXPECTED = {
+    "01_quick_start.ipynb",
+    "02_difficulty_ladder.ipynb",
+    "03_reading_the_opponent.ipynb",
+    "04_training.ipynb",
+}
+#: Seconds one cell may run (each notebook takes a minute or two in all on a 2-core machine).
+CELL_TIMEOUT = 900
+KERNEL = "ginenv-test"
+
+
+def test_the_notebooks_are_there() -> None:
+    assert {p.name for p in NOTEBOOKS} >= EXPECTED
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_without_outputs(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    dirty = [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
+    ]
+    assert not dirty, (
+        f"{path.name}: cells {dirty} are stored with outputs or execution counts; "
+        f"run `nbstripout notebooks/*.ipynb` before committing"
+    )
+
+
+def test_nbstripout_leaves_them_unchanged() -> None:
+    """Nothing else that nbstripout removes (cell metadata, widget state, ...) is stored either."""
+    done = subprocess.run(
+        [sys.executable, "-m", "nbstripout", "--verify", *map(str, NOTEBOOKS)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}run `nbstripout notebooks/*.ipynb`"
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["check", "format"])
+def test_notebooks_lint_clean(command: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, *map(str, NOTEBOOKS)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, f"ruff {' '.join(command)} notebooks/*.ipynb:\n{done.stdout}{done.stderr}"
+
+
+@pytest.fixture(scope="module")
+def kernel_specs(tmp_path_factory: pytest.TempPathFactory) -> KernelSpecManager:
+    """Kernel specs holding one kernel that runs this interpreter (the project's venv)."""
+    folder = tmp_path_factory.mktemp("kernels")
+    write_kernel_spec(folder / KERNEL, overrides={"display_name": f"ginenv tests ({sys.executable})"})
+    return KernelSpecManager(kernel_dirs=[str(folder)])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs(path: Path, kernel_specs: KernelSpecManager, tmp_path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    manager = KernelManager(kernel_name=KERNEL, kernel_spec_manager=kernel_specs)
+    client = NotebookClient(
+        nb,
+        km=manager,
+        timeout=CELL_TIMEOUT,
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+    )
+    # The notebooks write their run folders under tempfile's folder: here, this test's tmp_path.
+    client.execute(env={**os.environ, "TMPDIR": str(tmp_path)})  # a cell that raises: CellExecutionError
+    errors = [o for cell in nb.cells for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
