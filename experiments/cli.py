@@ -31,6 +31,7 @@ from ginenv.experiments.harness import (
     HarnessError,
     check_seed,
     evaluate,
+    single_thread_torch,
 )
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
@@ -91,6 +92,7 @@ def _announce_seed(args: argparse.Namespace, seed: int) -> None:
 
 
 def _cmd_ladder(args: argparse.Namespace) -> int:
+    single_thread_torch()  # games are played one at a time; torch's threads only spin
     from ginenv.experiments.config import load_ladder_file, to_eval_config
     from ginenv.experiments.report import format_table
 
@@ -124,6 +126,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
+    single_thread_torch()  # games are played one at a time; torch's threads only spin
     from ginenv.experiments.config import check_agent_names, resolve_rules
     from ginenv.experiments.report import format_table, strict_json
 
@@ -187,6 +190,7 @@ def _check_save_path(path: str) -> Path:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    single_thread_torch()  # games are played one at a time; torch's threads only spin
     import traceback
 
     from ginenv.experiments.config import check_agent_names, resolve_rules

@@ -433,13 +433,17 @@ def _run_chunk(
     agent_factory: AgentFactory | None = None,
     digests: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    _one_torch_thread()
+    single_thread_torch()
     cfg = config_from_dict(cfg_dict)
     cache: dict[str, Any] = {}
     return [play_unit((a, b), deal, cfg, cache, agent_factory, digests) for a, b, deal in units]
 
 
-def _one_torch_thread() -> None:
+def single_thread_torch() -> None:
+    """Run torch on one thread in this process (set before torch loads, or on it if loaded).
+
+    For processes that play games: each plays one game at a time, so torch's threads only spin.
+    """
     # A worker process plays one game at a time and the parallelism is across workers: a neural
     # agent's one-observation forward pass on several torch threads spun against the other workers
     # and took 40 ms instead of 1.5 ms (measured on 2 cores). Set before torch loads, or on it.
