@@ -32,7 +32,7 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
     return shipped_agent(seed=seed, **kwargs)
 
 
-register("neural", _neural, "PPO network trained against a league, kickstarted from greedy (shipped)")
+register("neural", _neural, "shipped network: a behaviour clone of expert improved by PPO against a league")
 
 __all__ = [
     "Agent",
