@@ -262,20 +262,28 @@ def _read_bytes(path: PathLike) -> bytes:
         raise CheckpointError("no checkpoint path given (write checkpoint:PATH)")
     if not isinstance(path, (str, os.PathLike)):
         raise CheckpointError(f"a checkpoint path must be a string or path, got {type(path).__name__}")
+    return read_bounded(path, CheckpointError, "checkpoint", "checkpoint file")
+
+
+def read_bounded(path: PathLike, error: type[Exception], what: str, kind: str) -> bytes:
+    """The whole of a file that may come from anyone, read at most :data:`MAX_CHECKPOINT_BYTES`.
+
+    A missing, unreadable, folder or too large ``path`` raises ``error`` with one line naming
+    ``what`` it should be ("no checkpoint at PATH") and its ``kind`` of file ("PATH is a folder,
+    not a checkpoint file"); the size is checked before anything is read.
+    """
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_CHECKPOINT_BYTES:
-                raise CheckpointError(
-                    f"{path} is {size} bytes; a checkpoint may be at most {MAX_CHECKPOINT_BYTES} bytes"
-                )
+                raise error(f"{path} is {size} bytes; a {what} may be at most {MAX_CHECKPOINT_BYTES} bytes")
             return f.read(MAX_CHECKPOINT_BYTES + 1)
     except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint at {path}") from None
+        raise error(f"no {what} at {path}") from None
     except IsADirectoryError:
-        raise CheckpointError(f"{path} is a folder, not a checkpoint file") from None
+        raise error(f"{path} is a folder, not a {kind}") from None
     except OSError as err:
-        raise CheckpointError(f"cannot read checkpoint {path}: {err.strerror or err}") from None
+        raise error(f"cannot read {what} {path}: {err.strerror or err}") from None
 
 
 def checkpoint_digest(path: PathLike) -> str:

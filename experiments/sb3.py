@@ -57,6 +57,7 @@ from ginenv.agents.neural import (
     MaskedPolicy,
     PathLike,
     load_checkpoint,
+    read_bounded,
     save_checkpoint,
 )
 from gymnasium import spaces
@@ -276,18 +277,8 @@ def _read_save_file(source: Path, activation: str | None) -> tuple[dict[str, tor
     came from (its ``activation``: the one given, checked against the file's plain-text hints, else
     the hinted one, else tanh); the ``data`` member is read as JSON, never unpickled."""
     not_sb3 = f"{source} is not a Stable-Baselines3 save file (the .zip that model.save() writes)"
-    try:
-        with open(source, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > MAX_CHECKPOINT_BYTES:
-                raise SB3ExportError(f"{source} is {size} bytes; at most {MAX_CHECKPOINT_BYTES} are read")
-            raw = f.read(MAX_CHECKPOINT_BYTES + 1)
-    except FileNotFoundError:
-        raise SB3ExportError(f"no Stable-Baselines3 save file at {source}") from None
-    except IsADirectoryError:
-        raise SB3ExportError(f"{source} is a folder, not a Stable-Baselines3 save file (.zip)") from None
-    except OSError as err:
-        raise SB3ExportError(f"cannot read {source}: {err.strerror or err}") from None
+    what = "Stable-Baselines3 save file"
+    raw = read_bounded(source, SB3ExportError, what, f"{what} (.zip)")
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             names = archive.namelist()
