@@ -396,7 +396,7 @@ def potential_shaping(
 
 def own_deadwood(hands: np.ndarray) -> np.ndarray:
     """Least deadwood of each hand (int64 masks): of the 10 cards, or after the best discard of 11."""
-    return kernels.hand_features_many(hands)[:, -1].astype(np.float32)
+    return kernels.own_deadwood_many(hands).astype(np.float32)
 
 
 def unseen_card_loss(aux_logits: torch.Tensor, opponent: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:

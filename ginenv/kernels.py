@@ -330,6 +330,21 @@ def deadwood_many(masks: np.ndarray) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def own_deadwood(mask: int) -> int:
+    """A hand's deadwood as its holder counts it: of 10 cards, or after the best discard of 11."""
+    return best_discard_deadwood(mask) if popcount(mask) >= 11 else min_deadwood(mask)
+
+
+@njit(cache=True)
+def own_deadwood_many(masks: np.ndarray) -> np.ndarray:
+    """:func:`own_deadwood` of each mask of an int64 array (the batched call)."""
+    out = np.empty(masks.size, dtype=np.int64)
+    for i in range(masks.size):
+        out[i] = own_deadwood(masks[i])
+    return out
+
+
 #: Per-card planes of :func:`hand_features_many`, in order (one entry per card id each).
 FEATURE_PLANES = ("after_discard", "after_draw", "meldable")
 
@@ -368,7 +383,7 @@ def hand_features_many(hands: np.ndarray) -> np.ndarray:
                 low = rest & -rest
                 rest ^= low
                 out[i, 52 + lowest_card(low)] = best_discard_deadwood(hand | low)
-            out[i, 3 * 52] = min_deadwood(hand)
+            out[i, 3 * 52] = own_deadwood(hand)
         melded = meldable(hand)
         while melded:
             low = melded & -melded
