@@ -489,8 +489,8 @@ class RolloutWorker:
         self.sampler = torch.Generator(device=self.device).manual_seed(sample_seed)
         self.teacher: MaskedPolicy | None = None
         if args.kickstart and args.kickstart_teacher != "greedy":
-            self.teacher = policy_from(args.kickstart_teacher, args, "kickstart_teacher").to(self.device)
-            self.teacher.eval().requires_grad_(False)
+            teacher = policy_from(args.kickstart_teacher, self.net.actor, "kickstart_teacher")
+            self.teacher = teacher.to(self.device).eval().requires_grad_(False)
         self.league_rng = np.random.default_rng(league_seed)
 
         # The league: kinds 0..len(COMPILED)-1 are compiled policies, K+j is snapshot j of the pool.
@@ -795,17 +795,29 @@ def save_training_checkpoint(
     )
 
 
-def policy_from(path: str, args: Args, what: str) -> MaskedPolicy:
-    """The policy of a checkpoint file, refused (CheckpointError) unless it is this run's network."""
-    policy = read_checkpoint(path).policy
-    for key in ("inputs", "card_hidden", "activation"):
-        if getattr(policy, key) != getattr(args, key, "relu"):
+def check_same_network(found: MaskedPolicy, wanted: MaskedPolicy, where: str) -> None:
+    """Refuse (CheckpointError, starting with ``where``) a checkpoint's policy not built like
+    ``wanted``, this run's: another input, card head, activation or hidden layers."""
+    for key, phrase in (
+        ("inputs", "reads inputs"),
+        ("card_hidden", "has card_hidden"),
+        ("activation", "has activation"),
+        ("hidden", "has hidden layers"),
+    ):
+        have, want = getattr(found, key), getattr(wanted, key)
+        if key == "hidden":
+            have, want = list(have), list(want)
+        if have != want:
             raise CheckpointError(
-                f"{what} {path}: its network has {key} {getattr(policy, key)!r}, "
-                f"this run {getattr(args, key, 'relu')!r}"
+                f"{where}: its network {phrase} {have!r}, this run {want!r}; set {key} to match"
             )
-    if list(policy.hidden) != list(args.hidden):
-        raise CheckpointError(f"{what} {path}: hidden layers {list(policy.hidden)}, this run {args.hidden}")
+
+
+def policy_from(path: str, wanted: MaskedPolicy, what: str) -> MaskedPolicy:
+    """The policy of a checkpoint file (``what``: the setting naming it), refused (CheckpointError)
+    unless it is built like ``wanted``, this run's policy."""
+    policy = read_checkpoint(path).policy
+    check_same_network(policy, wanted, f"{what} {path}")
     return policy
 
 
@@ -815,22 +827,7 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
     A policy-only checkpoint, another network shape or anything malformed: CheckpointError.
     """
     ckpt = read_checkpoint(path)  # refuses another observation format, corrupt files, bad weights
-    if ckpt.policy.inputs != net.actor.inputs:
-        raise CheckpointError(
-            f"{path}: the checkpoint's network reads inputs {ckpt.policy.inputs!r}, this run "
-            f"{net.actor.inputs!r}; set inputs to match to resume it"
-        )
-    for what in ("card_hidden", "activation"):
-        if getattr(ckpt.policy, what) != getattr(net.actor, what):
-            raise CheckpointError(
-                f"{path}: the checkpoint's network has {what} {getattr(ckpt.policy, what)!r}, this run "
-                f"{getattr(net.actor, what)!r}; set it to match to resume the run"
-            )
-    if list(ckpt.policy.hidden) != list(net.actor.hidden):
-        raise CheckpointError(
-            f"{path}: the checkpoint's network has hidden layers {list(ckpt.policy.hidden)}, this run "
-            f"{list(net.actor.hidden)}; set hidden to match to resume it"
-        )
+    check_same_network(ckpt.policy, net.actor, path)
     training = ckpt.training
     if training is None:
         raise CheckpointError(
@@ -935,7 +932,7 @@ def train(args: Args, resume: str | None = None) -> Path:
     if resume is not None:
         progress = load_training_checkpoint(resume, net, optimizer)
     elif args.init is not None:
-        net.actor.load_state_dict(policy_from(args.init, args, "init").state_dict())
+        net.actor.load_state_dict(policy_from(args.init, net.actor, "init").state_dict())
 
     run_name = f"{args.experiment}__{args.seed}__{int(time.time())}"
     run_dir = Path(args.runs_dir) / run_name
