@@ -3,8 +3,8 @@
 Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
 ``match A B`` (one head-to-head), ``demo`` (one printed hand or match), ``replay FILE`` (check a
 replay), ``train`` (masked PPO, :mod:`ginenv.experiments.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a
-Stable-Baselines3 MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.sb3.export_maskable_ppo`).
-Interactive play will join as ``play``.
+Stable-Baselines3 MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.sb3.export_maskable_ppo`),
+``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play_server`).
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
@@ -321,6 +321,65 @@ def _cmd_export_sb3(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_play(args: argparse.Namespace) -> int:
+    single_thread_torch()  # one decision at a time; torch's threads would only spin
+    import ipaddress
+    import socket
+    import webbrowser
+
+    from ginenv.experiments.config import check_agent_names
+    from ginenv.experiments.play import PlayError
+    from ginenv.experiments.play_server import create_app, serve_in_background
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise HarnessError(f"--port must be between 0 and 65535 (0: any free port), got {args.port}")
+    if args.pace_ms < 0 or args.pace_ms > 10_000:
+        raise HarnessError(f"--pace-ms must be between 0 and 10000 milliseconds, got {args.pace_ms}")
+    check_agent_names([args.opponent], _registered())
+    replay_dir = Path(args.replay_dir).expanduser()
+    try:
+        replay_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise HarnessError(f"--replay-dir {replay_dir}: cannot create it ({err.strerror or err})") from None
+    # A port that is taken is said plainly, before uvicorn logs its own traceback-like lines.
+    with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+        try:
+            probe.bind((args.host, args.port))
+        except OSError as err:
+            raise HarnessError(
+                f"cannot listen on {args.host}:{args.port} ({err.strerror or err}); choose another --port"
+            ) from None
+    try:
+        app = create_app(
+            replay_dir=replay_dir,
+            pace_ms=args.pace_ms,
+            opponent=args.opponent,
+            preset=args.rules,
+            daily=args.daily,
+            autostart=True,
+        )
+    except PlayError as err:
+        raise HarnessError(str(err)) from None
+    server = serve_in_background(app, host=args.host, port=args.port)
+    url = server.url if ":" not in args.host else server.url.replace(args.host, f"[{args.host}]")
+    what = "the game of the day against normal" if args.daily else f"{args.opponent}, rules {args.rules!r}"
+    print(f"ginenv play: {what} at {url}  (replays in {replay_dir}; Ctrl-C stops)", flush=True)
+    try:
+        loopback = ipaddress.ip_address(socket.gethostbyname(args.host)).is_loopback
+    except (OSError, ValueError):
+        loopback = False
+    if not loopback:
+        print(f"ginenv play: warning: listening on {args.host}, reachable from other machines", flush=True)
+    if not args.no_browser:
+        webbrowser.open(url)
+    try:
+        while server.thread.is_alive():
+            server.thread.join(timeout=0.5)
+    finally:
+        server.stop()
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors on one line (no usage block) and exit status 2."""
 
@@ -431,6 +490,33 @@ def build_parser() -> argparse.ArgumentParser:
         "else tanh, SB3's MlpPolicy default)",
     )
     exp.set_defaults(func=_cmd_export_sb3)
+
+    play = sub.add_parser("play", help="play a match against an agent in the browser (a local web page)")
+    play.add_argument(
+        "--opponent",
+        default="normal",
+        help="the computer player: a registered agent or checkpoint:PATH (default normal)",
+    )
+    play.add_argument("--rules", default="standard", help="rules preset (default standard)")
+    play.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765; 0: any free)")
+    play.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    play.add_argument("--no-browser", action="store_true", help="print the address, do not open a browser")
+    play.add_argument(
+        "--daily",
+        action="store_true",
+        help="the game of the day: the same deals for everyone today, vs normal",
+    )
+    play.add_argument(
+        "--replay-dir",
+        default=str(Path("~") / ".ginenv" / "replays"),
+        help="where every game is saved as a replay (default ~/.ginenv/replays)",
+    )
+    play.add_argument(
+        "--pace-ms", type=int, default=800, help="milliseconds shown per computer move (default 800)"
+    )
+    play.set_defaults(func=_cmd_play)
 
     rep = sub.add_parser("replay", help="play a replay file back and check its results")
     rep.add_argument("file")
