@@ -160,7 +160,7 @@ class Table:
     ``allowed`` lists the opponents the table accepts; ``seed`` seeds the deals and the computer
     (drawn from the OS when ``None``); ``daily`` makes it the game of that day (``normal``, the
     standard rules, :func:`daily_seed`); ``replay_dir`` is where the replay is written when the match
-    ends or is abandoned (``None``: not written).
+    ends or is abandoned (``None``: not written); ``decks`` and ``dealer`` script the deals (tests).
     """
 
     def __init__(
@@ -174,6 +174,8 @@ class Table:
         daily: dt.date | None = None,
         replay_dir: Path | None = None,
         table_id: str | None = None,
+        decks: Sequence[Sequence[str]] | None = None,
+        dealer: int | None = None,
     ) -> None:
         if daily is not None:
             opponent, preset_name, seed = DAILY_OPPONENT, DAILY_PRESET, daily_seed(daily)
@@ -190,7 +192,12 @@ class Table:
         self.label = opponent_label(self.opponent)
         self.agent = make_agent(self.opponent, self.rules)
         self.env = gin_rummy_v0.raw_env(rules=self.rules, mode="match")
-        self.env.reset(seed=self.seed)
+        options: dict[str, Any] = {}
+        if decks is not None:  # scripted deals (tests): dealt in order, then shuffled from the seed
+            options["decks"] = [list(d) for d in decks]
+        if dealer is not None:
+            options["dealer"] = dealer
+        self.env.reset(seed=self.seed, options=options or None)
         self.stage = "play"  # play | showdown | over
         self.events: list[Event] = []
         self.showdown: dict[str, Any] | None = None

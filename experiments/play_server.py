@@ -155,6 +155,8 @@ def create_app(
     games: OrderedDict[str, _Slot] = OrderedDict()
     games_lock = threading.Lock()
     app = FastAPI(title="ginenv play", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+    # The tables by id, for tests and tools in this process (never sent: they hold the hidden cards).
+    app.state.tables = games
 
     @app.exception_handler(PlayError)
     async def play_error(_: Request, err: PlayError) -> JSONResponse:
@@ -302,6 +304,12 @@ def create_app(
         return _frames(data, "")
 
     return app
+
+
+def add_table(app: FastAPI, table: Table) -> str:
+    """Serve an already dealt table under its id (tests script deals and computer moves this way)."""
+    app.state.tables[table.id] = _Slot(table, threading.Lock())
+    return table.id
 
 
 def _frames(data: Any, name: str) -> dict[str, Any]:

@@ -1,0 +1,502 @@
+"""The play table and its HTTP API (experiments/play.py, experiments/play_server.py), without a browser.
+
+Whole hands are scripted by card names: the person's moves go through the API, the computer's come
+from a scripted agent. The privacy test plays whole matches against real levels and checks that no
+answer before a showdown names a card the person cannot know.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from ginenv.agents.base import Agent
+from ginenv.experiments.harness import make_agent as harness_make_agent
+from ginenv.experiments.play import Table, daily_seed, replay_frames
+from ginenv.experiments.play_server import add_table, create_app
+from policies import deck
+
+from ginenv.actions import action_id, action_name
+from ginenv.cards import CARD_NAMES, cards_of
+from ginenv.replay import load_replay, play_replay
+from ginenv.rules import Rules
+
+CARD_TOKEN = re.compile(r"\b([A2-9TJQK][scdh])\b")
+
+
+class Scripted(Agent):
+    """A computer player that plays the listed action names in order (and checks each is legal)."""
+
+    name = "scripted"
+
+    def __init__(self, moves: list[str]) -> None:
+        super().__init__(0)
+        self.moves = list(moves)
+
+    def act(self, observation: Any) -> int:
+        action = action_id(self.moves.pop(0))
+        assert observation["action_mask"][action], f"scripted {action_name(action)} is illegal here"
+        return action
+
+
+class Raising(Agent):
+    name = "raising"
+
+    def act(self, observation: Any) -> int:
+        raise RuntimeError("boom")
+
+
+def make_client(tmp_path: Path, script: list[str] | None = None, **kwargs: Any) -> TestClient:
+    def build(name: str, rules: Rules) -> Any:
+        if script is not None:
+            return Scripted(script)
+        return harness_make_agent(name, rules=rules)
+
+    app = create_app(replay_dir=tmp_path / "replays", pace_ms=0, make_agent=build, **kwargs)
+    return TestClient(app)
+
+
+def scripted_game(client: TestClient, decks: list[list[str]], script: list[str], dealer: int = 1) -> str:
+    """A match on these deals (the person is player_0), the computer playing ``script``."""
+    table = Table(
+        "normal",
+        "standard",
+        allowed=["normal"],
+        make_agent=lambda n, r: Scripted(script),
+        seed=1,
+        decks=decks,
+        dealer=dealer,
+    )
+    return add_table(client.app, table)  # type: ignore[arg-type]
+
+
+def move(client: TestClient, gid: str, action: str, status: int = 200) -> dict[str, Any]:
+    r = client.post(f"/api/games/{gid}/action", json={"action": action})
+    assert r.status_code == status, r.json()
+    return r.json()
+
+
+def advance(client: TestClient, gid: str) -> dict[str, Any]:
+    r = client.post(f"/api/games/{gid}/advance")
+    assert r.status_code == 200, r.json()
+    return r.json()
+
+
+# ---------------------------------------------------------------------------- whole hands by name
+
+
+# The person (non-dealer) holds As-4s, three 5s and two 9s; the stock's first card, 9h, gives gin.
+GIN_DEAL = deck(
+    "As 2s 3s 4s 5c 5d 5h 9c 9d Kh",
+    "7c 7d 7s 8s Ts Qc Qd 2c 3d Jh",
+    "Kd",
+    "9h 6c",
+)
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    with make_client(tmp_path) as c:
+        yield c
+
+
+def test_a_scripted_gin_shows_both_hands_and_the_points(client: TestClient) -> None:
+    gid = scripted_game(client, [GIN_DEAL], ["pass"])
+    view = client.get(f"/api/games/{gid}").json()
+    assert view["phase"] == "upcard" and view["turn"] == "you" and view["discard_pile"] == ["Kd"]
+    assert view["hand"]["melds"] == [["As", "2s", "3s", "4s"], ["5c", "5d", "5h"]]
+    assert view["hand"]["deadwood"] == 9 + 9 + 10
+    view = move(client, gid, "pass")
+    assert view["turn"] == "computer"
+    view = advance(client, gid)
+    assert view["events"][-1]["text"] == "Normal (Medium) passed on the upcard Kd."
+    assert "draw_discard" not in view["legal"] and view["legal"] == ["draw_stock"]
+    view = move(client, gid, "draw_stock")
+    assert view["drawn"] == "9h" and view["events"][-1]["text"] == "You drew 9h from the stock."
+    assert view["discard_hints"]["Kh"] == 0
+    assert "knock Kh" in view["legal"]
+    view = move(client, gid, "knock Kh")
+    assert view["stage"] == "showdown" and view["turn"] is None
+    show = view["showdown"]
+    assert show["kind"] == "gin" and show["winner"] == "you" and show["knocker"] == "you"
+    # Gin: 25 plus the computer's deadwood (7c 7d 7s is a set, the rest is loose: 8+10+10+10+2+3+10 = 53).
+    assert show["points"] == 25 + 53
+    assert show["computer"]["melds"] == [["7s", "7c", "7d"]] and show["computer"]["deadwood"] == 53
+    assert show["you"]["deadwood_cards"] == [] and show["title"].startswith("You go gin")
+    assert view["scores"] == {"you": 78, "computer": 0}
+    view = client.post(f"/api/games/{gid}/next").json()
+    assert view["stage"] == "play" and view["hand_index"] == 1 and view["events"] == []
+
+
+def test_the_computer_knocks_and_the_game_lays_off_for_the_person(client: TestClient) -> None:
+    # The computer (dealer) melds 777, 8-9-T of spades and 2-3-4 of clubs; it draws 5d and knocks
+    # with Kd, deadwood 5. The person melds 7h 8h 9h and lays off Js and Ac on its runs.
+    layoff_deal = deck(
+        "Js 7h Kc Qc Qh 2d 6d Ac Jc 9h",
+        "7c 7d 7s 8s 9s Ts 2c 3c 4c Kd",
+        "Ks",
+        "8h 5d",
+    )
+    gid = scripted_game(client, [layoff_deal], ["pass", "draw_stock", "knock Kd"])
+    move(client, gid, "pass")
+    advance(client, gid)
+    move(client, gid, "draw_stock")
+    view = move(client, gid, "discard Kc")
+    assert view["turn"] == "computer"
+    advance(client, gid)  # draws 5d (its card is not named)
+    assert client.get(f"/api/games/{gid}").json()["events"][-1]["card"] is None
+    view = advance(client, gid)
+    show = view["showdown"]
+    assert show["knocker"] == "computer" and show["kind"] == "knock"
+    assert sorted(show["you"]["layoffs"]) == ["Ac", "Js"]
+    assert show["computer"]["layoffs"] == [] and show["computer"]["deadwood"] == 5
+    assert show["you"]["melds"] == [["7h", "8h", "9h"]]
+    # The person keeps Qc Qh 2d 6d Jc: 10+10+2+6+10 = 38 after the layoffs.
+    assert show["you"]["deadwood"] == 38 and show["points"] == 38 - 5 and show["winner"] == "computer"
+
+
+def test_the_card_just_taken_cannot_be_discarded_and_nothing_changes(client: TestClient) -> None:
+    gid = scripted_game(client, [GIN_DEAL], [])
+    view = move(client, gid, "draw_discard")  # takes the upcard Kd
+    assert view["taken"] == "Kd" and "discard Kd" not in view["legal"]
+    table = client.app.state.tables[gid].table  # type: ignore[attr-defined]
+    before_state = table.env.state().copy()
+    r = client.post(f"/api/games/{gid}/action", json={"action": "discard Kd"})
+    assert r.status_code == 409
+    assert "you just took it from the discard pile" in r.json()["error"]
+    assert np.array_equal(table.env.state(), before_state)
+    assert client.get(f"/api/games/{gid}").json() == view
+
+
+@pytest.mark.parametrize(
+    ("action", "status", "words"),
+    [
+        ("draw_stock", 409, "already drawn"),
+        ("discard 6c", 409, "not in your hand"),
+        ("knock 9c", 409, "above the knock limit 10"),
+        ("fly away", 400, "unknown action"),
+        ("discard Zz", 400, "unknown card"),
+        ("big_gin", 409, "no big gin"),
+    ],
+)
+def test_illegal_moves_are_explained_and_change_nothing(
+    client: TestClient, action: str, status: int, words: str
+) -> None:
+    gid = scripted_game(client, [GIN_DEAL], [])
+    move(client, gid, "draw_discard")
+    table = client.app.state.tables[gid].table  # type: ignore[attr-defined]
+    before = client.get(f"/api/games/{gid}").json()
+    state = table.env.state().copy()
+    r = client.post(f"/api/games/{gid}/action", json={"action": action})
+    assert r.status_code == status and words in r.json()["error"], r.json()
+    assert np.array_equal(table.env.state(), state)
+    assert client.get(f"/api/games/{gid}").json() == before
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b'{"action": 5}', "action: Input should be a valid string"),
+        (b'{"action": "pass", "cheat": true}', "cheat: Extra inputs are not permitted"),
+        (b"{}", "action: Field required"),
+        (b"[]", "malformed request"),
+    ],
+)
+def test_malformed_requests_get_400_and_change_nothing(client: TestClient, body: bytes, words: str) -> None:
+    gid = client.post("/api/games", json={"opponent": "random", "seed": 5}).json()["id"]
+    before = client.get(f"/api/games/{gid}").json()
+    r = client.post(f"/api/games/{gid}/action", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400 and words in r.json()["error"], r.json()
+    assert client.get(f"/api/games/{gid}").json() == before
+
+
+def test_out_of_turn_and_wrong_stage_requests_are_refused(client: TestClient) -> None:
+    gid = scripted_game(client, [GIN_DEAL], ["pass"])
+    r = client.post(f"/api/games/{gid}/advance")
+    assert r.status_code == 409 and "your turn" in r.json()["error"]
+    r = client.post(f"/api/games/{gid}/next")
+    assert r.status_code == 409 and "still being played" in r.json()["error"]
+    move(client, gid, "pass")
+    r = client.post(f"/api/games/{gid}/action", json={"action": "pass"})
+    assert r.status_code == 409 and "Normal (Medium)'s turn" in r.json()["error"]
+    assert client.get("/api/games/nope").status_code == 404
+    assert "no game with id" in client.post("/api/games/nope/advance").json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"opponent": "grandmaster"}, "unknown opponent 'grandmaster'; choose one of: random"),
+        ({"opponent": "checkpoint:/etc/passwd"}, "unknown opponent"),
+        ({"preset": "vegas"}, "unknown rules preset 'vegas'; known presets: standard"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"daily": "yes"}, "daily: Input should be a valid boolean"),
+    ],
+)
+def test_bad_new_game_requests_are_refused(client: TestClient, body: dict[str, Any], words: str) -> None:
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 400 and words in r.json()["error"], r.json()
+    assert not client.app.state.tables  # type: ignore[attr-defined]
+
+
+def test_a_failing_computer_player_is_reported_and_the_game_is_unchanged(tmp_path: Path) -> None:
+    app = create_app(replay_dir=tmp_path, pace_ms=0, make_agent=lambda n, r: Raising(0))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        gid = c.post("/api/games", json={"opponent": "random", "seed": 2}).json()["id"]
+        view = c.get(f"/api/games/{gid}").json()
+        if view["turn"] == "you":
+            view = move(c, gid, "pass")
+        r = c.post(f"/api/games/{gid}/advance")
+        assert r.status_code == 500
+        assert c.get(f"/api/games/{gid}").json() == view
+
+
+# ---------------------------------------------------------------------------- privacy
+
+
+def _card_names(value: Any) -> set[str]:
+    """Every card name inside a JSON value (strings searched for card tokens)."""
+    if isinstance(value, str):
+        return set(CARD_TOKEN.findall(value))
+    if isinstance(value, dict):
+        return set().union(*(_card_names(k) | _card_names(v) for k, v in value.items()))
+    if isinstance(value, list):
+        return set().union(*(_card_names(v) for v in value))
+    return set()
+
+
+def _hidden_cards(table: Table) -> set[str]:
+    """Cards the person cannot know now: the stock, and the computer's cards never shown face up."""
+    state = table.env.hand
+    shown = {state.upcard} | {c for _, a in state.history if (c := _discarded(a)) is not None}
+    hidden = set(state.stock) | (set(cards_of(state.hands[1])) - shown)
+    return {CARD_NAMES[c] for c in hidden}
+
+
+def _discarded(action: int) -> int | None:
+    from ginenv.actions import action_card
+
+    return action_card(action)
+
+
+def _person_policy(view: dict[str, Any], rng: random.Random) -> str:
+    legal = view["legal"]
+    knocks = [a for a in legal if a.startswith("knock")]
+    if knocks and rng.random() < 0.8:
+        return rng.choice(knocks)
+    return rng.choice([a for a in legal if not a.startswith("knock")] or legal)
+
+
+@pytest.mark.parametrize("opponent", ["normal", "master", "neural"])
+def test_no_answer_names_a_hidden_card_before_the_showdown(tmp_path: Path, opponent: str) -> None:
+    rng = random.Random(opponent)
+    with make_client(tmp_path) as c:
+        view = c.post("/api/games", json={"opponent": opponent, "preset": "seed000_short", "seed": 7}).json()
+        gid = view["id"]
+        table: Table = c.app.state.tables[gid].table  # type: ignore[attr-defined]
+        checked = 0
+        for _ in range(600):
+            if view["stage"] == "over":
+                break
+            if view["stage"] == "showdown":
+                # The finished hand's stock is never shown, not even at its showdown, and the
+                # computer's hand only when the showdown shows it (not after a dead hand).
+                finished = table._final
+                assert finished is not None
+                names = _card_names(view)
+                assert not names & {CARD_NAMES[c] for c in finished.stock}
+                if view["showdown"]["kind"] in ("dead", "truncated"):
+                    assert view["showdown"]["computer"] is None
+                view = c.post(f"/api/games/{gid}/next").json()
+                continue
+            names = _card_names(view)
+            leaked = names & _hidden_cards(table)
+            assert not leaked, f"the answer names hidden cards {leaked}: {json.dumps(view)[:400]}"
+            checked += 1
+            view = advance(c, gid) if view["turn"] == "computer" else move(c, gid, _person_policy(view, rng))
+        assert view["stage"] == "over" and checked > 30
+
+
+def test_two_games_are_independent(client: TestClient) -> None:
+    a = client.post("/api/games", json={"opponent": "random", "seed": 11}).json()
+    b = client.post("/api/games", json={"opponent": "random", "seed": 11}).json()
+    assert a["id"] != b["id"] and a["hand"] == b["hand"]
+    while a["turn"] == "computer":
+        a = advance(client, a["id"])
+    a2 = move(client, a["id"], a["legal"][0])
+    assert a2["events"] != a["events"]
+    assert client.get(f"/api/games/{b['id']}").json() == b
+
+
+# ---------------------------------------------------------------------------- daily game, replays
+
+
+def test_the_game_of_the_day_is_the_same_for_everyone_that_day(tmp_path: Path) -> None:
+    day = dt.date(2026, 12, 1)
+    with make_client(tmp_path, today=lambda: day) as c:
+        a = c.post("/api/games", json={"daily": True, "opponent": "master", "preset": "oklahoma"}).json()
+        b = c.post("/api/games", json={"daily": True}).json()
+    assert a["daily"] == "2026-12-01" and a["opponent"]["name"] == "normal" and a["preset"] == "standard"
+    assert (a["hand"], a["dealer"], a["discard_pile"]) == (b["hand"], b["dealer"], b["discard_pile"])
+    assert daily_seed(day) == 20261201 and daily_seed(dt.date(2026, 12, 2)) != daily_seed(day)
+    other = Table(
+        daily=dt.date(2026, 12, 2),
+        allowed=["normal"],
+        make_agent=lambda n, r: harness_make_agent(n, rules=r),
+    ).view()
+    assert (other["hand"], other["discard_pile"]) != (a["hand"], a["discard_pile"])
+
+
+def _finish(c: TestClient, view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    gid = view["id"]
+    for _ in range(2000):
+        if view["stage"] == "over":
+            return view
+        if view["stage"] == "showdown":
+            view = c.post(f"/api/games/{gid}/next").json()
+        elif view["turn"] == "computer":
+            view = advance(c, gid)
+        else:
+            view = move(c, gid, _person_policy(view, rng))
+    raise AssertionError("the match did not end")
+
+
+def test_a_finished_match_is_saved_as_a_replay_that_plays_back(tmp_path: Path) -> None:
+    with make_client(tmp_path) as c:
+        view = c.post("/api/games", json={"opponent": "greedy", "preset": "seed000_short", "seed": 3}).json()
+        view = _finish(c, view, random.Random(3))
+        result = view["match_result"]
+        assert result["winner"] in ("you", "computer") and view["replay"]
+        # seed000_short: game bonus 100 and line bonus 25 per hand won.
+        winner = result["winner"]
+        assert result["bonuses"][winner] >= 100 + 25 * result["hands_won"][winner]
+        assert result["totals"][winner] == result["points"][winner] + result["bonuses"][winner]
+        path = tmp_path / "replays" / view["replay"]
+        match = play_replay(load_replay(path))
+        assert match.result is not None and match.result.totals[0] == result["totals"]["you"]
+        listed = c.get("/api/replays").json()["replays"]
+        assert [r["name"] for r in listed] == [view["replay"]]
+        frames = c.get(f"/api/replays/{view['replay']}").json()
+        assert len(frames["hands"]) == result["hands_played"]
+        last = frames["hands"][-1]["frames"][-1]
+        assert "End of hand" in last["text"] and all(len(h["cards"]) >= 10 for h in last["hands"])
+
+
+def test_an_abandoned_match_is_saved_and_can_be_viewed(client: TestClient, tmp_path: Path) -> None:
+    view = client.post("/api/games", json={"opponent": "random", "seed": 4}).json()
+    assert client.delete(f"/api/games/{view['id']}").json() == {"replay": None}  # no move: nothing saved
+    view = client.post("/api/games", json={"opponent": "random", "seed": 4}).json()
+    view = advance(client, view["id"]) if view["turn"] == "computer" else move(client, view["id"], "pass")
+    saved = client.delete(f"/api/games/{view['id']}").json()["replay"]
+    assert saved and (tmp_path / "replays" / saved).is_file()
+    assert client.get(f"/api/games/{view['id']}").status_code == 404
+    frames = client.get(f"/api/replays/{saved}").json()
+    assert frames["hands"][0]["result"] is None and len(frames["hands"][0]["frames"]) >= 2
+
+
+def test_any_replay_file_is_shown_move_by_move(client: TestClient, tmp_path: Path) -> None:
+    out = tmp_path / "demo.json"
+    subprocess.run(
+        [sys.executable, "-m", "ginenv.experiments.cli", "demo", "--save", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    data = json.loads(out.read_text())
+    frames = client.post("/api/replays/view", json=data).json()
+    hand = frames["hands"][0]
+    assert len(hand["frames"]) == len(data["hands"][0]["actions"]) + 1
+    first = hand["frames"][0]
+    # Frames show both hands: the deal's 20 cards, with the upcard on the pile.
+    dealt = [c for h in first["hands"] for c in h["cards"]]
+    assert sorted(dealt) == sorted(data["hands"][0]["deck"][:20]) and first["discard_pile"] == [
+        data["hands"][0]["deck"][20]
+    ]
+    assert frames == replay_frames(data)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"{oops", "not valid JSON"),
+        (b"[1, 2]", "a replay is a JSON object"),
+        (b'{"format": "ginenv-replay", "version": 9}', "not a valid replay"),
+    ],
+)
+def test_malformed_replays_are_refused(client: TestClient, content: bytes, words: str) -> None:
+    r = client.post("/api/replays/view", content=content)
+    assert r.status_code == 400 and words in r.json()["error"], r.json()
+
+
+def test_replay_names_cannot_leave_the_replay_folder(client: TestClient, tmp_path: Path) -> None:
+    (tmp_path / "secret.json").write_text("{}")
+    for name in ("..%2Fsecret.json", "%2E%2E%2Fsecret.json", ".hidden.json", "secret.txt"):
+        r = client.get(f"/api/replays/{name}")
+        assert r.status_code in (400, 404) and "error" in r.json()
+
+
+def test_an_oversized_replay_is_refused(client: TestClient) -> None:
+    r = client.post("/api/replays/view", content=b" " * 5_000_001)
+    assert r.status_code == 413 and "at most" in r.json()["error"]
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+def test_play_command_refuses_bad_options(tmp_path: Path) -> None:
+    from ginenv.experiments.cli import main
+
+    assert main(["play", "--no-browser", "--opponent", "grandmaster"]) == 2
+    assert main(["play", "--no-browser", "--rules", "vegas", "--replay-dir", str(tmp_path)]) == 2
+    assert main(["play", "--no-browser", "--port", "70000"]) == 2
+
+
+def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ginenv.experiments.cli", "play", "--no-browser", "--port", "0"]
+        + ["--replay-dir", str(tmp_path), "--opponent", "easy", "--rules", "seed004"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert match, line
+        import httpx
+
+        url = match.group(0)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                options = httpx.get(f"{url}/api/options", timeout=5).json()
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert options["start"] == {
+            "opponent": "easy",
+            "preset": "seed004",
+            "daily": False,
+            "autostart": True,
+        }
+        assert "<html" in httpx.get(url + "/", timeout=5).text.lower()
+        port = int(match.group(1))
+        from ginenv.experiments.cli import main
+
+        assert main(["play", "--no-browser", "--port", str(port), "--replay-dir", str(tmp_path)]) == 2
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
