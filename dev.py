@@ -6,7 +6,10 @@
     python3 dev.py bench    # the speed benchmarks (installs the OpenSpiel anchor)
 
 Each task creates ``.venv`` beside this file on first use and installs the project into it (editable,
-with the dev extra). Torch: a CPU wheel found locally (pip's find-links) is installed first so the
+with the dev extra). ``test`` also needs a Chromium for the browser tests of ``ginenv play``: the
+system's (``chromium`` on the PATH, or the executable named by ``GINENV_CHROMIUM``), installed with
+``apt-get install chromium`` when it is missing and this runs as root on Debian or Ubuntu.
+Torch: a CPU wheel found locally (pip's find-links) is installed first so the
 open ``torch>=2.2`` requirement does not pull a multi-GB CUDA build; elsewhere pip picks torch as usual.
 """
 
@@ -48,6 +51,36 @@ def ensure_env(extras: str = "dev") -> None:
     STAMP.write_text(digest)
 
 
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
+
+
+def find_chromium() -> str | None:
+    """The Chromium the browser tests drive: ``GINENV_CHROMIUM``, else one on the PATH."""
+    named = os.environ.get("GINENV_CHROMIUM")
+    if named:
+        return named
+    return next((found for n in CHROMIUM_NAMES if (found := shutil.which(n))), None)
+
+
+def ensure_browser() -> None:
+    """Install the system's Chromium for the browser tests when it is missing and apt-get can."""
+    if find_chromium():
+        return
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "-q", "chromium"]
+        print("+", " ".join(install), "(the browser tests drive the system's Chromium)", flush=True)
+        if subprocess.run(install, env=env).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], env=env)
+            subprocess.run(install, env=env)
+    if not find_chromium():
+        print(
+            "dev.py: no Chromium found; the browser tests will fail. Install it (sudo apt-get install "
+            "chromium) or set GINENV_CHROMIUM to a Chromium or Chrome executable.",
+            flush=True,
+        )
+
+
 def typecheck_tree() -> Path:
     """The installed layout (``ginenv``, ``ginenv.agents``, ``ginenv.experiments``) as links, for mypy.
 
@@ -74,6 +107,7 @@ def main(argv: list[str]) -> int:
         return sh(BIN / "ginenv", *(rest or ["ladder"]), check=False)
     if task == "test":
         ensure_env()
+        ensure_browser()
         for step in (
             [PY, "-m", "ruff", "check", "."],
             [PY, "-m", "ruff", "format", "--check", "."],
