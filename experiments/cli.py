@@ -73,7 +73,9 @@ def _run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dic
     from ginenv.experiments.report import summarise, write_outputs
 
     args.run_folder = out  # named by the Ctrl-C message
-    records = evaluate(cfg, out, backend=args.backend, workers=args.workers, progress=not args.quiet)
+    records = evaluate(
+        cfg, out, backend=args.backend, workers=args.workers, progress=not args.quiet, replays=args.replays
+    )
     summary = summarise(records, cfg.agents, cfg.unit)
     summary["config"] = cfg.to_dict()
     summary["seed"] = cfg.seed
@@ -409,6 +411,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-plots", action="store_true", help="skip PNG plots and TensorBoard scalars")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         p.add_argument("--turn-limit", type=int, help=limit_help)
+        p.add_argument(
+            "--replays",
+            action="store_true",
+            help="also write every game as a replay file in the run folder's replays/ (see ginenv play)",
+        )
 
     lad = sub.add_parser("ladder", help="the difficulty-ladder benchmark (the main job)")
     lad.add_argument(

@@ -42,6 +42,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import secrets
 import signal
 import sys
@@ -367,12 +368,14 @@ def play_unit(
     cache: dict[str, Any],
     agent_factory: AgentFactory | None = None,
     digests: dict[str, str] | None = None,
+    replay_dir: str | None = None,
 ) -> dict[str, Any]:
     """Both games of one duplicate deal between ``pairing = (A, B)``: one JSON-ready record.
 
     ``cache`` keeps the env between units (its state is dealt afresh by every ``reset``); agents are
     never cached: each game gets new ones from ``agent_factory`` (default :func:`make_agent`, with
-    the checkpoint ``digests`` the run is keyed by).
+    the checkpoint ``digests`` the run is keyed by). With ``replay_dir``, each game is also written
+    there as a replay (:func:`replay_name`).
     """
     from ginenv import gin_rummy_v0
 
@@ -387,6 +390,11 @@ def play_unit(
         players = _fresh_agents(seats, agent_factory, digests, cfg.rules)
         facts = play_game(env, players, cfg, deal, names=seats)
         games.append(summarise_game(facts, a_seat=game))
+        if replay_dir is not None:
+            from ginenv.replay import hand_replay, match_replay, save_replay
+
+            data = match_replay(env.match) if env.match is not None else hand_replay(env.hand)
+            save_replay(data, Path(replay_dir) / replay_name(seats, deal))
     return {
         "a": a_name,
         "b": b_name,
@@ -395,6 +403,14 @@ def play_unit(
         "pair_sum": games[0]["a_points"] + games[1]["a_points"],
         "truncated": sum(g["truncated"] for g in games),
     }
+
+
+def replay_name(seats: Sequence[str], deal: int) -> str:
+    """File name of the replay of one game: the agents in seat order (``player_0`` first) and the deal."""
+    slugs = [
+        re.sub(r"[^A-Za-z0-9_-]+", "-", Path(s.partition(":")[2]).stem if ":" in s else s) for s in seats
+    ]
+    return f"deal{deal:06d}-{slugs[0]}-vs-{slugs[1]}.json"
 
 
 def summarise_game(facts: dict[str, Any], a_seat: int) -> dict[str, Any]:
@@ -432,11 +448,12 @@ def _run_chunk(
     units: list[tuple[str, str, int]],
     agent_factory: AgentFactory | None = None,
     digests: dict[str, str] | None = None,
+    replay_dir: str | None = None,
 ) -> list[dict[str, Any]]:
     single_thread_torch()
     cfg = config_from_dict(cfg_dict)
     cache: dict[str, Any] = {}
-    return [play_unit((a, b), deal, cfg, cache, agent_factory, digests) for a, b, deal in units]
+    return [play_unit((a, b), deal, cfg, cache, agent_factory, digests, replay_dir) for a, b, deal in units]
 
 
 def single_thread_torch() -> None:
@@ -577,10 +594,12 @@ def run_units(
     chunk: int = 4,
     agent_factory: AgentFactory | None = None,
     digests: dict[str, str] | None = None,
+    replay_dir: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Play units on a backend, yielding records as they finish (in any order).
 
-    ``digests`` pins each ``checkpoint:PATH`` agent to the file content the run was keyed by.
+    ``digests`` pins each ``checkpoint:PATH`` agent to the file content the run was keyed by;
+    ``replay_dir`` (a folder every worker can write) receives each game as a replay.
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS:
         raise HarnessError(
@@ -593,25 +612,27 @@ def run_units(
     cfg_dict = cfg.to_dict()
     chunks = list(_chunks(units, chunk))
     if backend == "ray":
-        yield from _run_ray(cfg_dict, chunks, agent_factory, digests)
+        yield from _run_ray(cfg_dict, chunks, agent_factory, digests, replay_dir)
         return
     n = workers or os.cpu_count() or 1
     if n == 1 or len(chunks) == 1:
         cache: dict[str, Any] = {}
         for a, b, deal in units:
-            yield play_unit((a, b), deal, cfg, cache, agent_factory, digests)
+            yield play_unit((a, b), deal, cfg, cache, agent_factory, digests, replay_dir)
         return
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     with ctx.Pool(min(n, len(chunks)), initializer=_ignore_sigint) as pool:
-        jobs = [(cfg_dict, c, agent_factory, digests) for c in chunks]
+        jobs = [(cfg_dict, c, agent_factory, digests, replay_dir) for c in chunks]
         for records in pool.imap_unordered(_run_chunk_star, jobs):
             yield from records
 
 
 def _run_chunk_star(
-    args: tuple[dict[str, Any], list[tuple[str, str, int]], AgentFactory | None, dict[str, str] | None],
+    args: tuple[
+        dict[str, Any], list[tuple[str, str, int]], AgentFactory | None, dict[str, str] | None, str | None
+    ],
 ) -> list[dict[str, Any]]:
     return _run_chunk(*args)
 
@@ -621,6 +642,7 @@ def _run_ray(
     chunks: list[list[tuple[str, str, int]]],
     agent_factory: AgentFactory | None,
     digests: dict[str, str] | None,
+    replay_dir: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     try:
         import ray
@@ -630,7 +652,7 @@ def _run_ray(
         # RAY_ADDRESS (the usual Ray setting) names a cluster; without it Ray starts a local instance.
         ray.init(address=os.environ.get("RAY_ADDRESS") or None, ignore_reinit_error=True, log_to_driver=False)
     remote = ray.remote(_run_chunk)
-    pending = [remote.remote(cfg_dict, c, agent_factory, digests) for c in chunks]
+    pending = [remote.remote(cfg_dict, c, agent_factory, digests, replay_dir) for c in chunks]
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
         for ref in ready:
@@ -652,14 +674,21 @@ def evaluate(
     progress: bool = True,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     agent_factory: AgentFactory | None = None,
+    replays: bool = False,
 ) -> list[dict[str, Any]]:
     """Run (or resume) an evaluation in folder ``out``; returns every record, sorted by unit.
 
     ``agent_factory(name)`` builds each game's agents (default :func:`make_agent`); for the local
     process pool and Ray it must be a module-level function, importable by the workers.
+    ``replays``: also write every game played now as a replay in ``out/replays/`` (for the replay
+    page of ``ginenv play`` or ``ginenv replay``); replays do not change the results.
     """
     folder = RunFolder(Path(out))
     done = folder.open(cfg)
+    replay_dir = None
+    if replays:
+        (Path(out) / "replays").mkdir(exist_ok=True)
+        replay_dir = str(Path(out).resolve() / "replays")
     todo = [(a, b, k) for a, b in cfg.pairings() for k in range(cfg.deals) if (a, b, k) not in done]
     bar = None
     if progress:
@@ -677,6 +706,7 @@ def evaluate(
             workers=workers,
             agent_factory=agent_factory,
             digests=folder.checkpoints,
+            replay_dir=replay_dir,
         ):
             folder.append(record)
             done[(record["a"], record["b"], record["deal"])] = record

@@ -239,3 +239,21 @@ def test_ladder_end_to_end_on_a_tiny_config(tmp_path: Path, capsys: pytest.Captu
     for name in ("pairs.csv", "ratings.csv", "ratings.png", "head_to_head.png"):
         assert (out / name).stat().st_size > 0
     assert any((out / "tensorboard").iterdir())
+
+
+@pytest.mark.parametrize("unit", ["hand", "match"])
+def test_replays_of_every_game_play_back_to_the_recorded_points(tmp_path: Path, unit: str) -> None:
+    from ginenv.replay import load_replay, play_replay
+
+    cfg = EvalConfig(agents=("greedy", "easy"), deals=2, unit=unit, rules=Rules(target=30))  # type: ignore[arg-type]
+    records = evaluate(cfg, tmp_path, workers=1, progress=False, replays=True)
+    for record in records:
+        for game in record["games"]:
+            seats = ("greedy", "easy") if game["a_seat"] == 0 else ("easy", "greedy")
+            path = tmp_path / "replays" / f"deal{record['deal']:06d}-{seats[0]}-vs-{seats[1]}.json"
+            played = play_replay(load_replay(path))
+            # A's points are the sum of its seat's hand results (plus the match bonuses: none here).
+            results = [played.result] if unit == "hand" else [r.result for r in played.records]  # type: ignore[union-attr]
+            a_points = sum(r.score_deltas()[game["a_seat"]] for r in results if r is not None)
+            assert a_points == game["a_points"]
+    assert len(list((tmp_path / "replays").glob("*.json"))) == 4
