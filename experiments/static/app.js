@@ -787,6 +787,7 @@
     const rules = v.rules || {};
     const table = $('standings');
     table.replaceChildren();
+    table.hidden = !mr.totals; // a match stopped at the hand limit has no standings
     const row = (cells, tag = 'td', cls = '') => {
       const tr = document.createElement('tr');
       if (cls) tr.className = cls;
@@ -798,6 +799,7 @@
       });
       table.append(tr);
     };
+    if (!mr.totals) mr.totals = mr.points = mr.bonuses = mr.hands_won = { you: 0, computer: 0 };
     const thead = ['', 'You', opp];
     row(thead, 'th');
     const hw = (w) => pick(mr.hands_won, w) ?? 0;
