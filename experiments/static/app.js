@@ -772,7 +772,9 @@
   };
 
   function renderMatchOver(v) {
-    const mr = v.match_result;
+    const zero = { you: 0, computer: 0 };
+    // A match stopped at the hand limit has no points, bonuses or totals: its table is hidden.
+    const mr = v.match_result && { points: zero, bonuses: zero, totals: null, hands_won: zero, ...v.match_result };
     const open = v.stage === 'over' && !!mr;
     $('match-over').hidden = !open;
     if (!open) return;
@@ -787,7 +789,7 @@
     const rules = v.rules || {};
     const table = $('standings');
     table.replaceChildren();
-    table.hidden = !mr.totals; // a match stopped at the hand limit has no standings
+    table.hidden = !mr.totals;
     const row = (cells, tag = 'td', cls = '') => {
       const tr = document.createElement('tr');
       if (cls) tr.className = cls;
@@ -799,7 +801,6 @@
       });
       table.append(tr);
     };
-    if (!mr.totals) mr.totals = mr.points = mr.bonuses = mr.hands_won = { you: 0, computer: 0 };
     const thead = ['', 'You', opp];
     row(thead, 'th');
     const hw = (w) => pick(mr.hands_won, w) ?? 0;
