@@ -337,6 +337,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise HarnessError(f"--port must be between 0 and 65535 (0: any free port), got {args.port}")
     if args.pace_ms < 0 or args.pace_ms > 10_000:
         raise HarnessError(f"--pace-ms must be between 0 and 10000 milliseconds, got {args.pace_ms}")
+    # Named on the command line: that match starts at once; otherwise the page asks first.
+    autostart = args.daily or args.opponent is not None or args.rules is not None
+    args.opponent = args.opponent or "normal"
+    args.rules = args.rules or "standard"
     check_agent_names([args.opponent], _registered())
     replay_dir = Path(args.replay_dir).expanduser()
     try:
@@ -358,7 +362,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
             opponent=args.opponent,
             preset=args.rules,
             daily=args.daily,
-            autostart=True,
+            autostart=autostart,
         )
     except PlayError as err:
         raise HarnessError(str(err)) from None
@@ -501,10 +505,10 @@ def build_parser() -> argparse.ArgumentParser:
     play = sub.add_parser("play", help="play a match against an agent in the browser (a local web page)")
     play.add_argument(
         "--opponent",
-        default="normal",
-        help="the computer player: a registered agent or checkpoint:PATH (default normal)",
+        help="the computer player: a registered agent or checkpoint:PATH (default normal); with "
+        "--opponent, --rules or --daily the match starts at once, else the page asks first",
     )
-    play.add_argument("--rules", default="standard", help="rules preset (default standard)")
+    play.add_argument("--rules", help="rules preset (default standard)")
     play.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765; 0: any free)")
     play.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"

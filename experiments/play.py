@@ -595,17 +595,15 @@ def _showdown(info: dict[str, Any], state: HandState, label: str) -> dict[str, A
     elif kind == "truncated":
         title = "The hand reached the turn limit and ends the match with no result."
     else:
-        knocks = "knock" if knocker == "you" else "knocks"
-        what = {
-            "gin": f"{knocks.replace('knock', 'go')} gin",
-            "big_gin": "lay down big gin" if knocker == "you" else "lays down big gin",
-        }
-        verb = what.get(kind, f"{knocks} with {info['deadwood'][_WHO.index(knocker or 'you')]} deadwood")
-        title = f"{name[knocker]} {verb}"
-        if kind == "undercut":
-            title += f": undercut! {name[winner]} {'score' if winner == 'you' else 'scores'} {points} points."
-        else:
-            title += f": {name[winner]} {'score' if winner == 'you' else 'scores'} {points} points."
+        you = knocker == "you"
+        deadwood = info["deadwood"][_WHO.index(knocker or "you")]
+        verb = {
+            "gin": "go gin" if you else "goes gin",
+            "big_gin": "lay down big gin" if you else "lays down big gin",
+        }.get(kind, f"{'knock' if you else 'knocks'} with {deadwood} deadwood")
+        scores = "score" if winner == "you" else "scores"
+        undercut = " undercut!" if kind == "undercut" else ""
+        title = f"{name[knocker]} {verb}:{undercut} {name[winner]} {scores} {points} points."
     return {
         "kind": kind,
         "kind_words": _KIND_WORDS[kind],
