@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 from ginenv.experiments.play_server import BackgroundServer, create_app, serve_in_background
 
-CHROMIUM = os.environ.get("GINENV_CHROMIUM", "/usr/bin/chromium")
+# GINENV_CHROMIUM, else the system's Chromium on the PATH (the names dev.py looks for).
+CHROMIUM = os.environ.get("GINENV_CHROMIUM") or shutil.which("chromium") or "chromium-browser"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
