@@ -255,65 +255,48 @@ class Table:
         state = self.env.hand
         if not state.is_legal(action):
             raise PlayError(self._why_illegal(state, action))
-        before = state.hands[PERSON]
-        top = state.discard_pile[-1] if state.discard_pile else None
-        phase = state.phase
-        self._step(action)
-        card = action_card(action)
-        if action == DRAW_STOCK:
-            drawn = (self.env.hand.hands[PERSON] & ~before).bit_length() - 1
-            self._drawn, self._taken = drawn, None
-            self._record(PERSON, action, drawn, f"You drew {CARD_NAMES[drawn]} from the stock.")
-        elif action == DRAW_DISCARD:
-            assert top is not None
-            self._drawn = self._taken = top
-            what = (
-                "the upcard"
-                if phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
-                else "the discard pile"
-            )
-            self._record(PERSON, action, top, f"You took {CARD_NAMES[top]} from {what}.")
-        elif action == PASS:
-            self._record(
-                PERSON, action, top, f"You passed on the upcard {CARD_NAMES[top] if top is not None else ''}."
-            )
-        else:
-            self._drawn = self._taken = None
-            self._record(PERSON, action, card, _discard_text("You", action, card))
-        self._after_move()
+        self._play(PERSON, action)
 
     def advance(self) -> None:
         """The computer makes one decision (the page calls this at a readable pace)."""
         self._check_turn(COMPUTER)
-        state = self.env.hand
-        top = state.discard_pile[-1] if state.discard_pile else None
-        phase = state.phase
         observation = self.env.observe(_AGENT[COMPUTER])
         action = self.agent.act(observation)
         from ginenv.experiments.harness import is_legal_action
 
         if not is_legal_action(action, observation["action_mask"]):
             raise PlayError(f"the computer player {self.opponent} chose an illegal action {action!r}", 500)
-        action = int(action)
+        self._play(COMPUTER, int(action))
+
+    def _play(self, seat: int, action: int) -> None:
+        """Apply a legal move of ``seat`` and record it as the person may know it."""
+        state = self.env.hand
+        top = state.discard_pile[-1] if state.discard_pile else None
+        offered = state.phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
+        before = state.hands[seat]
         self._step(action)
-        who = self.label
+        who = "You" if seat == PERSON else self.label
+        card = action_card(action)
         if action == DRAW_STOCK:
-            self._record(COMPUTER, action, None, f"{who} drew from the stock.")
-        elif action == DRAW_DISCARD:
+            # Only the person's own stock draw names its card: the computer's is hidden.
+            card = (self.env.hand.hands[PERSON] & ~before).bit_length() - 1 if seat == PERSON else None
+            drawn = f"{CARD_NAMES[card]} " if card is not None else ""
+            text = f"{who} drew {drawn}from the stock."
+        elif action in (DRAW_DISCARD, PASS):
             assert top is not None
-            what = (
-                "the upcard"
-                if phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
-                else "the discard pile"
-            )
-            self._record(COMPUTER, action, top, f"{who} took {CARD_NAMES[top]} from {what}.")
-        elif action == PASS:
-            name = CARD_NAMES[top] if top is not None else ""
-            self._record(COMPUTER, action, top, f"{who} passed on the upcard {name}.")
+            card = top
+            if action == PASS:
+                text = f"{who} passed on the upcard {CARD_NAMES[top]}."
+            else:
+                text = f"{who} took {CARD_NAMES[top]} from {'the upcard' if offered else 'the discard pile'}."
         else:
-            card = action_card(action)
-            self._record(COMPUTER, action, card, _discard_text(who, action, card))
-        self._after_move()
+            text = _discard_text(who, action, card)
+        if seat == PERSON:
+            self._drawn = card if action in (DRAW_STOCK, DRAW_DISCARD) else None
+            self._taken = card if action == DRAW_DISCARD else None
+        self._record(seat, action, card, text)
+        if self.stage == "over":
+            self.save_replay()
 
     def next_hand(self) -> None:
         """From the showdown of a hand to the next hand of the match."""
@@ -379,10 +362,6 @@ class Table:
         self.moves += 1
         if len(self.match.records) > records:
             self._end_of_hand(state)
-
-    def _after_move(self) -> None:
-        if self.stage == "over":
-            self.save_replay()
 
     def _end_of_hand(self, finished: HandState) -> None:
         info = self.env.infos[_AGENT[PERSON]]["result"]
