@@ -500,3 +500,18 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_a_checkpoint_named_on_the_command_line_is_a_playable_opponent(tmp_path: Path) -> None:
+    path = Path(__file__).resolve().parents[2] / "agents" / "data" / "neural.pt"
+    name = f"checkpoint:{path}"
+    with TestClient(create_app(replay_dir=tmp_path, pace_ms=0, opponent=name)) as c:
+        listed = [o["name"] for o in c.get("/api/options").json()["opponents"]]
+        assert name in listed and "master" in listed
+        view = c.post("/api/games", json={}).json()
+        assert view["opponent"] == {"name": name, "label": "Network neural.pt"}
+        view = _finish(c, view, random.Random(1))
+        assert view["match_result"]["winner"] in ("you", "computer")
+        # Only the checkpoint the command line named: the page cannot load other files.
+        other = c.post("/api/games", json={"opponent": f"checkpoint:{tmp_path / 'x.pt'}"})
+        assert other.status_code == 400 and "unknown opponent" in other.json()["error"]
