@@ -4,103 +4,24 @@
 'use strict';
 
 (() => {
-  // ---------------------------------------------------------------- cards
+  // The cards, card texts, meld groups, API wrapper and message banner come from common.js.
+  const {
+    MELD_COLOURS,
+    $,
+    cardLabel,
+    cardSpoken,
+    kindWords,
+    cardEl,
+    backEl,
+    setRichText,
+    meldBlock,
+    clearMessage,
+  } = window.GinCommon;
 
-  const SUIT_SYMBOL = { s: '\u2660', c: '\u2663', d: '\u2666', h: '\u2665' };
-  const SUIT_NAME = { s: 'spades', c: 'clubs', d: 'diamonds', h: 'hearts' };
-  const RANK_TEXT = { A: 'A', T: '10', J: 'J', Q: 'Q', K: 'K' };
-  const RANK_NAME = { A: 'ace', T: '10', J: 'jack', Q: 'queen', K: 'king' };
-  const MELD_COLOURS = ['#f2b134', '#4fc3f7', '#ef7ab8', '#9ccc65', '#b39ddb', '#ff8a65'];
   const DRAG_THRESHOLD = 6; // pixels a pointer must move before a press becomes a drag
-
-  const rankText = (card) => RANK_TEXT[card[0]] || card[0];
-  const isRed = (card) => card[1] === 'h' || card[1] === 'd';
-  const cardLabel = (card) => rankText(card) + SUIT_SYMBOL[card[1]];
-  const cardSpoken = (card) => `${RANK_NAME[card[0]] || card[0]} of ${SUIT_NAME[card[1]]}`;
-
-  // A face-up card. `attr` is the data attribute naming it: "card" for the hand and the pile top
-  // (the ids tests use), "c" elsewhere so that [data-card] always means a playable card.
-  function cardEl(card, { attr = 'c', small = false } = {}) {
-    const el = document.createElement('div');
-    el.className = 'card face' + (isRed(card) ? ' red' : '') + (small ? ' small' : '');
-    el.dataset[attr] = card;
-    el.setAttribute('aria-label', cardSpoken(card));
-    el.title = cardSpoken(card);
-    const corner = document.createElement('span');
-    corner.className = 'corner';
-    const r = document.createElement('span');
-    r.className = 'rank';
-    r.textContent = rankText(card);
-    const s = document.createElement('span');
-    s.className = 'suit';
-    s.textContent = SUIT_SYMBOL[card[1]];
-    corner.append(r, s);
-    const pip = document.createElement('span');
-    pip.className = 'pip';
-    pip.textContent = SUIT_SYMBOL[card[1]];
-    el.append(corner, pip);
-    return el;
-  }
-
-  function backEl(small = false) {
-    const el = document.createElement('div');
-    el.className = 'card back' + (small ? ' small' : '');
-    return el;
-  }
-
-  // Server texts name cards "Th", "As": shown as "10♥", "A♠" (red suits in red).
-  const CARD_TOKEN = /\b([A2-9TJQK])([scdh])\b/g;
-  function setRichText(el, text) {
-    el.replaceChildren();
-    let last = 0;
-    for (const m of String(text).matchAll(CARD_TOKEN)) {
-      if (m.index > last) el.append(text.slice(last, m.index));
-      const span = document.createElement('span');
-      span.className = 'cn' + (isRed(m[0]) ? ' red' : '');
-      span.textContent = cardLabel(m[0]);
-      el.append(span);
-      last = m.index + m[0].length;
-    }
-    if (last < text.length) el.append(text.slice(last));
-  }
-
-  // Cards in melds (framed, a coloured bar under each) then loose cards: for the showdown.
-  function meldBlock(melds, loose, { layoffs = [], attr = 'c', small = true } = {}) {
-    const wrap = document.createElement('div');
-    wrap.className = 'meld-row';
-    melds.forEach((meld, i) => {
-      const g = document.createElement('div');
-      g.className = 'meld';
-      g.style.setProperty('--mc', MELD_COLOURS[i % MELD_COLOURS.length]);
-      for (const c of meld) g.append(cardEl(c, { attr, small }));
-      wrap.append(g);
-    });
-    if (layoffs.length) {
-      const g = document.createElement('div');
-      g.className = 'laid-off';
-      const tag = document.createElement('span');
-      tag.className = 'tag';
-      tag.textContent = 'laid off';
-      g.append(tag);
-      for (const c of layoffs) {
-        const el = cardEl(c, { attr, small });
-        el.classList.add('is-laid-off');
-        g.append(el);
-      }
-      wrap.append(g);
-    }
-    if (loose.length) {
-      const g = document.createElement('div');
-      g.className = 'loose';
-      for (const c of loose) g.append(cardEl(c, { attr, small }));
-      wrap.append(g);
-    }
-    return wrap;
-  }
 
   // ---------------------------------------------------------------- state
 
-  const $ = (id) => document.getElementById(id);
   const state = {
     options: null,
     view: null, // the latest view from the server
@@ -113,56 +34,20 @@
     advanceFailures: 0,
     drag: null,
     pendingHandRender: false,
-    messageTimer: null,
     leaveArmed: false,
     helpKey: null,
   };
   window.ginState = null;
 
-  class ApiError extends Error {}
+  // The API wrapper and the message banner of common.js, as this page uses them.
+  const api = (method, path, body) => GinCommon.api(method, path, body, { server: 'the game server' });
 
-  async function api(method, path, body) {
-    const init = { method, headers: { Accept: 'application/json' } };
-    if (body !== undefined) {
-      init.headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body);
-    }
-    let resp;
-    try {
-      resp = await fetch(path, init);
-    } catch (err) {
-      throw new ApiError(`Cannot reach the game server (${err.message}).`);
-    }
-    let data = null;
-    try {
-      data = await resp.json();
-    } catch (err) {
-      data = null;
-    }
-    if (!resp.ok) {
-      const msg = data && typeof data.error === 'string' ? data.error : `${resp.status} ${resp.statusText}`;
-      throw new ApiError(msg);
-    }
-    return data;
-  }
-
+  // Messages start with a capital and end with a stop; card names show as cards.
   function showMessage(text, kind = 'error') {
-    const el = $('message');
     text = String(text);
     text = text.charAt(0).toUpperCase() + text.slice(1);
     if (!/[.!?\u2026]$/.test(text)) text += '.';
-    setRichText(el, text);
-    el.className = 'message ' + kind;
-    el.hidden = false;
-    clearTimeout(state.messageTimer);
-    state.messageTimer = setTimeout(() => {
-      el.hidden = true;
-    }, kind === 'error' ? 8000 : 5000);
-  }
-
-  function clearMessage() {
-    clearTimeout(state.messageTimer);
-    $('message').hidden = true;
+    GinCommon.showMessage(text, kind, { rich: true, ms: kind === 'error' ? 8000 : 5000 });
   }
 
   // ---------------------------------------------------------------- rules in words
@@ -687,19 +572,6 @@
         handEl.append(el);
       }
     }
-  }
-
-  function kindWords(kind) {
-    return (
-      {
-        knock: 'Knock',
-        undercut: 'Undercut',
-        gin: 'Gin',
-        big_gin: 'Big gin',
-        dead: 'Dead hand',
-        truncated: 'Turn limit',
-      }[kind] || kind
-    );
   }
 
   function pointsWords(sd) {

@@ -3,107 +3,23 @@
 'use strict';
 
 (() => {
-  const SUIT_SYMBOL = { s: '\u2660', c: '\u2663', d: '\u2666', h: '\u2665' };
-  const SUIT_NAME = { s: 'spades', c: 'clubs', d: 'diamonds', h: 'hearts' };
-  const RANK_TEXT = { T: '10' };
-  const RANK_NAME = { A: 'ace', T: '10', J: 'jack', Q: 'queen', K: 'king' };
-  const MELD_COLOURS = ['#f2b134', '#4fc3f7', '#ef7ab8', '#9ccc65', '#b39ddb', '#ff8a65'];
-  const KIND_WORDS = {
-    knock: 'Knock',
-    undercut: 'Undercut',
-    gin: 'Gin',
-    big_gin: 'Big gin',
-    dead: 'Dead hand',
-    truncated: 'Turn limit',
-  };
-
-  const $ = (id) => document.getElementById(id);
-  const rankText = (card) => RANK_TEXT[card[0]] || card[0];
-  const isRed = (card) => card[1] === 'h' || card[1] === 'd';
-  const cardSpoken = (card) => `${RANK_NAME[card[0]] || card[0]} of ${SUIT_NAME[card[1]]}`;
-
-  function cardEl(card, small = false) {
-    const el = document.createElement('div');
-    el.className = 'card face' + (isRed(card) ? ' red' : '') + (small ? ' small' : '');
-    el.dataset.c = card;
-    el.title = cardSpoken(card);
-    el.setAttribute('aria-label', cardSpoken(card));
-    const corner = document.createElement('span');
-    corner.className = 'corner';
-    const r = document.createElement('span');
-    r.className = 'rank';
-    r.textContent = rankText(card);
-    const s = document.createElement('span');
-    s.className = 'suit';
-    s.textContent = SUIT_SYMBOL[card[1]];
-    corner.append(r, s);
-    const pip = document.createElement('span');
-    pip.className = 'pip';
-    pip.textContent = SUIT_SYMBOL[card[1]];
-    el.append(corner, pip);
-    return el;
-  }
+  // The cards, card texts, meld groups, API wrapper and message banner come from common.js.
+  const { $, cardLabel, kindWords, cardEl, meldBlock, showMessage } = window.GinCommon;
 
   // Replay texts name cards "Th" and seats "player_0": shown as "10♥" and the players' names.
-  const CARD_TOKEN = /\b([A2-9TJQK])([scdh])\b/g;
   function setRichText(el, text) {
     text = String(text)
       .replace(/\bplayer_([01]) (deals|scores)\b/g, (all, i, verb) =>
         state.names[Number(i)] === 'You' ? `you ${verb.slice(0, -1)}` : all,
       )
       .replace(/\bplayer_([01])\b/g, (_, i) => state.names[Number(i)]);
-    el.replaceChildren();
-    let last = 0;
-    for (const m of text.matchAll(CARD_TOKEN)) {
-      if (m.index > last) el.append(text.slice(last, m.index));
-      const span = document.createElement('span');
-      span.className = 'cn' + (isRed(m[0]) ? ' red' : '');
-      span.textContent = rankText(m[0]) + SUIT_SYMBOL[m[0][1]];
-      el.append(span);
-      last = m.index + m[0].length;
-    }
-    if (last < text.length) el.append(text.slice(last));
+    GinCommon.setRichText(el, text);
   }
 
   const state = { doc: null, hand: 0, frame: 0, names: ['player_0', 'player_1'], current: null };
 
-  class ApiError extends Error {}
-
-  async function api(method, path, body) {
-    const init = { method, headers: { Accept: 'application/json' } };
-    if (body !== undefined) {
-      init.headers['Content-Type'] = 'application/json';
-      init.body = body;
-    }
-    let resp;
-    try {
-      resp = await fetch(path, init);
-    } catch (err) {
-      throw new ApiError(`Cannot reach the server (${err.message}).`);
-    }
-    let data = null;
-    try {
-      data = await resp.json();
-    } catch (err) {
-      data = null;
-    }
-    if (!resp.ok) {
-      throw new ApiError(data && typeof data.error === 'string' ? data.error : `${resp.status} ${resp.statusText}`);
-    }
-    return data;
-  }
-
-  let messageTimer = null;
-  function showMessage(text, kind = 'error') {
-    const el = $('message');
-    el.textContent = text;
-    el.className = 'message ' + kind;
-    el.hidden = false;
-    clearTimeout(messageTimer);
-    messageTimer = setTimeout(() => {
-      el.hidden = true;
-    }, 9000);
-  }
+  // Replay files are sent as read (text that is JSON already).
+  const api = (method, path, body) => GinCommon.api(method, path, body, { raw: true });
 
   // ---------------------------------------------------------------- the list
 
@@ -216,7 +132,7 @@
     doc.hands.forEach((h, i) => {
       const opt = document.createElement('option');
       opt.value = String(i);
-      const kind = h.result ? KIND_WORDS[h.result.kind] || h.result.kind : 'unfinished';
+      const kind = h.result ? kindWords(h.result.kind) : 'unfinished';
       opt.textContent = `${i + 1} (${kind})`;
       sel.append(opt);
     });
@@ -262,29 +178,11 @@
     box.append(h);
     box.classList.toggle('actor', frame.actor === seat);
     const prev = new Set(prevHand ? prevHand.cards : hand.cards);
-    const row = document.createElement('div');
-    row.className = 'meld-row';
-    hand.melds.forEach((meld, i) => {
-      const g = document.createElement('div');
-      g.className = 'meld';
-      g.style.setProperty('--mc', MELD_COLOURS[i % MELD_COLOURS.length]);
-      for (const c of meld) {
-        const el = cardEl(c, true);
+    const row = meldBlock(hand.melds, hand.deadwood_cards, {
+      mark: (el, c) => {
         if (!prev.has(c)) el.classList.add('changed');
-        g.append(el);
-      }
-      row.append(g);
+      },
     });
-    if (hand.deadwood_cards.length) {
-      const g = document.createElement('div');
-      g.className = 'loose';
-      for (const c of hand.deadwood_cards) {
-        const el = cardEl(c, true);
-        if (!prev.has(c)) el.classList.add('changed');
-        g.append(el);
-      }
-      row.append(g);
-    }
     if (!hand.cards.length) {
       const p = document.createElement('p');
       p.className = 'empty-note';
@@ -296,7 +194,7 @@
 
   function resultText(r) {
     const n = state.names;
-    const kind = KIND_WORDS[r.kind] || r.kind;
+    const kind = kindWords(r.kind);
     const lines = [];
     if (r.winner == null) {
       lines.push(`${kind}: no points.`);
@@ -306,7 +204,7 @@
     }
     if (Array.isArray(r.deadwood)) lines.push(`Deadwood: ${n[0]} ${r.deadwood[0]}, ${n[1]} ${r.deadwood[1]}.`);
     if (r.layoffs && r.layoffs.length) {
-      lines.push(`Laid off: ${r.layoffs.map((c) => rankText(c) + SUIT_SYMBOL[c[1]]).join(' ')}.`);
+      lines.push(`Laid off: ${r.layoffs.map(cardLabel).join(' ')}.`);
     }
     return lines;
   }
@@ -386,7 +284,7 @@
     const pile = $('replay-pile');
     pile.replaceChildren();
     frame.discard_pile.forEach((c, i) => {
-      const el = cardEl(c, true);
+      const el = cardEl(c, { small: true });
       if (i === frame.discard_pile.length - 1) el.classList.add('last');
       pile.append(el);
     });
