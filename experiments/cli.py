@@ -331,7 +331,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
     from ginenv.experiments.config import check_agent_names
     from ginenv.experiments.play import PlayError
-    from ginenv.experiments.play_server import create_app, serve_in_background
+    from ginenv.experiments.play_server import create_app, save_open_games, serve_in_background
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise HarnessError(f"--port must be between 0 and 65535 (0: any free port), got {args.port}")
@@ -368,7 +368,12 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise HarnessError(str(err)) from None
     server = serve_in_background(app, host=args.host, port=args.port)
     url = server.url if ":" not in args.host else server.url.replace(args.host, f"[{args.host}]")
-    what = "the game of the day against normal" if args.daily else f"{args.opponent}, rules {args.rules!r}"
+    if args.daily:
+        what = "the game of the day against normal"
+    elif autostart:
+        what = f"{args.opponent}, rules {args.rules!r}"
+    else:
+        what = "choose an opponent and the rules"
     print(f"ginenv play: {what} at {url}  (replays in {replay_dir}; Ctrl-C stops)", flush=True)
     try:
         loopback = ipaddress.ip_address(socket.gethostbyname(args.host)).is_loopback
@@ -381,8 +386,16 @@ def _cmd_play(args: argparse.Namespace) -> int:
     try:
         while server.thread.is_alive():
             server.thread.join(timeout=0.5)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how the server is meant to stop
     finally:
         server.stop()
+        # Matches left unfinished are saved too: every game is kept as a replay.
+        saved = save_open_games(app)
+    if saved:
+        print(f"ginenv play: stopped; {len(saved)} unfinished match(es) saved in {replay_dir}")
+    else:
+        print("ginenv play: stopped")
     return 0
 
 

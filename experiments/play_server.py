@@ -306,6 +306,17 @@ def create_app(
     return app
 
 
+def save_open_games(app: FastAPI) -> list[str]:
+    """Write the replay of every match still in memory (``ginenv play`` calls this as it stops)."""
+    saved = []
+    for s in list(app.state.tables.values()):
+        with s.lock:
+            name = s.table.save_replay()
+        if name:
+            saved.append(name)
+    return saved
+
+
 def add_table(app: FastAPI, table: Table) -> str:
     """Serve an already dealt table under its id (tests script deals and computer moves this way)."""
     app.state.tables[table.id] = _Slot(table, threading.Lock())

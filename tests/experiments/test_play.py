@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -497,9 +498,23 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
         from ginenv.experiments.cli import main
 
         assert main(["play", "--no-browser", "--port", str(port), "--replay-dir", str(tmp_path)]) == 2
+        # A match left unfinished is saved when the server is stopped with Ctrl-C.
+        view = httpx.post(f"{url}/api/games", json={}, timeout=5).json()
+        assert view["opponent"]["name"] == "easy" and view["preset"] == "seed004"
+        gid = view["id"]
+        move = "pass" if view["turn"] == "you" else None
+        r = httpx.post(f"{url}/api/games/{gid}/" + ("action" if move else "advance"), json={"action": move})
+        assert r.status_code == 200, r.text
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0, out
+        assert "1 unfinished match(es) saved" in out
+        (saved,) = tmp_path.glob("*-you-vs-easy-*.json")
+        assert len(play_replay(load_replay(saved)).hand.history) == 1  # type: ignore[union-attr]
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=20)
 
 
 def test_a_checkpoint_named_on_the_command_line_is_a_playable_opponent(tmp_path: Path) -> None:
