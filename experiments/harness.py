@@ -405,12 +405,14 @@ def play_unit(
     }
 
 
+def agent_slug(name: str) -> str:
+    """An agent name as a piece of a file name (``checkpoint:PATH`` by the file's stem)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", Path(name.partition(":")[2]).stem if ":" in name else name)
+
+
 def replay_name(seats: Sequence[str], deal: int) -> str:
     """File name of the replay of one game: the agents in seat order (``player_0`` first) and the deal."""
-    slugs = [
-        re.sub(r"[^A-Za-z0-9_-]+", "-", Path(s.partition(":")[2]).stem if ":" in s else s) for s in seats
-    ]
-    return f"deal{deal:06d}-{slugs[0]}-vs-{slugs[1]}.json"
+    return f"deal{deal:06d}-{agent_slug(seats[0])}-vs-{agent_slug(seats[1])}.json"
 
 
 def summarise_game(facts: dict[str, Any], a_seat: int) -> dict[str, Any]:

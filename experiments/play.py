@@ -26,13 +26,14 @@ rules; the computer is seeded from the same number, so the same moves bring the 
 from __future__ import annotations
 
 import datetime as dt
-import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from ginenv.experiments.harness import agent_slug, is_legal_action
 
 from ginenv import gin_rummy_v0
 from ginenv.actions import (
@@ -262,8 +263,6 @@ class Table:
         self._check_turn(COMPUTER)
         observation = self.env.observe(_AGENT[COMPUTER])
         action = self.agent.act(observation)
-        from ginenv.experiments.harness import is_legal_action
-
         if not is_legal_action(action, observation["action_mask"]):
             raise PlayError(f"the computer player {self.opponent} chose an illegal action {action!r}", 500)
         self._play(COMPUTER, int(action))
@@ -397,11 +396,8 @@ class Table:
             return None
         if self.replay_name is None:
             stamp = dt.datetime.now().strftime("%Y-%m-%dT%H%M%S")
-            slug = re.sub(
-                r"[^A-Za-z0-9_-]+", "-", Path(self.opponent.partition(":")[2] or self.opponent).stem
-            )
             daily = "-daily" if self.daily else ""
-            self.replay_name = f"{stamp}-you-vs-{slug}{daily}-{self.id[:6]}.json"
+            self.replay_name = f"{stamp}-you-vs-{agent_slug(self.opponent)}{daily}-{self.id[:6]}.json"
         self.replay_dir.mkdir(parents=True, exist_ok=True)
         save_replay(match_replay(self.match), self.replay_dir / self.replay_name)
         return self.replay_name
