@@ -8,7 +8,8 @@
 Each task creates ``.venv`` beside this file on first use and installs the project into it (editable,
 with the dev extra). ``test`` also needs a Chromium for the browser tests of ``ginenv play``: the
 system's (``chromium`` on the PATH, or the executable named by ``GINENV_CHROMIUM``), installed with
-``apt-get install chromium`` when it is missing and this runs as root on Debian or Ubuntu.
+``apt-get install chromium`` when it is missing and this runs as root on Debian or Ubuntu; and
+Node.js (``node``) for the test of the exec: protocol's Node.js client, installed the same way.
 Torch: a CPU wheel found locally (pip's find-links) is installed first so the
 open ``torch>=2.2`` requirement does not pull a multi-GB CUDA build; elsewhere pip picks torch as usual.
 """
@@ -62,17 +63,30 @@ def find_chromium() -> str | None:
     return next((found for n in CHROMIUM_NAMES if (found := shutil.which(n))), None)
 
 
+def apt_install(package: str, why: str) -> None:
+    """``apt-get install package`` when this runs as root on Debian or Ubuntu (else nothing)."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "-q", package]
+        print("+", " ".join(install), f"({why})", flush=True)
+        if subprocess.run(install, env=env).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], env=env)
+            subprocess.run(install, env=env)
+
+
+def ensure_node() -> None:
+    """Node.js runs the reference client of the exec: protocol in its test; installed when missing."""
+    if not shutil.which("node"):
+        apt_install("nodejs", "the Node.js reference client of the exec: protocol is tested")
+    if not shutil.which("node"):
+        print("dev.py: no node found; the Node.js client's test will fail. Install Node.js.", flush=True)
+
+
 def ensure_browser() -> None:
     """Install the system's Chromium for the browser tests when it is missing and apt-get can."""
     if find_chromium():
         return
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = ["apt-get", "install", "-y", "-q", "chromium"]
-        print("+", " ".join(install), "(the browser tests drive the system's Chromium)", flush=True)
-        if subprocess.run(install, env=env).returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], env=env)
-            subprocess.run(install, env=env)
+    apt_install("chromium", "the browser tests drive the system's Chromium")
     if not find_chromium():
         print(
             "dev.py: no Chromium found; the browser tests will fail. Install it (sudo apt-get install "
@@ -108,6 +122,7 @@ def main(argv: list[str]) -> int:
     if task == "test":
         ensure_env()
         ensure_browser()
+        ensure_node()
         for step in (
             [PY, "-m", "ruff", "check", "."],
             [PY, "-m", "ruff", "format", "--check", "."],

@@ -1,7 +1,10 @@
-"""Computer players for ginenv: the agent interface, the registry and the levels.
+"""Computer players for ginenv: the agent interface, the registry, agent specs and the levels.
 
-``agents.make(name, seed=0)`` builds a registered agent; ``agents.available()`` lists the names.
-Every agent sees only what the env's ``observe()`` returns for its seat.
+``agents.make(spec, seed=0, rules=Rules())`` builds any agent by the one building protocol of
+:mod:`ginenv.agents.specs` (a registered name, ``checkpoint:PATH``, ``package.module:Name``,
+``path/to/file.py:Name`` or ``exec:COMMAND``); ``agents.available()`` lists the registered names,
+installed packages' entry points (group ``ginenv.agents``) included. Every agent sees only what
+the env's ``observe()`` returns for its seat.
 """
 
 from typing import Any
@@ -14,15 +17,22 @@ from ginenv.agents.hard import HardAgent
 from ginenv.agents.master import MasterAgent
 from ginenv.agents.normal import NormalAgent
 from ginenv.agents.random_agent import RandomAgent
-from ginenv.agents.registry import UnknownAgentError, available, describe, make, register
+from ginenv.agents.registry import UnknownAgentError, available, describe, register, register_builtin
+from ginenv.agents.specs import AgentSpecError, make
 
-register("random", RandomAgent, "uniformly random legal actions")
-register("greedy", GreedyAgent, "takes discards that meld, dumps deadwood, knocks at once")
-register("easy", EasyAgent, "keeps melds and pairs, throws the highest useless card, knocks near gin")
-register("normal", NormalAgent, "least deadwood, avoids feeding the opponent, knocks at once")
-register("hard", HardAgent, "outs, expected deadwood after the next draw, danger, knock or play for gin")
-register("expert", ExpertAgent, "Bayesian estimate of the opponent's hand, weighs discards and knocks on it")
-register("master", MasterAgent, "knocks or plays on by simulating hundreds of opponent hands drawn from it")
+register_builtin("random", RandomAgent, "uniformly random legal actions")
+register_builtin("greedy", GreedyAgent, "takes discards that meld, dumps deadwood, knocks at once")
+register_builtin("easy", EasyAgent, "keeps melds and pairs, throws the highest useless card, knocks near gin")
+register_builtin("normal", NormalAgent, "least deadwood, avoids feeding the opponent, knocks at once")
+register_builtin(
+    "hard", HardAgent, "outs, expected deadwood after the next draw, danger, knock or play for gin"
+)
+register_builtin(
+    "expert", ExpertAgent, "Bayesian estimate of the opponent's hand, weighs discards and knocks on it"
+)
+register_builtin(
+    "master", MasterAgent, "knocks or plays on by simulating hundreds of opponent hands drawn from it"
+)
 
 
 def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
@@ -32,10 +42,13 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
     return shipped_agent(seed=seed, **kwargs)
 
 
-register("neural", _neural, "shipped network: a behaviour clone of expert improved by PPO against a league")
+register_builtin(
+    "neural", _neural, "shipped network: a behaviour clone of expert improved by PPO against a league"
+)
 
 __all__ = [
     "Agent",
+    "AgentSpecError",
     "GreedyAgent",
     "Observation",
     "RandomAgent",

@@ -21,6 +21,17 @@ from ginenv.rules import Rules
 Observation = Mapping[str, np.ndarray]
 
 
+class AgentForfeit(Exception):
+    """An agent in another process could not play on: it hung past its time limit, died, or answered
+    something that is not a legal action. The arena (:mod:`ginenv.agents.arena`) scores the game as
+    lost by that agent under the forfeit rule and the run goes on; ``reason`` says what happened.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class Agent(abc.ABC):
     """Base class of every player: ``reset`` per hand, ``act`` per decision."""
 
@@ -30,9 +41,12 @@ class Agent(abc.ABC):
     #: knocks or simulate hands score them under these. Set by ``agents.make(name, rules=...)``.
     rules: Rules = Rules()
 
-    def __init__(self, seed: int | None = None) -> None:
-        """Create the agent; ``seed`` seeds its random generator until the first ``reset``."""
+    def __init__(self, seed: int | None = None, rules: Rules | None = None) -> None:
+        """Create the agent; ``seed`` seeds its random generator until the first ``reset``; ``rules``
+        are the table's (default: the standard rules)."""
         self.rng = np.random.default_rng(seed)
+        if rules is not None:
+            self.rules = rules
 
     def reset(self, seed: int | None = None) -> None:
         """Start of a hand: forget per-hand memory and reseed (``None`` keeps the generator)."""

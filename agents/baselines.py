@@ -149,19 +149,19 @@ def rlcard_installed() -> bool:
 
 def register_available() -> list[str]:
     """Register the baselines whose package is installed; returns the names registered."""
-    from ginenv.agents.registry import available, register
+    from ginenv.agents.registry import available, register_builtin
 
     names = []
     known = set(available())
     if openspiel_installed() and "openspiel_simple" not in known:
-        register(
+        register_builtin(
             "openspiel_simple",
             OpenSpielSimpleAgent,
             "OpenSpiel's simple_gin_rummy_bot (published baseline; needs open-spiel)",
         )
         names.append("openspiel_simple")
     if rlcard_installed() and "rlcard_novice" not in known:
-        register(
+        register_builtin(
             "rlcard_novice",
             RLCardNoviceAgent,
             "RLCard's gin rummy novice rule agent (published baseline; needs rlcard)",

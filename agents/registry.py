@@ -1,96 +1,157 @@
-"""The agent registry: ``agents.make("expert", seed=0)`` and the list of known names.
+"""The agent registry: names of agents, their factories and one-line descriptions.
 
-Every :func:`make` call builds a new agent, so no game's agent remembers an earlier game (the
-harness builds fresh agents for every game). ``checkpoint:PATH`` agents share the read-only network
-weights of one file content (see :func:`ginenv.agents.neural.shared_policy`).
+Names come from three places, in this order: the built-in levels and baselines (registered by
+:mod:`ginenv.agents`), :func:`register` calls in this process, and installed packages' entry points
+in the group ``ginenv.agents`` (``[project.entry-points."ginenv.agents"] mine = "pkg.mod:Mine"``),
+which every process sees, worker processes included. Entry points are read once, lazily, and their
+objects imported only when that agent is built or described.
+
+Building an agent from a name (or any other spec) is :func:`ginenv.agents.specs.make`, the one
+building protocol; this module only keeps the table.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ginenv.agents.base import Agent
 
-from ginenv.rules import Rules
+#: The entry-point group through which installed packages contribute agents.
+ENTRY_POINT_GROUP = "ginenv.agents"
 
 
 class UnknownAgentError(ValueError):
     """An agent name that is not registered."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class AgentSpec:
-    """A registered agent: its factory and a one-line description."""
+    """A registered agent: its factory (loaded lazily for entry points) and a one-line description."""
 
     name: str
-    factory: Callable[..., Agent]
+    factory: Callable[..., Agent] | None
     description: str
+    #: Where the factory is defined, as a ``module:Name`` or ``file.py:Name`` spec another process
+    #: can import (None: it cannot, e.g. a lambda or a class defined in a notebook).
+    origin: str | None = None
+    #: ``builtin``, ``registered`` (this process) or ``entry point``.
+    source: str = "registered"
+    entry_point: Any = field(default=None, repr=False)
 
 
 _REGISTRY: dict[str, AgentSpec] = {}
+_entry_points_read = False
 
 
-def register(name: str, factory: Callable[..., Agent], description: str = "") -> None:
-    """Register ``factory(seed=..., **kwargs) -> Agent`` under ``name`` (names are unique)."""
+def _origin_of(factory: Callable[..., Any]) -> str | None:
+    """A spec of where ``factory`` is defined, importable from another process, or None."""
+    module_name = getattr(factory, "__module__", None)
+    qualname = getattr(factory, "__qualname__", None)
+    if not module_name or not qualname or "<" in qualname:
+        return None
+    module = sys.modules.get(module_name)
+    if module_name in ("__main__", "__mp_main__") or module_name.startswith("ginenv_user_"):
+        path = getattr(module, "__file__", None)
+        return f"{path}:{qualname}" if path else None
+    return f"{module_name}:{qualname}"
+
+
+def register(
+    name: str, factory: Callable[..., Agent], description: str = "", *, _source: str = "registered"
+) -> None:
+    """Register ``factory`` under ``name`` (names are unique).
+
+    ``factory`` is an :class:`~ginenv.agents.base.Agent` subclass or a function returning an agent;
+    it is called by :func:`ginenv.agents.specs.make` with ``seed=`` and, when it names a ``rules``
+    parameter, ``rules=``. Worker processes rebuild it from where it is defined (its module, or the
+    script's file), so define it at the top level of a module or file to use several workers.
+    """
+    if not isinstance(name, str) or not name or ":" in name:
+        raise ValueError(f"an agent name is a non-empty string without ':', got {name!r}")
     if name in _REGISTRY:
         raise ValueError(f"an agent named {name!r} is already registered")
-    _REGISTRY[name] = AgentSpec(name, factory, description)
+    if not callable(factory):
+        raise TypeError(f"the factory of agent {name!r} must be an Agent subclass or a callable")
+    _REGISTRY[name] = AgentSpec(name, factory, description, _origin_of(factory), _source)
 
 
-def available() -> list[str]:
-    """Registered agent names, in registration order (weakest first for the ladder)."""
-    return list(_REGISTRY)
+def register_builtin(name: str, factory: Callable[..., Agent], description: str = "") -> None:
+    """:func:`register` for the package's own agents (every process registers them on import)."""
+    register(name, factory, description, _source="builtin")
 
 
-def describe(name: str) -> str:
-    """The one-line description of a registered agent."""
-    return _spec(name).description
+def _read_entry_points() -> None:
+    global _entry_points_read
+    if _entry_points_read:
+        return
+    _entry_points_read = True
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _REGISTRY or ":" in ep.name:
+            continue  # a built-in or earlier name wins; a name with ':' would read as a spec
+        _REGISTRY[ep.name] = AgentSpec(
+            ep.name, None, "", origin=ep.value, source="entry point", entry_point=ep
+        )
 
 
-def _spec(name: str) -> AgentSpec:
+def _entry(name: str) -> AgentSpec:
+    _read_entry_points()
     try:
         return _REGISTRY[name]
     except KeyError:
         raise UnknownAgentError(
-            f"unknown agent {name!r}; known agents: {', '.join(_REGISTRY) or 'none'}, "
-            f"or {CHECKPOINT_PREFIX}PATH for a trained network"
+            f"unknown agent {name!r}; known agents: {', '.join(_REGISTRY) or 'none'}; or checkpoint:PATH, "
+            "package.module:Name, path/to/file.py:Name or exec:COMMAND"
         ) from None
 
 
-CHECKPOINT_PREFIX = "checkpoint:"
+def available() -> list[str]:
+    """Registered agent names: built-ins in registration order (weakest first for the ladder),
+    then this process's registrations and installed entry points."""
+    _read_entry_points()
+    rank = {"builtin": 0, "registered": 1, "entry point": 2}
+    return sorted(_REGISTRY, key=lambda n: rank[_REGISTRY[n].source])
 
 
-def is_known(name: str) -> bool:
-    """Whether :func:`make` accepts ``name``: a registered name or ``checkpoint:PATH``."""
-    return isinstance(name, str) and (name in _REGISTRY or name.startswith(CHECKPOINT_PREFIX))
+def is_registered(name: object) -> bool:
+    """Whether ``name`` is a registered agent name."""
+    _read_entry_points()
+    return isinstance(name, str) and name in _REGISTRY
 
 
-def make(name: str, seed: int | None = None, rules: Rules | None = None, **kwargs: Any) -> Agent:
-    """A new agent of the registered kind ``name``, or a neural agent from ``checkpoint:PATH``.
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is registered by the package itself or by an installed entry point (so
+    every process knows it)."""
+    return is_registered(name) and _REGISTRY[name].source in ("builtin", "entry point")
 
-    ``rules``: the rules of the table the agent plays at (public; default the standard rules), set
-    as :attr:`Agent.rules` whatever the level.
 
-    Unknown names are refused with the list of known ones. A checkpoint agent is new too, but its
-    network is loaded once per file content and shared; ``digest=SHA256`` (a keyword for
-    checkpoints only) refuses a file whose content is no longer the one a run was keyed by.
-    """
-    if not isinstance(name, str):
-        raise UnknownAgentError(
-            f"an agent name must be a string, got {type(name).__name__} {name!r}; "
-            f"known agents: {', '.join(_REGISTRY) or 'none'}, or {CHECKPOINT_PREFIX}PATH"
-        )
-    if rules is not None and not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a ginenv.rules.Rules, got {type(rules).__name__}")
-    if name.startswith(CHECKPOINT_PREFIX):
-        from ginenv.agents.neural import NeuralAgent
+def origin(name: str) -> str | None:
+    """Where the factory of ``name`` is defined, as a spec another process can import, or None."""
+    return _entry(name).origin
 
-        agent: Agent = NeuralAgent.from_checkpoint(name[len(CHECKPOINT_PREFIX) :], seed=seed, **kwargs)
-    else:
-        agent = _spec(name).factory(seed=seed, **kwargs)
-    agent.name = name
-    if rules is not None:
-        agent.rules = rules
-    return agent
+
+def factory(name: str) -> Callable[..., Agent]:
+    """The factory of a registered name (an entry point's object is imported now)."""
+    entry = _entry(name)
+    if entry.factory is None:
+        try:
+            entry.factory = entry.entry_point.load()
+        except Exception as err:
+            raise UnknownAgentError(
+                f"agent {name!r} (entry point {entry.origin} of group {ENTRY_POINT_GROUP}) cannot be "
+                f"loaded: {type(err).__name__}: {err}"
+            ) from None
+    assert entry.factory is not None
+    return entry.factory
+
+
+def describe(name: str) -> str:
+    """The one-line description of a registered agent (an entry point's: its docstring's first line)."""
+    entry = _entry(name)
+    if not entry.description and entry.source == "entry point":
+        doc = (getattr(factory(name), "__doc__", None) or "").strip()
+        entry.description = doc.splitlines()[0] if doc else f"from entry point {entry.origin}"
+    return entry.description

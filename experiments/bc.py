@@ -5,8 +5,8 @@ stalls there (README, "Training"); the stronger levels are Python agents far too
 online at every one of PPO's decisions. So their decisions are recorded once and cloned:
 
 1. ``python -m ginenv.experiments.bc record --level expert --seconds 900 --out DIR``: the level plays
-   itself on hands dealt from seeds ``start, start + 1, ...`` (agent ``i`` of hand ``h`` seeded
-   ``2 h + i``); every decision of both seats is stored as the seat's observation (what the level
+   itself on games ``start, start + 1, ...`` of master seed :data:`RECORD_SEED`, dealt and seeded by the arena
+   (:func:`ginenv.agents.arena.play_game`) as the harness deals them; every decision of both seats is stored as the seat's observation (what the level
    saw), its legal-action mask and the action, in ``.npz`` shards of :data:`SHARD_HANDS` hands.
    The same start and number of hands give the same data.
 2. ``python -m ginenv.experiments.bc train DIR --out neural_bc.pt``: a
@@ -28,9 +28,11 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+from ginenv.agents.arena import play_game
 from ginenv.agents.neural import MaskedPolicy, save_checkpoint
 from torch import nn
 
@@ -40,6 +42,10 @@ from ginenv.observation import OBS_SIZE
 
 #: Hands per shard file.
 SHARD_HANDS = 200
+
+#: Master seed of the recorded hands: not the harness's default seed 0, so that no evaluation on
+#: the standard deals replays a hand the network was trained on.
+RECORD_SEED = 0xBC
 
 
 def record(
@@ -70,22 +76,19 @@ def record(
                 done.clear()
             shard += 1
 
+    env = gin_rummy_v0.raw_env()
+
+    def keep(_seat: int, obs: dict[str, Any], action: int) -> None:
+        # Observations are small non-negative integers in hand mode (cards left: at most 31).
+        observations.append(obs["observation"].astype(np.uint8))
+        masks.append(obs["action_mask"].astype(bool))
+        actions.append(action)
+
     while (hands is None or played < hands) and (seconds is None or time.perf_counter() - began < seconds):
+        # Hand h is game h of RECORD_SEED, dealt and seeded by the arena as the harness does.
         h = start + played
-        env = gin_rummy_v0.env()
-        env.reset(seed=h)
-        players = {p: agents.make(level, seed=2 * h + i) for i, p in enumerate(env.possible_agents)}
-        for seat in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            action = players[seat].act(obs)
-            # Observations are small non-negative integers in hand mode (cards left: at most 31).
-            observations.append(obs["observation"].astype(np.uint8))
-            masks.append(obs["action_mask"].astype(bool))
-            actions.append(action)
-            env.step(action)
+        players = [agents.make(level), agents.make(level)]
+        play_game(env, players, seed=RECORD_SEED, deal=h, names=[level, level], on_decision=keep)
         played += 1
         if played % SHARD_HANDS == 0:
             flush()
@@ -214,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     try:
         if ns.command == "record":
-            if not agents.registry.is_known(ns.level):
+            if not agents.specs.is_known(ns.level):
                 raise ValueError(f"unknown level {ns.level!r}; known: {', '.join(agents.available())}")
             played = record(ns.level, ns.out, ns.start, ns.hands, ns.seconds)
             print(f"recorded {played} hands of {ns.level} under {ns.out}")

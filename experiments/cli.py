@@ -1,7 +1,8 @@
 """The ``ginenv`` command, the project's front door.
 
 Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
-``match A B`` (one head-to-head), ``demo`` (one printed hand or match), ``replay FILE`` (check a
+``match A B`` (one head-to-head), ``rate SPEC`` (one agent placed on the standard ladder,
+:mod:`ginenv.experiments.rate`), ``demo`` (one printed hand or match), ``replay FILE`` (check a
 replay), ``train`` (masked PPO, :mod:`ginenv.experiments.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a
 Stable-Baselines3 MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.sb3.export_maskable_ppo`),
 ``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play_server`).
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ginenv.experiments.harness import (
+    DEFAULT_TIME_LIMIT,
     MAX_DEALS,
     MAX_WORKERS,
     AgentError,
@@ -69,12 +71,27 @@ def _turn_limit_arg(args: argparse.Namespace) -> int:
     return DEFAULT_TURN_LIMIT if args.turn_limit is None else int(args.turn_limit)
 
 
+def _time_limit_arg(args: argparse.Namespace) -> float:
+    limit = getattr(args, "time_limit", None)
+    if limit is None:
+        return DEFAULT_TIME_LIMIT
+    if not 0 < limit <= 3600:
+        raise HarnessError(f"--time-limit must be a number of seconds in (0, 3600], got {limit}")
+    return float(limit)
+
+
 def _run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from ginenv.experiments.report import summarise, write_outputs
 
     args.run_folder = out  # named by the Ctrl-C message
     records = evaluate(
-        cfg, out, backend=args.backend, workers=args.workers, progress=not args.quiet, replays=args.replays
+        cfg,
+        out,
+        backend=args.backend,
+        workers=args.workers,
+        progress=not args.quiet,
+        replays=args.replays,
+        log=lambda line: print(f"ginenv: {line}", file=sys.stderr, flush=True),
     )
     summary = summarise(records, cfg.agents, cfg.unit)
     summary["config"] = cfg.to_dict()
@@ -106,6 +123,8 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         spec.seed = "random" if args.seed == "random" else _seed_arg(args)
     if args.turn_limit is not None:
         spec.turn_limit = _turn_limit_arg(args)
+    if args.time_limit is not None:
+        spec.time_limit = args.time_limit
     args.seed_drawn = spec.seed == "random"
     cfg = to_eval_config(spec, _registered())
     _announce_seed(args, cfg.seed)
@@ -132,7 +151,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from ginenv.experiments.config import check_agent_names, resolve_rules
     from ginenv.experiments.report import format_table, strict_json
 
-    check_agent_names([args.a, args.b], _registered())
+    check_agent_names([args.a, args.b])
     if args.matches is not None:
         unit, deals = "match", max(1, math.ceil(args.matches / 2))
     else:
@@ -147,6 +166,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
         rules=resolve_rules(args.rules),
         seed=seed,
         turn_limit=_turn_limit_arg(args),
+        time_limit=_time_limit_arg(args),
     )
     _announce_seed(args, seed)
     out = Path(args.out or f"results/match-{cfg.fingerprint()}")
@@ -178,6 +198,30 @@ def _cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_rate(args: argparse.Namespace) -> int:
+    single_thread_torch()  # games are played one at a time; torch's threads only spin
+    from ginenv.experiments.rate import format_rate, rate
+    from ginenv.experiments.report import strict_json
+
+    args.quiet = args.quiet or args.json
+    result = rate(
+        args.spec,
+        args.config,
+        deals=args.deals,
+        time_limit=_time_limit_arg(args) if args.time_limit is not None else None,
+        out=args.out,
+        backend=args.backend,
+        workers=args.workers,
+        progress=not args.quiet,
+        log=lambda line: print(f"ginenv rate: {line}", file=sys.stderr, flush=True),
+    )
+    if args.json:
+        print(json.dumps(strict_json(result), indent=1, allow_nan=False))
+    else:
+        print(format_rate(result))
+    return 0
+
+
 def _check_save_path(path: str) -> Path:
     """Refuse a ``--save`` target that cannot be written, before the game is played."""
     target = Path(path)
@@ -195,65 +239,57 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     single_thread_torch()  # games are played one at a time; torch's threads only spin
     import traceback
 
+    from ginenv.agents.arena import Game
     from ginenv.experiments.config import check_agent_names, resolve_rules
-    from ginenv.experiments.harness import is_legal_action, make_agent
+    from ginenv.experiments.harness import make_agent
 
     from ginenv import gin_rummy_v0
     from ginenv.replay import hand_replay, match_replay, save_replay
 
-    check_agent_names(list(args.players), _registered())
+    check_agent_names(list(args.players))
     save = _check_save_path(args.save) if args.save else None
     args.seed_drawn = args.seed == "random"
     seed = _seed_arg(args)
     turn_limit = _turn_limit_arg(args)
-    env = gin_rummy_v0.raw_env(
-        rules=resolve_rules(args.rules), mode=args.mode, render_mode="ansi", turn_limit=turn_limit
-    )
-    env.reset(seed=seed)
-    seats = list(env.possible_agents)
+    rules = resolve_rules(args.rules)
+    env = gin_rummy_v0.raw_env(rules=rules, mode=args.mode, render_mode="ansi", turn_limit=turn_limit)
     players = []
     for name in args.players:
         try:
-            players.append(make_agent(name, rules=env.unwrapped.rules))
+            players.append(make_agent(name, rules=rules, time_limit=_time_limit_arg(args)))
         except Exception as err:
             raise AgentError(
                 name, f"could not be built: {type(err).__name__}: {err}", traceback.format_exc()
             ) from err
+    # Game 0 of the master seed, as the harness deals it: `ginenv match` with the same seed plays
+    # this deal first.
+    game = Game(env, players, seed=seed, deal=0, names=list(args.players))
+    seats = game.seats
     labels = [f"{seat} ({name})" for seat, name in zip(seats, args.players, strict=True)]
     print(f"ginenv demo: one {args.mode}, seed {seed}, rules {args.rules!r}: {labels[0]} vs {labels[1]}")
     print(env.render())
-    hand = -1
-
-    def blame(i: int, err: Exception) -> AgentError:
-        what = f"raised {type(err).__name__}: {err} (hand {hand}, seat {seats[i]})"
-        return AgentError(args.players[i], what, traceback.format_exc())
-
-    for seat in env.agent_iter():
-        obs, _, termination, truncation, info = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        p = seats.index(seat)
-        if info["hand_index"] != hand:
-            hand = info["hand_index"]
-            for i, player in enumerate(players):
-                try:
-                    player.reset(seed * 1000 + 2 * hand + i)
-                except Exception as err:
-                    raise blame(i, err) from err
-            if hand:
+    hand = 0
+    try:
+        while not game.over:
+            p = game.to_move
+            assert p is not None
+            action = game.advance()
+            if action is not None:
+                print(f"  {labels[p]}: {env.action_name(action)}")
+            if not game.over and game.hand_index != hand:
+                hand = game.hand_index
                 print(env.render())
-        try:
-            action = players[p].act(obs)
-        except Exception as err:
-            raise blame(p, err) from err
-        if not is_legal_action(action, obs["action_mask"]):
-            raise AgentError(args.players[p], f"returned {action!r}, which is not a legal action here")
-        action = int(action)
-        print(f"  {labels[p]}: {env.action_name(action)}")
-        env.step(action)
-    # The final rendering says how the game ended, a truncation at the turn limit included.
-    print(env.render())
+    finally:
+        game.close()
+    forfeit = game.record.forfeit
+    if forfeit is not None:
+        print(
+            f"{labels[forfeit['seat']]} forfeits the {args.mode}: {forfeit['reason']} "
+            f"({forfeit['points']} points to its opponent)"
+        )
+    else:
+        # The final rendering says how the game ended, a truncation at the turn limit included.
+        print(env.render())
     if save is not None:
         match = env.match
         save_replay(match_replay(match) if match is not None else hand_replay(env.hand), save)
@@ -341,7 +377,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     autostart = args.daily or args.opponent is not None or args.rules is not None
     args.opponent = args.opponent or "normal"
     args.rules = args.rules or "standard"
-    check_agent_names([args.opponent], _registered())
+    check_agent_names([args.opponent])
     replay_dir = Path(args.replay_dir).expanduser()
     try:
         replay_dir.mkdir(parents=True, exist_ok=True)
@@ -415,6 +451,10 @@ def build_parser() -> argparse.ArgumentParser:
         "untrusted agents, which could rebuild the deals of a public seed)"
     )
     limit_help = f"draws per hand before it is truncated with no score (default {DEFAULT_TURN_LIMIT})"
+    time_help = (
+        f"seconds an exec:COMMAND agent may take for one decision before it forfeits the game "
+        f"(default {DEFAULT_TIME_LIMIT:g})"
+    )
 
     def run_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--out", help="run folder (results, plots); rerunning it resumes")
@@ -428,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-plots", action="store_true", help="skip PNG plots and TensorBoard scalars")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         p.add_argument("--turn-limit", type=int, help=limit_help)
+        p.add_argument("--time-limit", type=float, help=time_help)
         p.add_argument(
             "--replays",
             action="store_true",
@@ -456,6 +497,22 @@ def build_parser() -> argparse.ArgumentParser:
     mat.add_argument("--json", action="store_true", help="print one JSON object")
     run_options(mat)
     mat.set_defaults(func=_cmd_match)
+
+    rate = sub.add_parser(
+        "rate", help="place one agent on the standard ladder's scale (the ladder's own results are kept)"
+    )
+    rate.add_argument(
+        "spec",
+        help="the agent: a registered name, checkpoint:PATH, package.module:Name, path/to/file.py:Name "
+        "or exec:COMMAND",
+    )
+    rate.add_argument(
+        "--config", default=str(DEFAULT_CONFIG), help="the ladder to rate against (configs/ladder.yaml)"
+    )
+    rate.add_argument("--deals", type=int, help="duplicate deals per opponent (default: the ladder's)")
+    rate.add_argument("--json", action="store_true", help="print one JSON object")
+    run_options(rate)
+    rate.set_defaults(func=_cmd_rate)
 
     demo = sub.add_parser("demo", help="play and print one seeded hand (or match) between two agents")
     demo.add_argument("--seed", default="0", help="deal seed: a non-negative integer or 'random' (default 0)")

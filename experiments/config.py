@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from ginenv.experiments.harness import CHECKPOINT_PREFIX, MAX_DEALS, EvalConfig, HarnessError, check_seed
+from ginenv.experiments.harness import DEFAULT_TIME_LIMIT, MAX_DEALS, EvalConfig, HarnessError, check_seed
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.rules import Rules, RulesError, preset
@@ -30,7 +30,9 @@ T = TypeVar("T")
 class LadderFile:
     """The fields of a ladder/evaluation YAML file (see ``configs/ladder.yaml``)."""
 
-    #: ``all`` (every registered agent) or a list of agent names.
+    #: ``all`` (every registered agent) or a list of agent specs: registered names,
+    #: ``checkpoint:PATH``, ``package.module:Name``, ``path/to/file.py:Name``, ``exec:COMMAND``.
+    #: A module or file named here is imported, which runs its code: a config is trusted code.
     agents: str | list[str] = "all"
     #: ``round_robin``, ``gauntlet`` or ``adjacent`` (each agent against the next in the list).
     format: str = "round_robin"
@@ -44,6 +46,8 @@ class LadderFile:
     seed: int | str = 0
     #: Draws per hand after which the hand is truncated and counts 0 points.
     turn_limit: int = DEFAULT_TURN_LIMIT
+    #: Seconds an ``exec:`` agent may take for one decision before it forfeits the game.
+    time_limit: float = DEFAULT_TIME_LIMIT
     #: Extra notes kept with the results (free text).
     notes: str = field(default="")
 
@@ -86,6 +90,9 @@ def _check_fields(spec: LadderFile, path: str | Path) -> None:
         raise bad("seed", "a non-negative integer or 'random'")
     if not isinstance(spec.rules, (str, dict)):
         raise bad("rules", "a preset name or a mapping of rule options")
+    limit = spec.time_limit
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 3600:
+        raise bad("time_limit", "a number of seconds in (0, 3600] (for exec: agents)")
 
 
 def _read_yaml(path: str | Path) -> Any:
@@ -122,22 +129,18 @@ def load_ladder_file(path: str | Path) -> LadderFile:
     return spec
 
 
-def check_agent_names(names: tuple[str, ...] | list[str], registered: list[str]) -> None:
-    """Refuse unknown agent names and unreadable checkpoints before any work starts."""
-    unknown = [a for a in names if a not in registered and not a.startswith(CHECKPOINT_PREFIX)]
-    if unknown:
-        raise HarnessError(
-            f"unknown agent(s) {', '.join(unknown)}; known agents: {', '.join(registered)}, "
-            f"or {CHECKPOINT_PREFIX}PATH"
-        )
-    for name in names:
-        if name.startswith(CHECKPOINT_PREFIX):
-            from ginenv.agents.neural import CheckpointError, load_checkpoint
+def check_agent_names(names: tuple[str, ...] | list[str]) -> None:
+    """Refuse agent specs that cannot be built (unknown names, missing files or modules, not an
+    agent, a constructor that raises, unreadable checkpoints) before any work starts: one line
+    naming the spec and the cause."""
+    from ginenv.agents import specs
+    from ginenv.agents.registry import UnknownAgentError
 
-            try:
-                load_checkpoint(name[len(CHECKPOINT_PREFIX) :])
-            except CheckpointError as err:
-                raise HarnessError(str(err)) from None
+    for name in names:
+        try:
+            specs.check(name)
+        except (specs.AgentSpecError, UnknownAgentError) as err:
+            raise HarnessError(str(err)) from None
 
 
 def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:
@@ -152,7 +155,7 @@ def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:
         names = tuple(spec.agents)
     else:
         raise HarnessError(f"agents must be 'all' or a list of names, got {spec.agents!r}")
-    check_agent_names(names, registered)
+    check_agent_names(names)
     return EvalConfig(
         agents=names,
         format=spec.format,  # type: ignore[arg-type]
@@ -161,6 +164,7 @@ def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:
         rules=resolve_rules(spec.rules),
         seed=check_seed(spec.seed, "seed", random_ok=True),
         turn_limit=spec.turn_limit,
+        time_limit=spec.time_limit,
     )
 
 

@@ -18,6 +18,17 @@ already there (a torn last line from a kill is dropped), so its totals equal an 
 **Backends**: ``local`` (a process pool over every core) and ``ray`` (tasks on the cluster named by
 the usual ``RAY_ADDRESS``, or a local Ray instance); both return identical records for a seed.
 
+**Agents** are named by specs (:mod:`ginenv.agents.specs`: registered names, ``checkpoint:PATH``,
+``package.module:Name``, ``path/to/file.py:Name``, ``exec:COMMAND``). Every spec is resolved and
+built once before any game (a bad one is a HarnessError naming it); worker processes, local or
+Ray, rebuild every game's agents from the resolved specs, so what works with one worker works with
+N. Each game is played by :func:`ginenv.agents.arena.play_game`, which also owns the seeding
+formulas and the forfeit rule of ``exec:`` agents.
+
+**Luck.** Each record also holds ``pair_luck``, A's share of the stock draws' luck over both games
+(:mod:`ginenv.experiments.luck`, a zero-mean control variate); the report subtracts it for the
+headline points, which keeps them unbiased and narrows their intervals.
+
 **Integrity.** Every game gets agents that no earlier game touched: a fresh ``agents.make`` per game
 (read-only data such as network weights may be shared by the agent's own code), so an agent that
 remembers its first game cannot know its opponent's cards in the second game of a duplicate deal.
@@ -33,7 +44,9 @@ agents and is counted in the records (``truncated``) and every report.
 
 **Agent errors.** An exception raised by an agent (``make``, ``reset`` or ``act``), or an illegal
 action it returns, stops the run with :class:`AgentError`, naming the agent and carrying its
-traceback; finished deals stay in the run folder.
+traceback; finished deals stay in the run folder. An ``exec:`` agent that hangs past
+``time_limit``, dies or answers an illegal move forfeits that game instead (the arena's rule) and
+the run goes on; records count the forfeits.
 """
 
 from __future__ import annotations
@@ -46,7 +59,6 @@ import re
 import secrets
 import signal
 import sys
-import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -54,9 +66,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from ginenv.agents import specs
+from ginenv.agents.arena import AgentError, GameRecord, agent_seed, deal_seed, is_legal_action, play_game
+from ginenv.agents.registry import UnknownAgentError
+from ginenv.agents.specs import CHECKPOINT_PREFIX, Spec
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.rules import Rules
+
+# Re-exported: the arena owns them, the harness's users have always found them here.
+__all__ = ["AgentError", "agent_seed", "deal_seed", "is_legal_action"]
 
 Format = Literal["round_robin", "gauntlet", "adjacent"]
 Unit = Literal["hand", "match"]
@@ -69,29 +88,12 @@ MAX_DEALS = 1_000_000
 #: Most local worker processes (far above any machine's cores; a typo must not fork thousands).
 MAX_WORKERS = 1024
 
-CHECKPOINT_PREFIX = "checkpoint:"
+#: Default seconds an ``exec:`` agent may take for one decision before it forfeits the game.
+DEFAULT_TIME_LIMIT = 10.0
 
 
 class HarnessError(ValueError):
     """A harness configuration or run folder that cannot be used, with what is allowed."""
-
-
-class AgentError(RuntimeError):
-    """An agent raised (in ``make``, ``reset`` or ``act``) or returned an illegal action.
-
-    Not a usage error: the agent's own code failed. ``agent`` is its name, ``detail`` says what it
-    did and where, ``agent_traceback`` is the formatted traceback of its exception (empty for an
-    illegal action). It pickles with its traceback text, so worker processes can report it.
-    """
-
-    def __init__(self, agent: str, detail: str, agent_traceback: str = "") -> None:
-        super().__init__(agent, detail, agent_traceback)
-        self.agent = agent
-        self.detail = detail
-        self.agent_traceback = agent_traceback
-
-    def __str__(self) -> str:
-        return f"agent {self.agent} {self.detail}"
 
 
 def check_seed(seed: object, what: str = "seed", random_ok: bool = False) -> int:
@@ -116,7 +118,8 @@ def random_seed() -> int:
 class EvalConfig:
     """What to evaluate. Every field changes the results, so all of them key the run folder."""
 
-    #: Agent names (registry names, or ``checkpoint:PATH`` / baseline names when registered).
+    #: Agent specs (:mod:`ginenv.agents.specs`): registered names, ``checkpoint:PATH``,
+    #: ``package.module:Name``, ``path/to/file.py:Name``, ``exec:COMMAND``.
     agents: tuple[str, ...]
     #: ``round_robin``: every pair; ``gauntlet``: the first agent against each of the others;
     #: ``adjacent``: each agent against the next one in the list (a ladder's neighbours).
@@ -131,10 +134,12 @@ class EvalConfig:
     seed: int = 0
     #: Draws per hand after which the hand (in match units, the match) is truncated: 0 points.
     turn_limit: int = DEFAULT_TURN_LIMIT
+    #: Seconds an ``exec:COMMAND`` agent may take for one decision before it forfeits the game.
+    time_limit: float = DEFAULT_TIME_LIMIT
 
     def __post_init__(self) -> None:
         if not isinstance(self.agents, (list, tuple)) or not all(isinstance(a, str) for a in self.agents):
-            raise HarnessError(f"agents must be a list of agent names, got {self.agents!r}")
+            raise HarnessError(f"agents must be a list of agent specs (strings), got {self.agents!r}")
         object.__setattr__(self, "agents", tuple(self.agents))
         if len(self.agents) < 2:
             raise HarnessError(f"an evaluation needs at least two agents, got {list(self.agents)}")
@@ -160,6 +165,10 @@ class EvalConfig:
             object.__setattr__(self, "turn_limit", check_turn_limit(self.turn_limit))
         except ValueError as err:
             raise HarnessError(str(err)) from None
+        limit = self.time_limit
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 3600:
+            raise HarnessError(f"time_limit must be a number of seconds in (0, 3600], got {limit!r}")
+        object.__setattr__(self, "time_limit", float(limit))
 
     def pairings(self) -> list[tuple[str, str]]:
         """The (A, B) pairs to play, in a fixed order."""
@@ -171,10 +180,13 @@ class EvalConfig:
         return [(a[i], a[j]) for i in range(len(a)) for j in range(i + 1, len(a))]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (rules as a dict)."""
+        """JSON-ready form (rules as a dict). ``time_limit`` is left out unless an ``exec:`` agent
+        plays, so it keys only the runs it can change."""
         d = dataclasses.asdict(self)
         d["agents"] = list(self.agents)
         d["rules"] = self.rules.to_dict()
+        if not any(a.startswith(specs.EXEC_PREFIX) for a in self.agents):
+            del d["time_limit"]
         return d
 
     def checkpoints(self) -> dict[str, str]:
@@ -212,55 +224,53 @@ def checkpoint_hashes(names: Iterable[str]) -> dict[str, str]:
     return hashes
 
 
-def deal_seed(seed: int, deal: int) -> int:
-    """The env seed of deal ``deal`` (deck, and later hands of a match), independent of the pairing."""
-    return int(np.random.SeedSequence([seed, deal, 0x6D]).generate_state(1, dtype=np.uint32)[0])
-
-
-def agent_seed(seed: int, deal: int, hand: int, role: int) -> int:
-    """Per-hand seed of the agent in ``role`` (0 non-dealer, 1 dealer) of a deal's ``hand``."""
-    return int(np.random.SeedSequence([seed, deal, hand, role, 0xA6]).generate_state(1, dtype=np.uint32)[0])
-
-
 # ---------------------------------------------------------------------------- playing
 
-#: Builds a fresh agent from its name: ``agents.make`` unless the caller passes its own factory
-#: (a module-level function, so that worker processes can unpickle it).
-AgentFactory = Callable[[str], Any]
+
+def resolve_agents(cfg: EvalConfig, workers: int = 1) -> dict[str, Spec]:
+    """Resolve and build once every agent spec of ``cfg``, before any game is played.
+
+    Returns each spec's portable form (what worker processes rebuild agents from). A spec that
+    cannot be built raises HarnessError with one line naming the spec and the cause.
+    """
+    resolved: dict[str, Spec] = {}
+    for name in cfg.agents:
+        try:
+            resolved[name] = specs.check(name, rules=cfg.rules, workers=workers)
+        except (specs.AgentSpecError, UnknownAgentError) as err:
+            raise HarnessError(str(err)) from None
+    return resolved
 
 
-def make_agent(name: str, digest: str | None = None, rules: Rules | None = None) -> Any:
-    """A new, untouched agent of ``name`` (the harness's default factory: ``agents.make``), told the
-    ``rules`` of the table.
+def make_agent(
+    name: str | Spec, digest: str | None = None, rules: Rules | None = None, time_limit: float | None = None
+) -> Any:
+    """A new, untouched agent of spec ``name`` built by the one protocol (:func:`ginenv.agents.make`),
+    told the ``rules`` of the table.
 
-    ``digest``, for a ``checkpoint:PATH`` name, is the sha256 the run was keyed by: a file whose
+    ``digest``, for a ``checkpoint:PATH`` spec, is the sha256 the run was keyed by: a file whose
     content changed since is refused (HarnessError) rather than mixing two networks in one run.
     """
-    from ginenv import agents
-
-    if not name.startswith(CHECKPOINT_PREFIX):
-        return agents.make(name, rules=rules)
+    spec = specs.resolve(name)
+    if spec.kind != "checkpoint" or not digest:
+        return specs.make(spec, rules=rules, time_limit=time_limit)
     from ginenv.agents.neural import CheckpointError
 
     try:
-        return agents.make(name, rules=rules, digest=digest) if digest else agents.make(name, rules=rules)
+        return specs.make(spec, rules=rules, digest=digest)
     except CheckpointError as err:
         raise HarnessError(f"{err}; the run was keyed by the earlier content, choose another --out") from None
 
 
 def _fresh_agents(
-    names: Sequence[str],
-    factory: AgentFactory | None,
-    digests: dict[str, str] | None = None,
-    rules: Rules | None = None,
+    names: Sequence[str], resolved: dict[str, Spec], cfg: EvalConfig, digests: dict[str, str] | None
 ) -> list[Any]:
     players = []
     for name in names:
         try:
-            if factory is None:
-                players.append(make_agent(name, (digests or {}).get(name), rules))
-            else:
-                players.append(factory(name))
+            players.append(
+                make_agent(resolved.get(name, name), (digests or {}).get(name), cfg.rules, cfg.time_limit)
+            )
         except HarnessError:
             raise
         except Exception as err:
@@ -270,95 +280,22 @@ def _fresh_agents(
     return players
 
 
-def is_legal_action(action: object, mask: np.ndarray) -> bool:
-    """Whether ``action`` is an integer (any integer type, not a bool) marked legal in ``mask``."""
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        return False
-    return bool(0 <= action < len(mask) and mask[action])
-
-
 def _seat(value: Any) -> int:
     """Seat index from an agent name (``player_1``) or an int."""
     return value if isinstance(value, int) else int(str(value).rsplit("_", 1)[-1])
 
 
-def play_game(
-    env: Any, players: Sequence[Any], cfg: EvalConfig, deal: int, names: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """Play one game of a deal with ``players[i]`` in seat ``player_i``; returns per-seat facts.
+def _game_luck(record: GameRecord) -> float:
+    """Seat 0's luck over the game's hands (the control variate of :mod:`ginenv.experiments.luck`);
+    0 for a truncated or forfeited game, which score 0 or the forfeit whatever the draws were."""
+    if record.truncated or record.forfeit is not None:
+        return 0.0
+    try:  # TEMPORARY until luck.py lands
+        from ginenv.experiments.luck import state_luck
+    except ImportError:
+        return 0.0
 
-    The dealer index is ``deal % 2`` in both games of a deal, so swapping the players swaps hands.
-    Returns are summed from ``last()``, the rewards each agent is shown (points, and in match mode
-    the bonuses on the final hand), so A's total is what an RL agent in its seat would collect.
-    A truncated game (a hand reached the turn limit) returns 0 for both seats and ``truncated``.
-    An exception of an agent, or an illegal action, raises :class:`AgentError` naming
-    ``names[i]`` (default: the agents' ``name`` attributes).
-    """
-    names = (
-        list(names)
-        if names is not None
-        else [getattr(p, "name", f"player_{i}") for i, p in enumerate(players)]
-    )
-    dealer = deal % 2
-    env.reset(seed=deal_seed(cfg.seed, deal), options={"dealer": dealer})
-    seats = list(env.possible_agents)
-    returns = [0.0, 0.0]
-    decisions = [0, 0]
-    think = [0.0, 0.0]
-    hands: list[dict[str, Any]] = []
-
-    def blame(p: int, what: str, err: BaseException | None = None) -> AgentError:
-        where = f"(deal {deal}, hand {len(hands)}, seat {seats[p]})"
-        if err is None:
-            return AgentError(names[p], f"{what} {where}")
-        return AgentError(
-            names[p], f"raised {type(err).__name__}: {err} in {what}() {where}", traceback.format_exc()
-        )
-
-    def reseed(hand_index: int, hand_dealer: int) -> None:
-        for p in (0, 1):
-            try:
-                players[p].reset(agent_seed(cfg.seed, deal, hand_index, 1 if p == hand_dealer else 0))
-            except Exception as err:
-                raise blame(p, "reset", err) from err
-
-    reseed(0, dealer)
-    for agent_id in env.agent_iter():
-        obs, reward, termination, truncation, _ = env.last()
-        p = seats.index(agent_id)
-        returns[p] += reward
-        if termination or truncation:
-            env.step(None)
-            continue
-        t0 = time.perf_counter()
-        try:
-            action = players[p].act(obs)
-        except Exception as err:
-            raise blame(p, "act", err) from err
-        think[p] += time.perf_counter() - t0
-        decisions[p] += 1
-        # The env would refuse it too, but as a usage error: it is the agent's fault, say so.
-        if not is_legal_action(action, obs["action_mask"]):
-            legal = ", ".join(env.action_name(int(a)) for a in np.flatnonzero(obs["action_mask"]))
-            raise blame(p, f"returned {action!r}, which is not a legal action here (legal: {legal})")
-        env.step(int(action))
-        info = env.infos.get(seats[0], {})
-        result = info.get("result")
-        if result is not None and result["hand_index"] == len(hands):
-            hands.append(result)
-            if cfg.unit == "match" and "match_result" not in result and result["kind"] != "truncated":
-                reseed(len(hands), _seat(info["dealer"]))
-    truncated = any(h["kind"] == "truncated" for h in hands)
-    if truncated:
-        # A truncated game has no result: points won in earlier hands of its match do not count.
-        returns = [0.0, 0.0]
-    return {
-        "hands": hands,
-        "returns": returns,
-        "decisions": decisions,
-        "think": think,
-        "truncated": truncated,
-    }
+    return float(sum(state_luck(state) for state in record.states))
 
 
 def play_unit(
@@ -366,16 +303,16 @@ def play_unit(
     deal: int,
     cfg: EvalConfig,
     cache: dict[str, Any],
-    agent_factory: AgentFactory | None = None,
+    resolved: dict[str, Spec] | None = None,
     digests: dict[str, str] | None = None,
     replay_dir: str | None = None,
 ) -> dict[str, Any]:
     """Both games of one duplicate deal between ``pairing = (A, B)``: one JSON-ready record.
 
     ``cache`` keeps the env between units (its state is dealt afresh by every ``reset``); agents are
-    never cached: each game gets new ones from ``agent_factory`` (default :func:`make_agent`, with
-    the checkpoint ``digests`` the run is keyed by). With ``replay_dir``, each game is also written
-    there as a replay (:func:`replay_name`).
+    never cached: each game gets new ones built from their ``resolved`` specs (with the checkpoint
+    ``digests`` the run is keyed by). Each game is played by :func:`ginenv.agents.arena.play_game`.
+    With ``replay_dir``, each game is also written there as a replay (:func:`replay_name`).
     """
     from ginenv import gin_rummy_v0
 
@@ -385,12 +322,15 @@ def play_unit(
         cache["_env"] = env
     a_name, b_name = pairing
     games = []
+    luck = 0.0
     for game in (0, 1):
         seats = (a_name, b_name) if game == 0 else (b_name, a_name)
-        players = _fresh_agents(seats, agent_factory, digests, cfg.rules)
-        facts = play_game(env, players, cfg, deal, names=seats)
-        games.append(summarise_game(facts, a_seat=game))
-        if replay_dir is not None:
+        players = _fresh_agents(seats, resolved or {}, cfg, digests)
+        record = play_game(env, players, seed=cfg.seed, deal=deal, names=seats)
+        games.append(summarise_game(record.to_facts(), a_seat=game))
+        # The luck is seat 0's: A's in the first game, minus it in the second (zero-sum).
+        luck += _game_luck(record) * (1.0 if game == 0 else -1.0)
+        if replay_dir is not None and record.forfeit is None:
             from ginenv.replay import hand_replay, match_replay, save_replay
 
             data = match_replay(env.match) if env.match is not None else hand_replay(env.hand)
@@ -401,7 +341,9 @@ def play_unit(
         "deal": deal,
         "games": games,
         "pair_sum": games[0]["a_points"] + games[1]["a_points"],
+        "pair_luck": round(luck, 6),
         "truncated": sum(g["truncated"] for g in games),
+        "forfeits": sum(g["a_forfeits"] + g["b_forfeits"] for g in games),
     }
 
 
@@ -428,12 +370,22 @@ def summarise_game(facts: dict[str, Any], a_seat: int) -> dict[str, Any]:
     final = facts["hands"][-1].get("match_result") if facts["hands"] else None
     if final:
         match_winner = "a" if _seat(final["winner"]) == a_seat else "b"
+    forfeit = facts.get("forfeit")
+    forfeits = [0, 0]
+    hands = len(facts["hands"])
+    if forfeit is not None:
+        # The forfeited hand counts as a hand played, won by the other seat.
+        forfeits[forfeit["seat"]] = 1
+        won[1 - forfeit["seat"]] += 1
+        kinds["forfeit"] = kinds.get("forfeit", 0) + 1
+        hands += 1
+        match_winner = "b" if forfeit["seat"] == a_seat else "a"
     return {
         "a_seat": a_seat,
         "a_points": round(facts["returns"][a_seat]),
         "a_hands_won": won[a_seat],
         "b_hands_won": won[b_seat],
-        "hands": len(facts["hands"]),
+        "hands": hands,
         "kinds": kinds,
         "truncated": bool(facts.get("truncated", False)),
         "decisions": facts["decisions"][0] + facts["decisions"][1],
@@ -442,20 +394,23 @@ def summarise_game(facts: dict[str, Any], a_seat: int) -> dict[str, Any]:
         "a_think_s": facts["think"][a_seat],
         "b_think_s": facts["think"][b_seat],
         "match_winner": match_winner,
+        "a_forfeits": forfeits[a_seat],
+        "b_forfeits": forfeits[b_seat],
+        "forfeit_reason": None if forfeit is None else forfeit["reason"],
     }
 
 
 def _run_chunk(
     cfg_dict: dict[str, Any],
     units: list[tuple[str, str, int]],
-    agent_factory: AgentFactory | None = None,
+    resolved: dict[str, Spec] | None = None,
     digests: dict[str, str] | None = None,
     replay_dir: str | None = None,
 ) -> list[dict[str, Any]]:
     single_thread_torch()
     cfg = config_from_dict(cfg_dict)
     cache: dict[str, Any] = {}
-    return [play_unit((a, b), deal, cfg, cache, agent_factory, digests, replay_dir) for a, b, deal in units]
+    return [play_unit((a, b), deal, cfg, cache, resolved, digests, replay_dir) for a, b, deal in units]
 
 
 def single_thread_torch() -> None:
@@ -594,14 +549,16 @@ def run_units(
     backend: Backend = "local",
     workers: int = 0,
     chunk: int = 4,
-    agent_factory: AgentFactory | None = None,
+    resolved: dict[str, Spec] | None = None,
     digests: dict[str, str] | None = None,
     replay_dir: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Play units on a backend, yielding records as they finish (in any order).
 
-    ``digests`` pins each ``checkpoint:PATH`` agent to the file content the run was keyed by;
-    ``replay_dir`` (a folder every worker can write) receives each game as a replay.
+    ``resolved`` holds each agent's portable spec (:func:`resolve_agents`; resolved here when not
+    given), from which every worker process rebuilds its agents; ``digests`` pins each
+    ``checkpoint:PATH`` agent to the file content the run was keyed by; ``replay_dir`` (a folder
+    every worker can write) receives each game as a replay.
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS:
         raise HarnessError(
@@ -613,27 +570,30 @@ def run_units(
         return
     cfg_dict = cfg.to_dict()
     chunks = list(_chunks(units, chunk))
-    if backend == "ray":
-        yield from _run_ray(cfg_dict, chunks, agent_factory, digests, replay_dir)
-        return
     n = workers or os.cpu_count() or 1
-    if n == 1 or len(chunks) == 1:
+    many = backend == "ray" or (n > 1 and len(chunks) > 1)
+    if resolved is None:
+        resolved = resolve_agents(cfg, workers=2 if many else 1)
+    if backend == "ray":
+        yield from _run_ray(cfg_dict, chunks, resolved, digests, replay_dir)
+        return
+    if not many:
         cache: dict[str, Any] = {}
         for a, b, deal in units:
-            yield play_unit((a, b), deal, cfg, cache, agent_factory, digests, replay_dir)
+            yield play_unit((a, b), deal, cfg, cache, resolved, digests, replay_dir)
         return
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     with ctx.Pool(min(n, len(chunks)), initializer=_ignore_sigint) as pool:
-        jobs = [(cfg_dict, c, agent_factory, digests, replay_dir) for c in chunks]
+        jobs = [(cfg_dict, c, resolved, digests, replay_dir) for c in chunks]
         for records in pool.imap_unordered(_run_chunk_star, jobs):
             yield from records
 
 
 def _run_chunk_star(
     args: tuple[
-        dict[str, Any], list[tuple[str, str, int]], AgentFactory | None, dict[str, str] | None, str | None
+        dict[str, Any], list[tuple[str, str, int]], dict[str, Spec] | None, dict[str, str] | None, str | None
     ],
 ) -> list[dict[str, Any]]:
     return _run_chunk(*args)
@@ -642,7 +602,7 @@ def _run_chunk_star(
 def _run_ray(
     cfg_dict: dict[str, Any],
     chunks: list[list[tuple[str, str, int]]],
-    agent_factory: AgentFactory | None,
+    resolved: dict[str, Spec],
     digests: dict[str, str] | None,
     replay_dir: str | None = None,
 ) -> Iterator[dict[str, Any]]:
@@ -654,7 +614,7 @@ def _run_ray(
         # RAY_ADDRESS (the usual Ray setting) names a cluster; without it Ray starts a local instance.
         ray.init(address=os.environ.get("RAY_ADDRESS") or None, ignore_reinit_error=True, log_to_driver=False)
     remote = ray.remote(_run_chunk)
-    pending = [remote.remote(cfg_dict, c, agent_factory, digests, replay_dir) for c in chunks]
+    pending = [remote.remote(cfg_dict, c, resolved, digests, replay_dir) for c in chunks]
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
         for ref in ready:
@@ -662,7 +622,7 @@ def _run_ray(
                 records = ray.get(ref)
             except ray.exceptions.RayTaskError as err:
                 cause = getattr(err, "cause", None)
-                if isinstance(cause, AgentError):
+                if isinstance(cause, (AgentError, HarnessError)):
                     raise cause from None
                 raise
             yield from records
@@ -675,16 +635,19 @@ def evaluate(
     workers: int = 0,
     progress: bool = True,
     on_record: Callable[[dict[str, Any]], None] | None = None,
-    agent_factory: AgentFactory | None = None,
     replays: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) an evaluation in folder ``out``; returns every record, sorted by unit.
 
-    ``agent_factory(name)`` builds each game's agents (default :func:`make_agent`); for the local
-    process pool and Ray it must be a module-level function, importable by the workers.
-    ``replays``: also write every game played now as a replay in ``out/replays/`` (for the replay
-    page of ``ginenv play`` or ``ginenv replay``); replays do not change the results.
+    Every agent spec of ``cfg`` is resolved and built once before anything else (a bad spec raises
+    HarnessError naming it); each game's agents are then built afresh from those specs, in this
+    process or in the workers. ``replays``: also write every game played now as a replay in
+    ``out/replays/`` (for the replay page of ``ginenv play`` or ``ginenv replay``); replays do not
+    change the results. ``log`` receives one line when the folder already held finished deals.
     """
+    n = workers or os.cpu_count() or 1
+    resolved = resolve_agents(cfg, workers=2 if backend == "ray" or n > 1 else 1)
     folder = RunFolder(Path(out))
     done = folder.open(cfg)
     replay_dir = None
@@ -692,11 +655,16 @@ def evaluate(
         (Path(out) / "replays").mkdir(exist_ok=True)
         replay_dir = str(Path(out).resolve() / "replays")
     todo = [(a, b, k) for a, b in cfg.pairings() for k in range(cfg.deals) if (a, b, k) not in done]
+    total = len(cfg.pairings()) * cfg.deals
+    if log is not None and len(todo) < total:
+        if not todo:
+            log(f"reused the {total} finished deals in {out}: nothing left to play (another --out replays)")
+        else:
+            log(f"resuming {out}: {total - len(todo)} of {total} deals already finished, {len(todo)} to play")
     bar = None
     if progress:
         from tqdm import tqdm
 
-        total = len(cfg.pairings()) * cfg.deals
         bar = tqdm(
             total=total, initial=total - len(todo), unit="deal", desc="duplicate deals", smoothing=0.05
         )
@@ -706,7 +674,7 @@ def evaluate(
             todo,
             backend=backend,
             workers=workers,
-            agent_factory=agent_factory,
+            resolved=resolved,
             digests=folder.checkpoints,
             replay_dir=replay_dir,
         ):

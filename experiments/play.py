@@ -33,7 +33,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ginenv.experiments.harness import agent_slug, is_legal_action
+from ginenv.agents import specs
+from ginenv.agents.arena import AgentError, Game
+from ginenv.experiments.harness import agent_slug
 
 from ginenv import gin_rummy_v0
 from ginenv.actions import (
@@ -92,10 +94,21 @@ def daily_seed(day: dt.date) -> int:
 
 
 def opponent_label(name: str) -> str:
-    """How the page names a computer player (``checkpoint:PATH`` by its file name)."""
-    if name.startswith("checkpoint:"):
-        return f"Network {Path(name.partition(':')[2]).name}"
-    return LABELS.get(name, name)
+    """How the page names a computer player: a level by its label, ``checkpoint:PATH`` by its file
+    name, a module or file spec by its class, ``exec:COMMAND`` by its program."""
+    if name in LABELS:
+        return LABELS[name]
+    try:
+        spec = specs.resolve(name)
+    except specs.AgentSpecError:
+        return name
+    if spec.kind == "checkpoint":
+        return f"Network {Path(spec.target).name}"
+    if spec.kind in ("module", "file"):
+        return str(spec.attr)
+    if spec.kind == "exec":
+        return f"Program {Path(spec.target.split()[0]).name}"
+    return name
 
 
 def _names(cards: Sequence[int] | int) -> list[str]:
@@ -198,7 +211,11 @@ class Table:
             options["decks"] = [list(d) for d in decks]
         if dealer is not None:
             options["dealer"] = dealer
-        self.env.reset(seed=self.seed, options=options or None)
+        # The arena deals game 0 of the table's seed and reseeds the computer at every hand, as the
+        # harness does; the person's seat is played from outside (player None).
+        self.game = Game(
+            self.env, [None, self.agent], seed=self.seed, names=["you", self.opponent], options=options
+        )
         self.stage = "play"  # play | showdown | over
         self.events: list[Event] = []
         self.showdown: dict[str, Any] | None = None
@@ -225,8 +242,7 @@ class Table:
         return _WHO[self.env.hand.player]
 
     def _start_hand(self) -> None:
-        # Seeded per hand like the demo, so a seeded game (the daily one) replies the same way.
-        self.agent.reset(self.seed * 1000 + 2 * self._hand_index + COMPUTER)
+        # The arena has reseeded the computer for this hand (a seeded game replies the same way).
         self.events = []
         self._drawn: int | None = None
         self._taken: int | None = None
@@ -261,19 +277,19 @@ class Table:
     def advance(self) -> None:
         """The computer makes one decision (the page calls this at a readable pace)."""
         self._check_turn(COMPUTER)
-        observation = self.env.observe(_AGENT[COMPUTER])
-        action = self.agent.act(observation)
-        if not is_legal_action(action, observation["action_mask"]):
-            raise PlayError(f"the computer player {self.opponent} chose an illegal action {action!r}", 500)
-        self._play(COMPUTER, int(action))
+        self._play(COMPUTER, None)
 
-    def _play(self, seat: int, action: int) -> None:
-        """Apply a legal move of ``seat`` and record it as the person may know it."""
+    def _play(self, seat: int, action: int | None) -> None:
+        """Apply a legal move of ``seat`` (``None``: the computer's, which the arena asks its agent
+        for) and record it as the person may know it."""
         state = self.env.hand
         top = state.discard_pile[-1] if state.discard_pile else None
         offered = state.phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
         before = state.hands[seat]
-        self._step(action)
+        action = self._step(action)
+        if action is None:
+            self._forfeited()
+            return
         who = "You" if seat == PERSON else self.label
         card = action_card(action)
         if action == DRAW_STOCK:
@@ -354,13 +370,41 @@ class Table:
             )
         return f"{ACTION_NAMES[action]} is not allowed now"
 
-    def _step(self, action: int) -> None:
+    def _step(self, action: int | None) -> int | None:
+        """One move through the arena: the person's ``action``, or the computer's (``None``);
+        returns the move, or None if the computer forfeited."""
         state = self.env.hand
         records = len(self.match.records)
-        self.env.step(action)
+        if action is None:
+            try:
+                action = self.game.advance()
+            except AgentError as err:
+                # The game is unchanged: the agent failed before any move was made.
+                raise PlayError(f"the computer player {self.opponent} failed: {err.detail}", 500) from None
+            if action is None:
+                return None
+        else:
+            self.game.play(action)
         self.moves += 1
         if len(self.match.records) > records:
             self._end_of_hand(state)
+        return action
+
+    def _forfeited(self) -> None:
+        """The computer (a program that hung, died or answered an illegal move) forfeits the match."""
+        forfeit = self.game.record.forfeit
+        assert forfeit is not None
+        self.stage = "over"
+        self.match_result = {
+            "winner": "you",
+            "truncated": False,
+            "forfeit": forfeit["reason"],
+            "hands_played": len(self.match.records),
+        }
+        text = f"{self.label} forfeits the match: {forfeit['reason']}."
+        self.events.append(Event(len(self.events), _WHO[COMPUTER], "forfeit", None, text))
+        self.game.close()
+        self.save_replay()
 
     def _end_of_hand(self, finished: HandState) -> None:
         info = self.env.infos[_AGENT[PERSON]]["result"]

@@ -48,6 +48,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from ginenv.agents import specs
 from ginenv.experiments.play import (
     DAILY_OPPONENT,
     DAILY_PRESET,
@@ -136,17 +137,20 @@ def create_app(
     """The play server's application.
 
     ``opponent``/``preset``/``daily`` preselect the page's choices (``autostart``: start that match
-    at once, as ``ginenv play`` does); ``opponent`` may be a ``checkpoint:PATH``, which is then the
-    only checkpoint the page may ask for. ``today`` gives the date of the game of the day;
-    ``make_agent(name, rules)`` builds computer players (the harness's factory by default).
+    at once, as ``ginenv play`` does); ``opponent`` may be any agent spec (``checkpoint:PATH``,
+    ``file.py:Name``, ``exec:COMMAND``...), which is then the only such spec the page may ask for.
+    ``today`` gives the date of the game of the day; ``make_agent(name, rules)`` builds computer
+    players (the harness's factory by default).
     """
     from ginenv.experiments.harness import make_agent as harness_make_agent
 
     from ginenv import agents
 
+    # The page may ask for the registered names and the one spec given on the command line, never
+    # another file, module or program: a spec is code that runs here.
     allowed: list[str] = list(agents.available())
     if opponent not in allowed:
-        if not opponent.startswith("checkpoint:"):
+        if not specs.is_known(opponent):
             raise PlayError(f"unknown opponent {opponent!r}; choose one of: {', '.join(allowed)}", 400)
         allowed.append(opponent)
     if preset not in PRESETS:
@@ -333,8 +337,11 @@ def _frames(data: Any, name: str) -> dict[str, Any]:
 def _describe(name: str) -> str:
     from ginenv import agents
 
-    if name.startswith("checkpoint:"):
-        return f"the network in {name.partition(':')[2]}"
+    spec = specs.resolve(name)
+    if spec.kind == "checkpoint":
+        return f"the network in {spec.target}"
+    if spec.kind != "registered":
+        return f"your agent {name}"
     return agents.describe(name)
 
 

@@ -36,7 +36,7 @@ def test_bad_replay_and_preset_give_messages(tmp_path: Path, capsys: pytest.Capt
     assert main(["demo", "--rules", "nope"]) == 2
     assert "known presets" in capsys.readouterr().err
     assert main(["demo", "--players", "greedy", "nobody"]) == 2
-    assert "unknown agent(s) nobody" in capsys.readouterr().err
+    assert "unknown agent 'nobody'" in capsys.readouterr().err
 
 
 def test_console_script_runs() -> None:

@@ -78,8 +78,8 @@ def test_greedy_throws_its_highest_useless_card_and_knocks_at_once() -> None:
 def test_names_that_are_not_strings_and_empty_checkpoint_paths_are_refused() -> None:
     with pytest.raises(agents.UnknownAgentError, match="an agent name must be a string, got int 3"):
         agents.make(3)  # type: ignore[arg-type]
-    assert not agents.registry.is_known(None)  # type: ignore[arg-type]
-    with pytest.raises(CheckpointError, match=r"no checkpoint path given \(write checkpoint:PATH\)"):
+    assert not agents.specs.is_known(None)
+    with pytest.raises(agents.AgentSpecError, match=r"give the checkpoint file, e.g. checkpoint:"):
         agents.make("checkpoint:")
 
 

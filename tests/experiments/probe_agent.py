@@ -2,8 +2,8 @@
 
 Each instance gets a unique id and appends, to ``$GINENV_PROBE_DIR/<id>.jsonl``, one line per hand
 it plays: the seed it was reset with and a digest of its first observation. Files rather than
-memory, so that instances living in worker processes report too. Importable by worker processes
-once this folder is on ``sys.path`` (spawned workers inherit the parent's path).
+memory, so that instances living in worker processes report too. The tests name these agents by
+file specs (``.../probe_agent.py:ProbeAgent``), which every worker process rebuilds.
 """
 
 from __future__ import annotations
@@ -54,15 +54,6 @@ class ProbeAgent(Agent):
             fh.write(json.dumps(line) + "\n")
 
 
-def make_probe_or_agent(name: str) -> Agent:
-    """The harness's agent factory for these tests: ``probe``, else the registry's agent."""
-    if name == PROBE:
-        return ProbeAgent()
-    from ginenv import agents
-
-    return agents.make(name)
-
-
 class AgentBug(RuntimeError):
     """What the crashing agent raises."""
 
@@ -90,14 +81,3 @@ class IllegalAgent(Agent):
 
     def act(self, observation: Observation) -> int:
         return len(observation["action_mask"])
-
-
-def make_crasher_or_agent(name: str) -> Agent:
-    """Agent factory: ``crasher`` and ``illegal`` as above, else the registry's agent."""
-    if name == "crasher":
-        return CrashingAgent()
-    if name == "illegal":
-        return IllegalAgent()
-    from ginenv import agents
-
-    return agents.make(name)

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
-from ginenv.experiments.bc import BCArgs, load_shards, main, record, train_bc
+from ginenv.agents.arena import play_game
+from ginenv.experiments.bc import RECORD_SEED, BCArgs, load_shards, main, record, train_bc
 from ginenv.experiments.harness import HarnessError
 from ginenv.experiments.ppo import Args, train
 
@@ -26,21 +27,17 @@ def greedy_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_recorded_decisions_are_the_levels_own(greedy_data: Path) -> None:
     obs, mask, action, shard = load_shards(greedy_data)
     assert len(obs) == len(mask) == len(action) == len(shard) > 5 * 10
-    # Replay hand 7 (the first recorded) and check the level chose what was stored.
-    env = gin_rummy_v0.env()
-    env.reset(seed=7)
-    players = {p: agents.make("greedy", seed=2 * 7 + i) for i, p in enumerate(env.possible_agents)}
-    row = 0
-    for seat in env.agent_iter():
-        o, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+    # Replay hand 7 (the first recorded) through the arena and check the level chose what was stored.
+    rows = iter(range(len(action)))
+
+    def check(_seat: int, o: dict, act: int) -> None:
+        row = next(rows)
         assert np.array_equal(o["observation"], obs[row].astype(np.float32))
-        act = players[seat].act(o)
         assert act == action[row] and mask[row, act]
-        env.step(act)
-        row += 1
+
+    players = [agents.make("greedy"), agents.make("greedy")]
+    play_game(gin_rummy_v0.raw_env(), players, seed=RECORD_SEED, deal=7, on_decision=check)
+    assert next(rows) > 10  # a whole hand's decisions were compared
     again = greedy_data.parent / "again"
     record("greedy", again, start=7, hands=5)
     assert np.array_equal(load_shards(again)[2], action)

@@ -204,7 +204,7 @@ def test_match_mode_json_reports_match_win_rate(capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["match", "greedy", "nobody"], "unknown agent(s) nobody"),
+        (["match", "greedy", "nobody"], "unknown agent 'nobody'"),
         (["match", "greedy", "random", "--hands", "0"], "--hands must be a positive integer"),
         (["match", "greedy", "random", "--rules", "fancy"], "unknown rules preset"),
         (["ladder", "--config", "/nonexistent.yaml"], "cannot read config"),

@@ -15,6 +15,11 @@ from ginenv.experiments.report import format_table, summarise
 from ginenv.rules import Rules
 
 HERE = Path(__file__).resolve().parent
+# The test agents are named by file specs, as a researcher's own agents are: every worker process
+# rebuilds them from the file.
+PROBE = f"{HERE / 'probe_agent.py'}:ProbeAgent"
+CRASHER = f"{HERE / 'probe_agent.py'}:CrashingAgent"
+ILLEGAL = f"{HERE / 'probe_agent.py'}:IllegalAgent"
 
 
 @pytest.fixture
@@ -37,8 +42,8 @@ def probe_reports(folder: Path) -> dict[str, list[dict[str, Any]]]:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_every_game_gets_agents_no_earlier_game_touched(probes: Any, tmp_path: Path, workers: int) -> None:
     deals = 6
-    cfg = EvalConfig(agents=("probe", "greedy"), deals=deals)
-    evaluate(cfg, tmp_path / "run", workers=workers, progress=False, agent_factory=probes.make_probe_or_agent)
+    cfg = EvalConfig(agents=(PROBE, "greedy"), deals=deals)
+    evaluate(cfg, tmp_path / "run", workers=workers, progress=False)
     reports = probe_reports(probes.FOLDER)
     # One probe per game (two games a deal), each of which played exactly one hand: no probe saw
     # the other game of its deal (where it would hold its opponent's cards) or another deal.
@@ -49,10 +54,10 @@ def test_every_game_gets_agents_no_earlier_game_touched(probes: Any, tmp_path: P
 
 
 def test_an_agent_against_itself_gets_two_distinct_objects(probes: Any) -> None:
-    cfg = EvalConfig(agents=("probe", "other"), deals=2, unit="match", rules=Rules(target=30))
+    cfg = EvalConfig(agents=(PROBE, "other"), deals=2, unit="match", rules=Rules(target=30))
     cache: dict = {}
     for deal in range(cfg.deals):
-        play_unit(("probe", "probe"), deal, cfg, cache, probes.make_probe_or_agent)
+        play_unit((PROBE, PROBE), deal, cfg, cache)
     reports = probe_reports(probes.FOLDER)
     # 2 deals x 2 games x 2 seats; within a match one agent plays every hand of it.
     assert len(reports) == 8
@@ -145,7 +150,7 @@ def test_a_changed_checkpoint_does_not_resume_the_run_of_the_old_one(tmp_path: P
 
 def test_a_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
     cfg = EvalConfig(agents=(f"checkpoint:{tmp_path / 'none.pt'}", "random"), deals=1)
-    with pytest.raises(HarnessError, match="cannot read checkpoint"):
+    with pytest.raises(HarnessError, match=r"agent spec 'checkpoint:.*none.pt': no checkpoint at"):
         evaluate(cfg, tmp_path / "run", workers=1, progress=False)
 
 
@@ -156,22 +161,22 @@ def test_a_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
 def test_an_agent_raising_is_reported_as_the_agents_with_its_traceback(
     probes: Any, tmp_path: Path, workers: int
 ) -> None:
-    cfg = EvalConfig(agents=("crasher", "greedy"), deals=4)
+    cfg = EvalConfig(agents=(CRASHER, "greedy"), deals=4)
     with pytest.raises(AgentError) as info:
         evaluate(
-            cfg, tmp_path / "run", workers=workers, progress=False, agent_factory=probes.make_crasher_or_agent
+            cfg, tmp_path / "run", workers=workers, progress=False
         )
     err = info.value
-    assert err.agent == "crasher"
-    assert str(err).startswith("agent crasher raised AgentBug: the crasher's own bug in act() (deal ")
+    assert err.agent == CRASHER
+    assert str(err).startswith(f"agent {CRASHER} raised AgentBug: the crasher's own bug in act() (deal ")
     assert "raise AgentBug" in err.agent_traceback and "probe_agent.py" in err.agent_traceback
     assert not isinstance(err, ValueError)  # not a usage error
 
 
 def test_an_illegal_action_is_the_agents_fault(probes: Any, tmp_path: Path) -> None:
-    cfg = EvalConfig(agents=("illegal", "greedy"), deals=1)
-    with pytest.raises(AgentError, match=r"agent illegal returned 108, which is not a legal action"):
-        evaluate(cfg, tmp_path / "run", workers=1, progress=False, agent_factory=probes.make_crasher_or_agent)
+    cfg = EvalConfig(agents=(ILLEGAL, "greedy"), deals=1)
+    with pytest.raises(AgentError, match=r"IllegalAgent returned 108, which is not a legal action"):
+        evaluate(cfg, tmp_path / "run", workers=1, progress=False)
 
 
 def test_the_probe_module_is_not_left_importable() -> None:
