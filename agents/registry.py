@@ -79,6 +79,14 @@ def register(
     _REGISTRY[name] = AgentSpec(name, factory, description, _origin_of(factory), _source)
 
 
+def unregister(name: str) -> None:
+    """Remove a name registered in this process (built-ins and entry points stay)."""
+    entry = _entry(name)
+    if entry.source != "registered":
+        raise ValueError(f"agent {name!r} is a {entry.source} agent; only this process's own can be removed")
+    del _REGISTRY[name]
+
+
 def register_builtin(name: str, factory: Callable[..., Agent], description: str = "") -> None:
     """:func:`register` for the package's own agents (every process registers them on import)."""
     register(name, factory, description, _source="builtin")

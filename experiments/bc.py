@@ -5,9 +5,10 @@ stalls there (README, "Training"); the stronger levels are Python agents far too
 online at every one of PPO's decisions. So their decisions are recorded once and cloned:
 
 1. ``python -m ginenv.experiments.bc record --level expert --seconds 900 --out DIR``: the level plays
-   itself on games ``start, start + 1, ...`` of master seed :data:`RECORD_SEED`, dealt and seeded by the arena
-   (:func:`ginenv.agents.arena.play_game`) as the harness deals them; every decision of both seats is stored as the seat's observation (what the level
-   saw), its legal-action mask and the action, in ``.npz`` shards of :data:`SHARD_HANDS` hands.
+   itself on games ``start, start + 1, ...`` of master seed :data:`RECORD_SEED`, dealt and seeded by
+   the arena (:func:`ginenv.agents.arena.play_game`) as the harness deals them; every decision of
+   both seats is stored as the seat's observation (what the level saw), its legal-action mask and
+   the action, in ``.npz`` shards of :data:`SHARD_HANDS` hands.
    The same start and number of hands give the same data.
 2. ``python -m ginenv.experiments.bc train DIR --out neural_bc.pt``: a
    :class:`ginenv.agents.neural.MaskedPolicy` (the PPO trainer's network: features input, card head)

@@ -141,6 +141,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     print(format_table(summary))
     print(
         f"\nwritten: {out}/summary.json, pairs.csv, ratings.csv"
+        + ", ratings_bt.csv"
         + ("" if args.no_plots else ", ratings.png, head_to_head.png, tensorboard/")
     )
     return 0
@@ -185,6 +186,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
             "a_match_win_rate": pair.get("a_match_win_rate"),
             "rates": pair["rates"],
             "truncated_games": pair["truncated_games"],
+            "forfeits": pair["forfeits"],
+            "forfeit_reasons": pair["forfeit_reasons"],
             "decisions_per_hand": pair["decisions_per_hand"],
             "ms_per_decision": {args.a: pair["a_ms_per_decision"], args.b: pair["b_ms_per_decision"]},
             "seed": seed,

@@ -1,30 +1,89 @@
 """Evaluation outputs: per-pair summaries, ratings, the terminal table, JSON/CSV, plots, TensorBoard.
 
 This module turns the harness's per-deal records (:mod:`ginenv.experiments.harness`) into numbers with
-:mod:`ginenv.experiments.stats` and writes them out; it plays nothing. Ratings are Bradley-Terry over
-duplicate deals: A beats B on a deal when A's pair sum is positive (a zero pair sum is half a win
-each), so the luck of the cards is already cancelled in every comparison.
+:mod:`ginenv.experiments.stats` and writes them out; it plays nothing.
+
+Each record is one duplicate deal of a pairing (A, B): the deal played twice with the seats swapped,
+``pair_sum`` A's points over the two games, so the luck of the cards largely cancels. Its *value* is
+points per hand of A minus B on that deal: ``pair_sum / 2``, or ``(pair_sum - pair_luck) / 2`` when the
+record carries ``pair_luck`` (a zero-mean control variate in points, A's view, over both games), which
+removes more of the luck. The value drives the headline numbers:
+
+* the **ratings** (:func:`ginenv.experiments.stats.points_ratings`): points per hand against the field's
+  average, fitted to every pairing at once, with intervals that treat deals as the independent units,
+  and for each agent the gap to the next-ranked one with its interval and whether it is separated;
+* the **head-to-head** points per pairing (the raw ``pair_sum / 2`` figure is kept beside it).
+
+The Bradley-Terry rating over won/lost deals (A wins a deal when its pair sum is positive) is kept as a
+second view (``bt_ratings``); it discards the margins, so its intervals are far wider.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ginenv.experiments.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
+from ginenv.experiments.stats import (
+    bradley_terry,
+    duplicate_points,
+    paired_significance,
+    points_ratings,
+    proportion_ci,
+)
 
 #: Hand result kinds, in report order; ``truncated``: the hand reached the turn limit (0 points).
 KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
 
+#: Colour of a separated adjacent gap in ratings.png (grey for one that is not).
+SEPARATED_COLOUR = "tab:green"
+NOT_SEPARATED_COLOUR = "0.55"
+
+
+def adjusted_pair_sum(record: dict[str, Any]) -> float:
+    """The record's pair sum minus its ``pair_luck`` control variate when it has one (else the pair sum)."""
+    luck = record.get("pair_luck")
+    return float(record["pair_sum"]) - (0.0 if luck is None else float(luck))
+
+
+def deal_value(record: dict[str, Any]) -> float:
+    """Points per hand (or match) of A minus B on the record's deal: ``adjusted_pair_sum / 2``."""
+    return adjusted_pair_sum(record) / 2.0
+
+
+def deal_values(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[Any, float]]:
+    """Per pairing ``(a, b)``, each deal's :func:`deal_value`: the input of
+    :func:`~ginenv.experiments.stats.points_ratings`. A deal twice in one pairing is a ValueError."""
+    values: dict[tuple[str, str], dict[Any, float]] = defaultdict(dict)
+    for r in records:
+        per_deal = values[(r["a"], r["b"])]
+        if r["deal"] in per_deal:
+            raise ValueError(f"deal {r['deal']} of pairing {(r['a'], r['b'])} appears twice in the records")
+        per_deal[r["deal"]] = deal_value(r)
+    return dict(values)
+
+
+def _ci(ci: Any) -> dict[str, float]:
+    return {"mean": ci.mean, "low": ci.low, "high": ci.high}
+
 
 def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = "hand") -> dict[str, Any]:
-    """Everything reported for one pairing, A's point of view."""
-    sums = np.array([r["pair_sum"] for r in records], dtype=float)
+    """Everything reported for one pairing, A's point of view.
+
+    ``points_per_<unit>`` is the headline: from the luck-adjusted pair sums when records carry
+    ``pair_luck``, as are ``p_value`` and ``significant``; ``points_per_<unit>_raw`` is from the pair
+    sums alone (equal to the headline when no record is adjusted). ``luck_adjusted_deals`` counts the
+    records that carried ``pair_luck``.
+    """
+    raw_sums = np.array([r["pair_sum"] for r in records], dtype=float)
+    sums = np.array([adjusted_pair_sum(r) for r in records], dtype=float)
+    adjusted = sum(r.get("pair_luck") is not None for r in records)
     games = [g for r in records for g in r["games"]]
     hands = sum(g["hands"] for g in games)
     a_won = sum(g["a_hands_won"] for g in games)
@@ -46,7 +105,9 @@ def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = 
         "deals": len(records),
         "games": len(games),
         "hands": hands,
-        "points_per_" + unit: {"mean": points.mean, "low": points.low, "high": points.high},
+        "points_per_" + unit: _ci(points),
+        "points_per_" + unit + "_raw": _ci(duplicate_points(raw_sums)),
+        "luck_adjusted_deals": adjusted,
         "p_value": None if sig is None else sig.p_value,
         "significant": bool(sig and sig.significant_at_95),
         "a_hand_win_rate": {"rate": hand_rate.rate, "low": hand_rate.low, "high": hand_rate.high},
@@ -56,6 +117,14 @@ def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = 
         "a_ms_per_decision": 1000 * sum(g["a_think_s"] for g in games) / max(a_dec, 1),
         "b_ms_per_decision": 1000 * sum(g["b_think_s"] for g in games) / max(b_dec, 1),
     }
+    # exec: agents that hung, died or answered an illegal move lost those games by the forfeit rule.
+    out["forfeits"] = {
+        a: sum(g.get("a_forfeits", 0) for g in games),
+        b: sum(g.get("b_forfeits", 0) for g in games),
+    }
+    out["forfeit_reasons"] = list(
+        dict.fromkeys(g["forfeit_reason"] for g in games if g.get("forfeit_reason"))
+    )[:5]
     if unit == "match":
         a_matches = sum(g["match_winner"] == "a" for g in games)
         m = proportion_ci(a_matches, len(games))
@@ -64,22 +133,46 @@ def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = 
 
 
 def summarise(records: Sequence[dict[str, Any]], agents: Sequence[str], unit: str = "hand") -> dict[str, Any]:
-    """Per-pair summaries and Bradley-Terry ratings of a whole run."""
+    """Per-pair summaries, points ratings and the Bradley-Terry view of a whole run.
+
+    Keys: ``unit``, ``agents``, ``pairs`` (one :func:`pair_summary` each), ``ratings`` (rows of
+    :meth:`~ginenv.experiments.stats.PointsRatings.ranked`: ``agent``, ``rating``, ``low``, ``high``,
+    ``gap``, ``gap_low``, ``gap_high``, ``separated``; best first; anchored on the mean of every rated
+    agent), ``rating_scale`` (what a rating means, in words), ``luck_adjusted`` (whether any record
+    carried ``pair_luck``), ``bt_ratings`` (Bradley-Terry rows: ``agent``, ``elo``, ``low``, ``high``,
+    ``deals_won``, ``deals_lost``), ``anchor`` (the Bradley-Terry Elo 0, see :func:`rating_anchor`),
+    ``games`` and ``truncated_games``. With fewer than two agents in the records both rating lists are
+    empty.
+    """
     by_pair: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         by_pair[(r["a"], r["b"])].append(r)
     pairs = [pair_summary(a, b, recs, unit) for (a, b), recs in by_pair.items()]
+    present = {n for pair in by_pair for n in pair}
+    # Listed agents first, in their order; anything else the records hold after them.
+    order = [n for n in dict.fromkeys(agents) if n in present]
+    order += [n for n in dict.fromkeys(n for pair in by_pair for n in pair) if n not in order]
+    luck_adjusted = any(r.get("pair_luck") is not None for r in records)
+
+    ratings: list[dict[str, Any]] = []
+    if len(present) >= 2:
+        ratings = points_ratings(deal_values(records), agents=order).ranked()
+    scale = f"points per {unit} against the field's average (mean 0), 95% CI, deals as units"
+    if luck_adjusted:
+        scale += ", luck-adjusted"
+
     wins: dict[tuple[str, str], float] = defaultdict(float)
     for (a, b), recs in by_pair.items():
         for r in recs:
             s = r["pair_sum"]
             wins[(a, b)] += 1.0 if s > 0 else 0.5 if s == 0 else 0.0
             wins[(b, a)] += 1.0 if s < 0 else 0.5 if s == 0 else 0.0
-    ratings: list[dict[str, Any]] = []
-    if len({n for pair in by_pair for n in pair}) >= 2:
+    bt_rows: list[dict[str, Any]] = []
+    anchor = None
+    if len(present) >= 2:
         anchor = rating_anchor(wins, agents)
         bt = bradley_terry(dict(wins), anchor=anchor)
-        ratings = sorted(
+        bt_rows = sorted(
             (
                 {
                     "agent": n,
@@ -93,21 +186,23 @@ def summarise(records: Sequence[dict[str, Any]], agents: Sequence[str], unit: st
             ),
             key=lambda row: -row["elo"],
         )
-    else:
-        anchor = None
     return {
         "unit": unit,
         "agents": list(agents),
         "pairs": pairs,
         "ratings": ratings,
+        "rating_scale": scale,
+        "luck_adjusted": luck_adjusted,
+        "bt_ratings": bt_rows,
         "anchor": anchor,
         "games": sum(p["games"] for p in pairs),
         "truncated_games": sum(p["truncated_games"] for p in pairs),
+        "forfeits": {n: sum(p["forfeits"].get(n, 0) for p in pairs) for n in order},
     }
 
 
 def rating_anchor(wins: dict[tuple[str, str], float], agents: Sequence[str]) -> str | None:
-    """The Elo 0 of the ratings: the first listed agent that has both won and lost deals.
+    """The Bradley-Terry Elo 0: the first listed agent that has both won and lost deals.
 
     An agent that never wins (random against the levels) has no finite strength in the data, only
     a bound from the regulariser; anchoring there would give every other rating an interval
@@ -121,36 +216,58 @@ def rating_anchor(wins: dict[tuple[str, str], float], agents: Sequence[str]) -> 
     return None
 
 
-def _fmt_ci(d: dict[str, float]) -> str:
-    def num(x: float | None) -> str:
-        # An interval over one deal is undefined: say so rather than print inf or nan.
-        return "n/a" if x is None or not np.isfinite(x) else f"{x:+.2f}"
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float, np.number)) and math.isfinite(float(x))
 
-    return f"{num(d['mean'])} [{num(d['low'])}, {num(d['high'])}]"
+
+def _signed(x: float | None, digits: int = 2) -> str:
+    # An interval over one deal is undefined: say so rather than print inf or nan.
+    return f"{x:+.{digits}f}" if _finite(x) else "n/a"
+
+
+def _fmt_ci(d: dict[str, float]) -> str:
+    return f"{_signed(d['mean'])} [{_signed(d['low'])}, {_signed(d['high'])}]"
 
 
 def _fmt_p(value: float | None) -> str:
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.2g}"
 
 
+def separated_line(ratings: Sequence[dict[str, Any]]) -> str:
+    """One line: how many adjacent gaps of the ranked ratings are separated, and which are not."""
+    gaps = list(itertools.pairwise(ratings))
+    n_sep = sum(upper["separated"] is True for upper, _ in gaps)
+    line = f"Adjacent gaps separated (95% CI of the gap above 0): {n_sep} of {len(gaps)}"
+    missing = [f"{u['agent']} > {v['agent']}" for u, v in gaps if u["separated"] is not True]
+    return line + (f"; not separated: {', '.join(missing)}" if missing else "")
+
+
 def format_table(summary: dict[str, Any]) -> str:
-    """The terminal report: ratings, then one line per pairing."""
+    """The terminal report: points ratings with gaps, head to head, truncation, then Bradley-Terry."""
     unit = summary["unit"]
     lines = []
-    if summary["ratings"]:
-        anchor = summary.get("anchor")
-        note = f"; {anchor} = 0" if anchor else ""
-        lines.append(f"Ratings (Bradley-Terry over duplicate deals, Elo scale, 95% CI{note})")
-        lines.append(f"  {'rank':>4}  {'agent':<16} {'elo':>8}  {'95% CI':>20}")
-        for i, r in enumerate(summary["ratings"], 1):
-            if r.get("deals_won", 1) == 0 or r.get("deals_lost", 1) == 0:
-                # Only a bound from the regulariser: no number to print.
-                what = "won" if r.get("deals_won", 1) == 0 else "lost"
-                lines.append(f"  {i:>4}  {r['agent']:<16} {'-':>8}  never {what} a deal: no finite rating")
-                continue
-            lines.append(
-                f"  {i:>4}  {r['agent']:<16} {r['elo']:>8.0f}  [{r['low']:>7.0f}, {r['high']:>7.0f}]"
+    ratings = summary["ratings"]
+    if ratings:
+        width = max(16, *(len(r["agent"]) for r in ratings))
+        scale = summary.get("rating_scale") or f"points per {unit} against the field's average (mean 0)"
+        lines.append(f"Ratings: {scale}")
+        lines.append(
+            f"  {'rank':>4}  {'agent':<{width}} {'rating':>8}  {'95% CI':>18}  "
+            f"{'gap to next':>11}  {'95% CI':>18}  {'separated':>9}"
+        )
+        for i, r in enumerate(ratings, 1):
+            line = (
+                f"  {i:>4}  {r['agent']:<{width}} {_signed(r['rating']):>8}  "
+                f"[{_signed(r['low']):>7}, {_signed(r['high']):>7}]"
             )
+            if r["gap"] is not None:
+                mark = "yes" if r["separated"] else "no"
+                line += (
+                    f"  {_signed(r['gap']):>11}  [{_signed(r['gap_low']):>7}, {_signed(r['gap_high']):>7}]"
+                    f"  {mark:>9}"
+                )
+            lines.append(line)
+        lines.append(separated_line(ratings))
         lines.append("")
     head = (
         f"  {'A':<12} {'B':<12} {'deals':>6} {'points/' + unit + ' A-B [95% CI]':>30} {'p':>8} "
@@ -158,6 +275,10 @@ def format_table(summary: dict[str, Any]) -> str:
         f"{'len':>6} {'ms A':>6} {'ms B':>6}"
     )
     lines.append("Head to head (A's view; each deal played twice, seats swapped)")
+    if summary.get("luck_adjusted"):
+        lines.append(
+            "  points are luck-adjusted (pair_sum - pair_luck); raw points in summary.json and pairs.csv"
+        )
     lines.append(head)
     for p in summary["pairs"]:
         r = p["rates"]
@@ -180,16 +301,56 @@ def format_table(summary: dict[str, Any]) -> str:
     lines.append(
         f"Truncated games (a hand reached the turn limit; counted as 0 points): {truncated} of {games}"
     )
+    forfeits = {n: k for n, k in (summary.get("forfeits") or {}).items() if k}
+    if forfeits:
+        who = ", ".join(f"{n} {k}" for n, k in forfeits.items())
+        reasons = "; ".join(r for p in summary["pairs"] for r in p.get("forfeit_reasons", []))[:300]
+        lines.append(
+            f"Forfeits (an exec: agent hung, died or answered an illegal move; it lost that game by the "
+            f"forfeit rule of docs/PROTOCOL.md): {who} of {games} games; {reasons}"
+        )
+    bt = summary.get("bt_ratings") or []
+    if bt:
+        anchor = summary.get("anchor")
+        note = f"; {anchor} = 0" if anchor else ""
+        width = max(16, *(len(r["agent"]) for r in bt))
+        lines.append("")
+        lines.append(
+            f"Second view: Bradley-Terry over won/lost deals (Elo scale, 95% CI{note}; "
+            "ignores the margins, so far wider)"
+        )
+        for i, r in enumerate(bt, 1):
+            won, lost = r.get("deals_won", 1), r.get("deals_lost", 1)
+            record = f"won {won:g}, lost {lost:g}"
+            if won == 0 or lost == 0:
+                # Only a bound from the regulariser: no number to print.
+                what = "won" if won == 0 else "lost"
+                lines.append(f"  {i:>4}  {r['agent']:<{width}} {'-':>6}  never {what} a deal ({record})")
+                continue
+            lines.append(
+                f"  {i:>4}  {r['agent']:<{width}} {r['elo']:>6.0f}  "
+                f"[{r['low']:>6.0f}, {r['high']:>6.0f}]  {record}"
+            )
     return "\n".join(lines)
+
+
+def _csv_number(x: Any) -> Any:
+    """A CSV cell: empty for a missing or undefined number (None, nan, inf)."""
+    return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
 def write_outputs(
     summary: dict[str, Any], out: str | Path, plots: bool = True, tensorboard: bool = True
 ) -> list[Path]:
-    """Write summary.json, pairs.csv, ratings.csv, PNG plots and TensorBoard scalars into ``out``."""
+    """Write summary.json, pairs.csv, ratings.csv, ratings_bt.csv, PNG plots and TensorBoard scalars.
+
+    ratings.csv is the points rating (``agent,rating,low,high,gap,gap_low,gap_high``; the last row's
+    gap cells are empty, as is any undefined bound); ratings_bt.csv the Bradley-Terry view
+    (``agent,elo,low,high``).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "summary.json", out / "pairs.csv", out / "ratings.csv"]
+    written = [out / "summary.json", out / "pairs.csv", out / "ratings.csv", out / "ratings_bt.csv"]
     # Strict JSON: an undefined figure (an interval over one deal) is null, never NaN or Infinity.
     written[0].write_text(json.dumps(strict_json(summary), indent=1, allow_nan=False) + "\n")
     unit = summary["unit"]
@@ -211,10 +372,14 @@ def write_outputs(
                 "decisions_per_hand",
                 "a_ms_per_decision",
                 "b_ms_per_decision",
+                f"points_per_{unit}_raw",
+                "raw_low",
+                "raw_high",
             ]
         )
         for p in summary["pairs"]:
             pts = p[f"points_per_{unit}"]
+            raw = p.get(f"points_per_{unit}_raw", pts)
             w.writerow(
                 [
                     p["a"],
@@ -231,12 +396,21 @@ def write_outputs(
                     p["decisions_per_hand"],
                     p["a_ms_per_decision"],
                     p["b_ms_per_decision"],
+                    raw["mean"],
+                    raw["low"],
+                    raw["high"],
                 ]
             )
     with written[2].open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["agent", "elo", "low", "high"])
+        columns = ["agent", "rating", "low", "high", "gap", "gap_low", "gap_high"]
+        w.writerow(columns)
         for r in summary["ratings"]:
+            w.writerow([_csv_number(r[c]) for c in columns])
+    with written[3].open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["agent", "elo", "low", "high"])
+        for r in summary.get("bt_ratings", []):
             w.writerow([r["agent"], r["elo"], r["low"], r["high"]])
     if plots and summary["ratings"]:
         written += plot_summary(summary, out)
@@ -262,62 +436,249 @@ def strict_json(value: Any) -> Any:
     return value
 
 
+def split_outliers(ratings: Sequence[dict[str, Any]]) -> int | None:
+    """Where the ranked ratings fall apart into two far-apart groups, or ``None``.
+
+    Returns ``j`` such that rows ``0..j`` and ``j+1..`` are separated by more than 1.5 times the
+    larger group's spread (interval ends included): random against the levels, 50 points below a
+    ladder spread over 20. The plots break the rating axis there and scale the head-to-head colours
+    by the cells within the groups, so the outlier does not squash the rest. Needs three agents.
+    """
+    m = len(ratings)
+    if m < 3:
+        return None
+    r = np.array([row["rating"] for row in ratings], dtype=float)
+    low = np.array([row["low"] if _finite(row["low"]) else row["rating"] for row in ratings], dtype=float)
+    high = np.array([row["high"] if _finite(row["high"]) else row["rating"] for row in ratings], dtype=float)
+    j = int(np.argmax(r[:-1] - r[1:]))
+    top, bottom = slice(0, j + 1), slice(j + 1, m)
+    spread = max(high[top].max() - low[top].min(), high[bottom].max() - low[bottom].min())
+    distance = low[top].min() - high[bottom].max()
+    return j if distance > 0 and distance > 1.5 * spread else None
+
+
 def plot_summary(summary: dict[str, Any], out: Path) -> list[Path]:
-    """ratings.png (Elo with 95% intervals) and head_to_head.png (points per hand matrix)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    # Agents that never won (or never lost) a deal have no finite rating to draw.
-    ratings = [r for r in summary["ratings"] if r.get("deals_won", 1) and r.get("deals_lost", 1)][::-1]
-    if not ratings:
-        ratings = summary["ratings"][::-1]
-    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * len(ratings)))
-    y = np.arange(len(ratings))
-    elo = np.array([r["elo"] for r in ratings])
-    err = np.array([[r["elo"] - r["low"] for r in ratings], [r["high"] - r["elo"] for r in ratings]])
-    ax.errorbar(elo, y, xerr=np.clip(err, 0, 5000), fmt="o", capsize=4)
-    ax.set_yticks(y, [r["agent"] for r in ratings])
-    ax.set_xlabel("Elo (Bradley-Terry over duplicate deals), 95% CI")
-    ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
+    """ratings.png (points ratings, 95% intervals, adjacent gaps) and head_to_head.png (matrix)."""
     paths = [out / "ratings.png", out / "head_to_head.png"]
-    fig.savefig(paths[0], dpi=120)
-    plt.close(fig)
-
-    names = [r["agent"] for r in summary["ratings"]]
-    idx = {n: i for i, n in enumerate(names)}
-    mat = np.full((len(names), len(names)), np.nan)
-    unit = summary["unit"]
-    for p in summary["pairs"]:
-        v = p[f"points_per_{unit}"]["mean"]
-        mat[idx[p["a"]], idx[p["b"]]] = v
-        mat[idx[p["b"]], idx[p["a"]]] = -v
-    fig, ax = plt.subplots(figsize=(1.2 + 0.8 * len(names), 1 + 0.7 * len(names)))
-    lim = np.nanmax(np.abs(mat)) if np.isfinite(mat).any() else 1.0
-    im = ax.imshow(mat, cmap="RdBu", vmin=-lim, vmax=lim)
-    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
-    ax.set_yticks(range(len(names)), names)
-    for i in range(len(names)):
-        for j in range(len(names)):
-            if np.isfinite(mat[i, j]):
-                ax.text(j, i, f"{mat[i, j]:+.1f}", ha="center", va="center", fontsize=8)
-    fig.colorbar(im, ax=ax, label=f"row minus column, points per {unit}")
-    ax.set_title("Head to head")
-    fig.tight_layout()
-    fig.savefig(paths[1], dpi=120)
-    plt.close(fig)
+    for path, draw in zip(paths, (ratings_figure, head_to_head_figure), strict=True):
+        draw(summary).savefig(path, dpi=120)
     return paths
 
 
+def ratings_figure(summary: dict[str, Any]) -> Any:
+    """The figure of ratings.png: ranked points ratings with 95% intervals and each adjacent gap.
+
+    Best at the top; beside each pair of neighbours a bracket with the gap and its interval, green
+    when separated and grey when not. Where :func:`split_outliers` finds a far-apart group the rating
+    axis is broken there, so the intervals of the rest stay readable. A bare
+    :class:`~matplotlib.figure.Figure`: no pyplot state, no backend switch, nothing to close.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    rows = summary["ratings"]
+    unit = summary["unit"]
+    m = len(rows)
+    y = np.arange(m)
+    rating = np.array([r["rating"] for r in rows], dtype=float)
+    low = np.array([r["low"] if _finite(r["low"]) else r["rating"] for r in rows], dtype=float)
+    high = np.array([r["high"] if _finite(r["high"]) else r["rating"] for r in rows], dtype=float)
+    cut = split_outliers(rows)
+    # Panels left to right: weaker group first, so the rating axis still increases to the right.
+    groups = [np.arange(m)] if cut is None else [np.arange(cut + 1, m), np.arange(cut + 1)]
+    limits = []
+    for g in groups:
+        lo, hi = float(low[g].min()), float(high[g].max())
+        pad = max(0.1 * (hi - lo), 0.6)
+        limits.append((lo - pad, hi + pad))
+    lengths = np.array([b - a for a, b in limits])
+    lengths = np.maximum(lengths, 0.3 * lengths.max())  # a lone outlier still gets a readable panel
+    data_width = 6.0
+    fig = Figure(figsize=(data_width + 2.9, 1.5 + 0.55 * m), layout="constrained")
+    grid = fig.add_gridspec(1, len(groups) + 1, width_ratios=[*(data_width * lengths / lengths.sum()), 2.9])
+    axes = [fig.add_subplot(grid[0, 0])]
+    axes += [fig.add_subplot(grid[0, k], sharey=axes[0]) for k in range(1, len(groups))]
+    gap_ax = fig.add_subplot(grid[0, len(groups)], sharey=axes[0])
+    for k, (ax, g, (lo, hi)) in enumerate(zip(axes, groups, limits, strict=True)):
+        err = np.vstack([rating[g] - low[g], high[g] - rating[g]])
+        ax.errorbar(rating[g], y[g], xerr=err, fmt="o", color="tab:blue", capsize=4, ms=6, lw=1.6)
+        for i in g:
+            ax.annotate(
+                f"{rating[i]:+.1f}",
+                (rating[i], y[i]),
+                xytext=(0, 6),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
+        if lo < 0 < hi:
+            ax.axvline(0.0, color="0.5", ls="--", lw=0.8)
+        ax.set_xlim(lo, hi)
+        ax.grid(axis="x", alpha=0.3)
+        # About one tick per inch, so a narrow panel beside a break stays legible.
+        inches = data_width * lengths[k] / lengths.sum()
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=max(2, int(inches * 1.1)), steps=[1, 2, 5, 10]))
+        if k > 0:
+            ax.tick_params(left=False, labelleft=False)
+            ax.spines["left"].set_visible(False)
+        if k < len(axes) - 1:
+            ax.spines["right"].set_visible(False)
+        # Broken-axis marks where two panels meet.
+        kw: dict[str, Any] = {
+            "marker": [(-1, -1.5), (1, 1.5)],
+            "ms": 10,
+            "ls": "none",
+            "color": "k",
+            "mew": 1,
+        }
+        if k < len(axes) - 1:
+            ax.plot([1, 1], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
+        if k > 0:
+            ax.plot([0, 0], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
+    axes[0].set_yticks(y, [r["agent"] for r in rows])
+    axes[0].set_ylim(m - 0.5, -0.7)  # best at the top
+    zero = " (0, dashed)" if any(lo < 0 < hi for lo, hi in limits) else ""
+    axes[int(np.argmax(lengths))].set_xlabel(f"points per {unit} against the field's average{zero}")
+
+    gap_ax.set_axis_off()
+    gap_ax.set_xlim(0.0, 1.0)
+    gap_ax.text(0.0, -0.6, "gap to next, 95% CI", fontsize=9, va="bottom", fontweight="bold")
+    for pos, r in enumerate(rows[:-1]):
+        colour = SEPARATED_COLOUR if r["separated"] else NOT_SEPARATED_COLOUR
+        # A bracket from this agent's row to the next one's, its open side towards the data.
+        gap_ax.plot(
+            [0.0, 0.05, 0.05, 0.0], [pos + 0.1, pos + 0.1, pos + 0.9, pos + 0.9], color=colour, lw=1.6
+        )
+        label = f"{_signed(r['gap'], 1)}  [{_signed(r['gap_low'], 1)}, {_signed(r['gap_high'], 1)}]"
+        gap_ax.text(
+            0.09,
+            pos + 0.5,
+            label,
+            color=colour,
+            fontsize=9,
+            va="bottom",
+            fontweight="bold" if r["separated"] else "normal",
+        )
+        gap_ax.text(
+            0.09,
+            pos + 0.5,
+            "separated" if r["separated"] else "not separated",
+            color=colour,
+            fontsize=7.5,
+            va="top",
+        )
+    n_sep = sum(r["separated"] is True for r in rows[:-1])
+    # Beside the last agent, which has no gap of its own (clear of the last bracket's tick).
+    summary_line = f"{n_sep} of {m - 1} adjacent gaps separated"
+    gap_ax.text(0.09, m - 1 + 0.1, summary_line, fontsize=8, va="top", color="0.3")
+    title = f"Ratings: points per {unit} against the field's average, 95% CI, deals as units"
+    if summary.get("luck_adjusted"):
+        title += " (luck-adjusted)"
+    fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def head_to_head_figure(summary: dict[str, Any]) -> Any:
+    """The figure of head_to_head.png: row minus column points per pairing, ordered by rating.
+
+    Every played cell shows its mean and 95% interval. The colour limit is the largest |value| among
+    cells within the groups of :func:`split_outliers` (all cells when there is no split); cells
+    beyond it (the outlier's) are drawn at the end colour, hatched, with their exact numbers. A bare
+    :class:`~matplotlib.figure.Figure`, as :func:`ratings_figure`.
+    """
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    rows = summary["ratings"]
+    unit = summary["unit"]
+    names = [r["agent"] for r in rows]  # by rating, best first
+    idx = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    mat, low, high = (np.full((n, n), np.nan) for _ in range(3))
+    for p in summary["pairs"]:
+        if p["a"] not in idx or p["b"] not in idx:
+            continue
+        v = p[f"points_per_{unit}"]
+        i, j = idx[p["a"]], idx[p["b"]]
+        mat[i, j], low[i, j], high[i, j] = v["mean"], v["low"], v["high"]
+        mat[j, i], low[j, i], high[j, i] = -v["mean"], -v["high"], -v["low"]
+    finite = np.isfinite(mat)
+    # The colour scale spans the cells within each group of split_outliers: an agent 60 points
+    # below the rest would otherwise wash out every difference between the others (±2 to ±13).
+    cut = split_outliers(rows)
+    group = np.array([0 if cut is None or i <= cut else 1 for i in range(n)])
+    within = finite & (group[:, None] == group[None, :])
+    pool = np.abs(mat[within]) if within.any() else np.abs(mat[finite])
+    lim = float(pool.max()) if pool.size and pool.max() > 0 else 1.0
+    clipped = finite & (np.abs(mat) > lim * (1 + 1e-9))
+
+    cmap = colormaps["RdBu"].with_extremes(bad="0.93")
+    fig = Figure(figsize=(max(4.8, 1.0 * n + 2.8), max(4.0, 0.85 * n + 1.9)), layout="constrained")
+    ax = fig.add_subplot()
+    im = ax.imshow(mat, cmap=cmap, vmin=-lim, vmax=lim)
+    ax.set_xticks(range(n), names, rotation=45, ha="right")
+    ax.set_yticks(range(n), names)
+    ax.tick_params(length=0)
+    for i in range(n):
+        for j in range(n):
+            if not finite[i, j]:
+                continue
+            colour = "white" if min(abs(mat[i, j]) / lim, 1.0) > 0.6 else "black"
+            if clipped[i, j]:
+                ax.add_patch(
+                    Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec=(1, 1, 1, 0.3), lw=0)
+                )
+            bold = "bold" if clipped[i, j] else "normal"
+            ax.text(
+                j,
+                i - 0.12,
+                f"{mat[i, j]:+.1f}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color=colour,
+                fontweight=bold,
+            )
+            if np.isfinite(low[i, j]) and np.isfinite(high[i, j]):
+                ax.text(
+                    j,
+                    i + 0.22,
+                    f"[{low[i, j]:+.1f}, {high[i, j]:+.1f}]",
+                    ha="center",
+                    va="center",
+                    fontsize=6.5,
+                    color=colour,
+                )
+    fig.colorbar(
+        im,
+        ax=ax,
+        extend="both" if clipped.any() else "neither",
+        shrink=0.85,
+        label=f"row minus column, points per {unit}",
+    )
+    title = f"Head to head: row minus column, points per {unit}, 95% CI"
+    if summary.get("luck_adjusted"):
+        title += " (luck-adjusted)"
+    if clipped.any():
+        title += f"\ncolour clipped at ±{lim:.1f}; hatched cells lie beyond (their numbers are exact)"
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
 def log_tensorboard(summary: dict[str, Any], logdir: Path) -> Path:
-    """Ratings and per-pair points as TensorBoard scalars (``eval/...``)."""
+    """Ratings and per-pair points as TensorBoard scalars (``eval/...``).
+
+    ``eval/rating/<agent>`` is the points rating, ``eval/elo/<agent>`` the Bradley-Terry view.
+    """
     from torch.utils.tensorboard import SummaryWriter
 
     unit = summary["unit"]
     with SummaryWriter(str(logdir)) as writer:
         for r in summary["ratings"]:
+            writer.add_scalar(f"eval/rating/{r['agent']}", r["rating"], 0)
+        for r in summary.get("bt_ratings", []):
             writer.add_scalar(f"eval/elo/{r['agent']}", r["elo"], 0)
         for p in summary["pairs"]:
             tag = f"{p['a']}_vs_{p['b']}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ginenv.agents.base import Agent
-from ginenv.agents.neural import CheckpointError
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS, action_id, action_name

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.agents.arena import play_game
+from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.bc import RECORD_SEED, BCArgs, load_shards, main, record, train_bc
 from ginenv.experiments.harness import HarnessError
 from ginenv.experiments.ppo import Args, train

@@ -163,9 +163,7 @@ def test_an_agent_raising_is_reported_as_the_agents_with_its_traceback(
 ) -> None:
     cfg = EvalConfig(agents=(CRASHER, "greedy"), deals=4)
     with pytest.raises(AgentError) as info:
-        evaluate(
-            cfg, tmp_path / "run", workers=workers, progress=False
-        )
+        evaluate(cfg, tmp_path / "run", workers=workers, progress=False)
     err = info.value
     assert err.agent == CRASHER
     assert str(err).startswith(f"agent {CRASHER} raised AgentBug: the crasher's own bug in act() (deal ")

@@ -1,0 +1,170 @@
+"""``ginenv rate SPEC``: where does an agent stand on the standard ladder?
+
+The agent plays every agent of the standard ladder (``configs/ladder.yaml``) on the ladder's own
+duplicate deals (same seed, same deal indices: deal ``k`` is the same cards for every pairing). The
+ladder's results among its own agents are computed once, in the ladder's run folder (the folder
+``ginenv ladder`` writes), and reused by every later ``rate``; only the newcomer's games are played.
+
+The rating is the points scale of :func:`ginenv.experiments.stats.points_ratings`, fitted from
+every pairing together (the ladder's and the newcomer's), anchored so that the ladder's own agents
+average 0: the newcomer's rating reads "points per hand against the ladder's field", and adding it
+does not move the ladder's scale. Deals are the independent units of every interval, so the
+newcomer's games and the ladder's games on the same deal are treated as correlated, as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ginenv.experiments.config import check_agent_names, load_ladder_file, to_eval_config
+from ginenv.experiments.harness import Backend, EvalConfig, HarnessError, evaluate
+from ginenv.experiments.report import deal_values, summarise
+from ginenv.experiments.stats import points_ratings
+
+Log = Callable[[str], None]
+
+
+def rate(
+    spec: str,
+    ladder_file: str | Path,
+    *,
+    deals: int | None = None,
+    time_limit: float | None = None,
+    results: str | Path = "results",
+    out: str | Path | None = None,
+    backend: Backend = "local",
+    workers: int = 0,
+    progress: bool = True,
+    log: Log | None = None,
+) -> dict[str, Any]:
+    """Rate ``spec`` against the ladder of ``ladder_file``; returns a JSON-ready result.
+
+    ``deals`` overrides the ladder's duplicate deals per pairing (the reference is computed for
+    that many too); ``results`` is where the ladder's run folder lives (``results/ladder-<hash>``,
+    as ``ginenv ladder`` names it); ``out`` the newcomer's run folder (default
+    ``results/rate-<hash>``). Both folders resume: a killed ``rate`` goes on where it stopped.
+    """
+    say = log or (lambda _line: None)
+    ladder = load_ladder_file(ladder_file)
+    if deals is not None:
+        ladder.deals = deals
+    if time_limit is not None:
+        ladder.time_limit = time_limit
+    if ladder.seed == "random":
+        raise HarnessError(f"{ladder_file}: rate needs the ladder's fixed seed, not 'random'")
+    check_agent_names([spec])
+    from ginenv import agents
+
+    reference = to_eval_config(ladder, agents.available())
+    if ladder.unit != "hand" or reference.format != "round_robin":
+        raise HarnessError(f"{ladder_file}: rate needs a round-robin ladder in hand units")
+    field = [a for a in reference.agents if a != spec]
+    ref_out = Path(results) / f"ladder-{reference.fingerprint()}"
+    say(f"the ladder's own results: {ref_out} (computed once, reused by every rate)")
+    ref_records = evaluate(reference, ref_out, backend=backend, workers=workers, progress=progress, log=say)
+    records = list(ref_records)
+    own_out: Path | None = None
+    if spec not in reference.agents:
+        cfg = EvalConfig(
+            agents=(spec, *field),
+            format="gauntlet",
+            deals=reference.deals,
+            unit="hand",
+            rules=reference.rules,
+            seed=reference.seed,
+            turn_limit=reference.turn_limit,
+            time_limit=reference.time_limit,
+        )
+        own_out = Path(out) if out is not None else Path(results) / f"rate-{cfg.fingerprint()}"
+        say(f"{spec} against the {len(field)} agents of the ladder: {own_out}")
+        records += evaluate(cfg, own_out, backend=backend, workers=workers, progress=progress, log=say)
+    everyone = [*field, spec]
+    summary = summarise(records, everyone, "hand")
+    ratings = points_ratings(deal_values(records), agents=everyone, anchor=field)
+    ranked = ratings.ranked()
+    place = next(i for i, row in enumerate(ranked) if row["agent"] == spec)
+    margins = []
+    for pair in summary["pairs"]:
+        if spec not in (pair["a"], pair["b"]):
+            continue
+        sign = 1.0 if pair["a"] == spec else -1.0
+        other = pair["b"] if pair["a"] == spec else pair["a"]
+        points = pair["points_per_hand"]
+        low, high = sorted((sign * points["low"], sign * points["high"]))
+        margins.append(
+            {
+                "opponent": other,
+                "opponent_rating": ratings.rating[ratings.names.index(other)],
+                "points_per_hand": sign * points["mean"],
+                "low": low,
+                "high": high,
+                "p_value": pair["p_value"],
+                "separated": low > 0 or high < 0,
+                "deals": pair["deals"],
+                "forfeits": pair["forfeits"],
+            }
+        )
+    margins.sort(key=lambda m: -m["opponent_rating"])
+    i = ratings.names.index(spec)
+    return {
+        "agent": spec,
+        "rating": ratings.rating[i],
+        "low": ratings.low[i],
+        "high": ratings.high[i],
+        "place": place + 1,
+        "of": len(ranked),
+        "above": ranked[place + 1]["agent"] if place + 1 < len(ranked) else None,
+        "below": ranked[place - 1]["agent"] if place > 0 else None,
+        "ladder": ranked,
+        "margins": margins,
+        "deals": reference.deals,
+        "seed": reference.seed,
+        "ladder_config": str(ladder_file),
+        "ladder_results": str(ref_out),
+        "results": None if own_out is None else str(own_out),
+        "scale": "points per hand against the ladder's field (its agents average 0), 95% CI, deals as units",
+    }
+
+
+def _num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.2f}"
+
+
+def format_rate(result: dict[str, Any]) -> str:
+    """The terminal report of :func:`rate`."""
+    spec = result["agent"]
+    lines = [
+        f"{spec}: {_num(result['rating'])} [{_num(result['low'])}, {_num(result['high'])}] points per hand "
+        "against the ladder's field (its agents average 0; 95% CI, deals as units)",
+    ]
+    where = f"place {result['place']} of {result['of']}"
+    # The ranked list runs strongest first: "above" in it is the next weaker agent.
+    weaker, stronger = result["above"], result["below"]
+    if stronger and weaker:
+        where += f", between {stronger} and {weaker}"
+    elif weaker:
+        where += f", above {weaker}: the strongest on this ladder"
+    elif stronger:
+        where += f", below {stronger}: the weakest on this ladder"
+    lines.append(where)
+    lines.append("")
+    lines.append(f"  {'rank':>4}  {'agent':<22} {'rating':>8}  {'95% CI':>18}")
+    for k, row in enumerate(result["ladder"], 1):
+        mark = "  <-" if row["agent"] == spec else ""
+        lines.append(
+            f"  {k:>4}  {row['agent'][:22]:<22} {_num(row['rating']):>8}  "
+            f"[{_num(row['low'])}, {_num(row['high'])}]{mark}"
+        )
+    lines.append("")
+    lines.append(f"Margins: {spec} minus each agent, points per hand over {result['deals']} duplicate deals")
+    lines.append(f"  {'opponent':<22} {'margin [95% CI]':>26} {'p':>8}  separated")
+    for m in result["margins"]:
+        p = "n/a" if m["p_value"] is None else f"{m['p_value']:.2g}"
+        margin = f"{_num(m['points_per_hand'])} [{_num(m['low'])}, {_num(m['high'])}]"
+        lines.append(f"  {m['opponent'][:22]:<22} {margin:>26} {p:>8}  {'yes' if m['separated'] else 'no'}")
+    forfeits = sum(sum((m.get("forfeits") or {}).values()) for m in result["margins"])
+    if forfeits:
+        lines.append(f"Forfeits: {forfeits} game(s) lost by the forfeit rule (see docs/PROTOCOL.md)")
+    return "\n".join(lines)

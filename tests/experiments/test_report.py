@@ -1,0 +1,306 @@
+"""The evaluation report on hand-built records: points ratings, gaps, luck adjustment, files and plots."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from itertools import combinations, pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from ginenv.experiments.report import (
+    format_table,
+    head_to_head_figure,
+    ratings_figure,
+    split_outliers,
+    summarise,
+    write_outputs,
+)
+from ginenv.experiments.stats import duplicate_points, points_ratings
+
+# Points per hand of each agent against an average opponent; "rand" plays like random.
+STRENGTH = {"top": 6.0, "mid": 2.0, "low": 1.5, "bottom": -5.0}
+WITH_RANDOM = {**STRENGTH, "rand": -60.0}
+
+
+def game(a_seat: int, a_points: float, hands: int = 1) -> dict[str, Any]:
+    """One game in the harness's shape (see harness.summarise_game)."""
+    return {
+        "a_seat": a_seat,
+        "a_points": a_points,
+        "a_hands_won": int(a_points > 0),
+        "b_hands_won": int(a_points < 0),
+        "hands": hands,
+        "kinds": {"knock": hands},
+        "truncated": False,
+        "decisions": 20,
+        "a_decisions": 10,
+        "b_decisions": 10,
+        "a_think_s": 0.01,
+        "b_think_s": 0.02,
+        "match_winner": "a" if a_points > 0 else "b",
+    }
+
+
+def record(a: str, b: str, deal: int, pair_sum: float, pair_luck: float | None = None) -> dict[str, Any]:
+    first = math.floor(pair_sum / 2)
+    out: dict[str, Any] = {
+        "a": a,
+        "b": b,
+        "deal": deal,
+        "games": [game(0, first), game(1, pair_sum - first)],
+        "pair_sum": pair_sum,
+        "truncated": 0,
+    }
+    if pair_luck is not None:
+        out["pair_luck"] = pair_luck
+    return out
+
+
+def round_robin(
+    strength: dict[str, float],
+    deals: int = 50,
+    sd: float = 8.0,
+    seed: int = 0,
+    luck: bool = False,
+    exact: bool = True,
+) -> list[dict[str, Any]]:
+    """Records whose per-deal value ``pair_sum / 2`` is ``s_a - s_b`` plus noise.
+
+    ``exact``: the noise of every pairing is centred, so each pairing's mean value is exactly
+    ``s_a - s_b`` and the fitted ratings are exactly the centred strengths. With ``luck`` each
+    record also carries a ``pair_luck`` explaining most of the noise: the adjusted value
+    ``(pair_sum - pair_luck) / 2`` has a third of the spread.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for a, b in combinations(strength, 2):
+        luck_part, rest = rng.normal(0, sd, deals), rng.normal(0, sd / 3, deals)
+        if exact:
+            luck_part, rest = luck_part - luck_part.mean(), rest - rest.mean()
+        for k in range(deals):
+            pair_sum = 2 * (strength[a] - strength[b] + luck_part[k] + rest[k])
+            out.append(record(a, b, k, float(pair_sum), float(2 * luck_part[k]) if luck else None))
+    return out
+
+
+def centred(strength: dict[str, float]) -> dict[str, float]:
+    mean = float(np.mean(list(strength.values())))
+    return {k: v - mean for k, v in strength.items()}
+
+
+def test_ratings_are_points_against_the_field_with_gaps() -> None:
+    summary = summarise(round_robin(STRENGTH), list(STRENGTH))
+    rows = summary["ratings"]
+    assert [r["agent"] for r in rows] == ["top", "mid", "low", "bottom"]
+    assert set(rows[0]) == {"agent", "rating", "low", "high", "gap", "gap_low", "gap_high", "separated"}
+    assert sum(r["rating"] for r in rows) == pytest.approx(0.0, abs=1e-9)
+    truth = centred(STRENGTH)
+    for r in rows:
+        assert r["rating"] == pytest.approx(truth[r["agent"]])  # each pairing's mean is exact
+        assert r["low"] < r["rating"] < r["high"], r
+    for upper, lower in pairwise(rows):
+        assert upper["gap"] == pytest.approx(upper["rating"] - lower["rating"])
+        assert upper["gap_low"] < upper["gap"] < upper["gap_high"]
+        assert upper["separated"] is (upper["gap_low"] > 0)
+    # top - mid = 4 and low - bottom = 6.5 are clear over 50 deals; mid - low = 0.5 is not.
+    assert [r["separated"] for r in rows] == [True, False, True, None]
+    assert rows[-1]["gap"] is rows[-1]["gap_low"] is rows[-1]["gap_high"] is None
+    assert "points per hand against the field's average" in summary["rating_scale"]
+    assert summary["luck_adjusted"] is False
+    # The Bradley-Terry view is still there, with its own keys and anchor.
+    bt = summary["bt_ratings"]
+    assert {r["agent"] for r in bt} == set(STRENGTH)
+    assert {"elo", "low", "high", "deals_won", "deals_lost"} <= set(bt[0])
+    assert summary["anchor"] in STRENGTH
+
+
+def test_ratings_agree_with_points_ratings_on_the_deal_values() -> None:
+    records = round_robin(STRENGTH, deals=30, seed=4)
+    values: dict[tuple[str, str], dict[int, float]] = {}
+    for r in records:
+        values.setdefault((r["a"], r["b"]), {})[r["deal"]] = r["pair_sum"] / 2
+    expected = points_ratings(values).ranked()
+    got = summarise(records, list(STRENGTH))["ratings"]
+    assert [r["agent"] for r in got] == [r["agent"] for r in expected]
+    assert [r["separated"] for r in got] == [r["separated"] for r in expected]
+    for mine, theirs in zip(got, expected, strict=True):
+        for key in ("rating", "low", "high", "gap", "gap_low", "gap_high"):
+            assert mine[key] == (None if theirs[key] is None else pytest.approx(theirs[key])), key
+
+
+def test_pair_luck_drives_the_headline_and_raw_stays_raw() -> None:
+    records = round_robin({"a": 3.0, "b": 0.0}, deals=60, luck=True, seed=9, exact=False)
+    summary = summarise(records, ["a", "b"])
+    pair = summary["pairs"][0]
+    adjusted = duplicate_points([r["pair_sum"] - r["pair_luck"] for r in records])
+    raw = duplicate_points([r["pair_sum"] for r in records])
+    assert pair["points_per_hand"] == pytest.approx(
+        {"mean": adjusted.mean, "low": adjusted.low, "high": adjusted.high}
+    )
+    assert pair["points_per_hand_raw"] == pytest.approx({"mean": raw.mean, "low": raw.low, "high": raw.high})
+    assert pair["luck_adjusted_deals"] == 60 and summary["luck_adjusted"] is True
+    assert adjusted.mean != pytest.approx(raw.mean)
+    # The control variate removed most of the noise: the adjusted interval is much narrower.
+    assert adjusted.high - adjusted.low < 0.6 * (raw.high - raw.low)
+    # The rating gap of two agents is the adjusted per-pair figure.
+    top = summary["ratings"][0]
+    assert (top["agent"], top["gap"], top["gap_low"], top["gap_high"]) == pytest.approx(
+        ("a", adjusted.mean, adjusted.low, adjusted.high)
+    )
+    assert "luck-adjusted" in summary["rating_scale"]
+    assert "luck-adjusted" in format_table(summary)
+
+
+def test_without_pair_luck_raw_equals_headline() -> None:
+    pair = summarise(round_robin({"a": 3.0, "b": 0.0}, deals=10), ["a", "b"])["pairs"][0]
+    assert pair["points_per_hand_raw"] == pair["points_per_hand"]
+    assert pair["luck_adjusted_deals"] == 0
+
+
+def test_format_table_leads_with_the_points_ratings() -> None:
+    summary = summarise(round_robin(STRENGTH), list(STRENGTH))
+    table = format_table(summary)
+    lines = table.splitlines()
+    assert lines[0].startswith("Ratings: points per hand against the field's average")
+    assert lines[1].split() == [
+        "rank",
+        "agent",
+        "rating",
+        "95%",
+        "CI",
+        "gap",
+        "to",
+        "next",
+        "95%",
+        "CI",
+        "separated",
+    ]
+    assert lines[2].split()[:3] == ["1", "top", f"{summary['ratings'][0]['rating']:+.2f}"]
+    assert lines[2].split()[-1] == "yes" and lines[3].split()[-1] == "no"
+    assert lines[5].split()[:2] == ["4", "bottom"] and lines[5].endswith("]")  # no gap below the last
+    assert lines[6] == "Adjacent gaps separated (95% CI of the gap above 0): 2 of 3; not separated: mid > low"
+    h2h, truncated = table.index("Head to head"), table.index("Truncated games")
+    bt = table.index("Second view: Bradley-Terry")
+    assert lines.index("Head to head (A's view; each deal played twice, seats swapped)") == 8
+    assert 0 < h2h < truncated < bt
+    assert "counted as 0 points): 0 of 600" in table
+
+
+def test_match_unit_labels_points_per_match() -> None:
+    summary = summarise(round_robin(STRENGTH, deals=10), list(STRENGTH), unit="match")
+    assert summary["rating_scale"].startswith("points per match")
+    assert "points_per_match_raw" in summary["pairs"][0]
+    assert format_table(summary).startswith("Ratings: points per match against the field's average")
+
+
+def test_written_files(tmp_path: Path) -> None:
+    summary = summarise(round_robin(STRENGTH, luck=True), list(STRENGTH))
+    written = write_outputs(summary, tmp_path, tensorboard=False)
+    names = [p.name for p in written]
+    assert names == [
+        "summary.json",
+        "pairs.csv",
+        "ratings.csv",
+        "ratings_bt.csv",
+        "ratings.png",
+        "head_to_head.png",
+    ]
+    for p in written:
+        assert p.stat().st_size > 0, p
+
+    with (tmp_path / "ratings.csv").open() as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["agent", "rating", "low", "high", "gap", "gap_low", "gap_high"]
+    assert [r[0] for r in rows[1:]] == ["top", "mid", "low", "bottom"]
+    assert all(cell != "" for r in rows[1:-1] for cell in r)
+    assert rows[-1][4:] == ["", "", ""] and float(rows[-1][1]) == pytest.approx(
+        summary["ratings"][-1]["rating"]
+    )
+
+    with (tmp_path / "ratings_bt.csv").open() as fh:
+        bt = list(csv.DictReader(fh))
+    assert list(bt[0]) == ["agent", "elo", "low", "high"]
+    assert [r["agent"] for r in bt] == [r["agent"] for r in summary["bt_ratings"]]
+
+    with (tmp_path / "pairs.csv").open() as fh:
+        pairs = list(csv.DictReader(fh))
+    header = list(pairs[0])
+    assert header[-3:] == ["points_per_hand_raw", "raw_low", "raw_high"]
+    assert header[4:7] == ["points_per_hand", "low", "high"]
+    first = summary["pairs"][0]
+    assert float(pairs[0]["points_per_hand_raw"]) == pytest.approx(first["points_per_hand_raw"]["mean"])
+    assert float(pairs[0]["points_per_hand"]) == pytest.approx(first["points_per_hand"]["mean"])
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    data = json.loads((tmp_path / "summary.json").read_text(), parse_constant=refuse)
+    assert data["ratings"][-1]["gap"] is None and data["ratings"][0]["separated"] is True
+    assert data["bt_ratings"] and data["rating_scale"] == summary["rating_scale"]
+
+
+def test_a_random_like_agent_far_below() -> None:
+    summary = summarise(round_robin(WITH_RANDOM, deals=40, sd=15.0, seed=2), list(WITH_RANDOM))
+    rows = summary["ratings"]
+    assert [r["agent"] for r in rows] == ["top", "mid", "low", "bottom", "rand"]
+    assert rows[-2]["separated"] is True and rows[-2]["gap"] == pytest.approx(55.0)
+    # It is an outlier group of its own: the plots break the axis and rescale the colours there.
+    assert split_outliers(rows) == 3
+    assert split_outliers(summarise(round_robin(STRENGTH), list(STRENGTH))["ratings"]) is None
+    fig = head_to_head_figure(summary)
+    image = fig.axes[0].images[0]
+    within = max(
+        abs(p["points_per_hand"]["mean"]) for p in summary["pairs"] if "rand" not in (p["a"], p["b"])
+    )
+    assert image.norm.vmax == pytest.approx(within) and image.norm.vmin == pytest.approx(-within)
+    assert within < 15  # the levels' differences, not random's 60
+    # Every played cell keeps its number, clipped or not, in rating order.
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert all(f"{p['points_per_hand']['mean']:+.1f}" in texts for p in summary["pairs"])
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [r["agent"] for r in rows]
+    # Ratings: one panel for rand, one for the rest, one for the gaps.
+    assert len(ratings_figure(summary).axes) == 3
+
+
+def test_two_agents_and_tiny_runs(tmp_path: Path) -> None:
+    summary = summarise(round_robin({"a": 30.0, "b": -30.0}, deals=5), ["a", "b"])
+    assert [r["agent"] for r in summary["ratings"]] == ["a", "b"]
+    assert split_outliers(summary["ratings"]) is None
+    assert len(ratings_figure(summary).axes) == 2
+    written = write_outputs(summary, tmp_path / "two", tensorboard=False)
+    assert all(p.stat().st_size > 0 for p in written)
+    # One deal: the ratings exist, their intervals are undefined, nothing crashes.
+    one = summarise(round_robin(STRENGTH, deals=1), list(STRENGTH))
+    assert all(math.isnan(r["low"]) for r in one["ratings"])
+    assert all(r["separated"] is False for r in one["ratings"][:-1])
+    assert "[    n/a,     n/a]" in format_table(one)
+    write_outputs(one, tmp_path / "one", tensorboard=False)
+    assert json.loads((tmp_path / "one" / "summary.json").read_text())["ratings"][0]["low"] is None
+    # No records at all: empty ratings and a table that still prints.
+    empty = summarise([], ["a", "b"])
+    assert empty["ratings"] == empty["bt_ratings"] == [] and empty["anchor"] is None
+    assert "Truncated games" in format_table(empty)
+
+
+def test_a_deal_recorded_twice_is_refused() -> None:
+    records = [record("a", "b", 0, 4.0), record("a", "b", 0, 2.0)]
+    with pytest.raises(ValueError, match="deal 0 of pairing"):
+        summarise(records, ["a", "b"])
+
+
+def test_tensorboard_scalars(tmp_path: Path) -> None:
+    from ginenv.experiments.report import log_tensorboard
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    summary = summarise(round_robin(STRENGTH, deals=10), list(STRENGTH))
+    events = EventAccumulator(str(log_tensorboard(summary, tmp_path / "tb")))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {f"eval/rating/{n}" for n in STRENGTH} | {f"eval/elo/{n}" for n in STRENGTH} <= tags
+    assert "eval/points_per_hand/top_vs_mid" in tags and "eval/hand_win_rate/top_vs_mid" in tags
+    top = summary["ratings"][0]
+    assert events.Scalars(f"eval/rating/{top['agent']}")[0].value == pytest.approx(top["rating"], rel=1e-6)
