@@ -34,7 +34,6 @@ The server listens on 127.0.0.1 unless told otherwise: it serves one person on t
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import threading
 import time
@@ -60,7 +59,7 @@ from ginenv.experiments.play import (
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
-from ginenv.replay import ReplayError
+from ginenv.replay import ReplayError, parse_replay
 from ginenv.rules import PRESETS, Rules
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -291,9 +290,9 @@ def create_app(
         if path.stat().st_size > MAX_REPLAY_BYTES:
             raise PlayError(f"replay {name!r} is larger than {MAX_REPLAY_BYTES} bytes", 413)
         try:
-            data = json.loads(path.read_text())
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise PlayError(f"replay {name!r} is not valid JSON: {err}", 400) from None
+            data = parse_replay(path.read_bytes(), f"replay {name!r}")
+        except ReplayError as err:
+            raise PlayError(str(err), 400) from None
         return _frames(data, name)
 
     @app.post("/api/replays/view")
@@ -302,9 +301,9 @@ def create_app(
         if len(raw) > MAX_REPLAY_BYTES:
             raise PlayError(f"a replay file may hold at most {MAX_REPLAY_BYTES} bytes, got {len(raw)}", 413)
         try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise PlayError(f"the replay is not valid JSON: {err}", 400) from None
+            data = parse_replay(raw)
+        except ReplayError as err:
+            raise PlayError(str(err), 400) from None
         return _frames(data, "")
 
     return app

@@ -120,22 +120,46 @@ def save_replay(data: dict[str, Any], path: str | Path) -> None:
     Path(path).write_text(json.dumps(data, indent=1) + "\n")
 
 
-def load_replay(path: str | Path) -> dict[str, Any]:
-    """Read a replay file (JSON); unreadable or non-JSON files raise :class:`ReplayError`."""
+#: Most digits of a number in a replay: card ids, seats, points and seeds all fit in 20.
+MAX_DIGITS = 20
+
+
+def _bounded_int(text: str) -> int:
+    # Python refuses to convert integers of over 4300 digits with a bare ValueError; no replay
+    # number has more than MAX_DIGITS, so anything longer is refused here, before converting.
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ReplayError(f"holds an integer of {len(text.lstrip('-'))} digits (at most {MAX_DIGITS})")
+    return int(text)
+
+
+def parse_replay(text: str | bytes, where: str = "the replay") -> dict[str, Any]:
+    """Parse the JSON text of a replay; malformed JSON, integers longer than :data:`MAX_DIGITS`
+    digits, deep nesting or a non-object raise :class:`ReplayError` naming ``where``."""
     try:
-        data = json.loads(Path(path).read_text())
-    except OSError as err:
-        raise ReplayError(f"cannot read replay {path}: {err.strerror or err}") from None
+        data = json.loads(text, parse_int=_bounded_int)
+    except ReplayError as err:
+        raise ReplayError(f"{where} is not a ginenv replay: it {err}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ReplayError(f"replay {path} is not valid JSON: {err}") from None
+        raise ReplayError(f"{where} is not valid JSON: {err}") from None
     except RecursionError:
         # The JSON decoder recurses once per nesting level; no replay nests more than four deep.
         raise ReplayError(
-            f"replay {path} is nested too deeply to be a replay (a replay nests at most 4 levels)"
+            f"{where} is nested too deeply to be a replay (a replay nests at most 4 levels)"
         ) from None
     if not isinstance(data, dict):
-        raise ReplayError(f"replay {path} must hold a JSON object, got {type(data).__name__}")
+        raise ReplayError(
+            f"{where} must hold a JSON object (a replay is a JSON object), got {type(data).__name__}"
+        )
     return data
+
+
+def load_replay(path: str | Path) -> dict[str, Any]:
+    """Read a replay file (JSON); unreadable or malformed files raise :class:`ReplayError`."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise ReplayError(f"cannot read replay {path}: {err.strerror or err}") from None
+    return parse_replay(raw, f"replay {path}")
 
 
 def _need(cond: bool, message: str) -> None:

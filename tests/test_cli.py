@@ -114,6 +114,20 @@ def test_replay_of_deeply_nested_json_is_one_line(tmp_path: Path, capsys: pytest
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_replay_with_a_5001_digit_integer_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Python refuses to convert it (4300 digits at most) with a bare ValueError: not a traceback here.
+    path = tmp_path / "big.json"
+    path.write_text('{"format": "ginenv-replay", "version": ' + "9" * 5001 + "}")
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"ginenv: replay {path} is not a ginenv replay: it holds an integer of 5001 digits (at most 20)\n"
+    )
+
+
 def test_train_refuses_bad_configs_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "ppo.yaml"
     cfg.write_text("num_envs: many\n")

@@ -327,7 +327,7 @@ def test_no_answer_names_a_hidden_card_before_the_showdown(tmp_path: Path, oppon
             assert not leaked, f"the answer names hidden cards {leaked}: {json.dumps(view)[:400]}"
             checked += 1
             view = advance(c, gid) if view["turn"] == "computer" else move(c, gid, _person_policy(view, rng))
-        assert view["stage"] == "over" and checked > 30
+        assert view["stage"] == "over" and checked > 20
 
 
 def test_two_games_are_independent(client: TestClient) -> None:
@@ -433,6 +433,7 @@ def test_any_replay_file_is_shown_move_by_move(client: TestClient, tmp_path: Pat
         (b"{oops", "not valid JSON"),
         (b"[1, 2]", "a replay is a JSON object"),
         (b'{"format": "ginenv-replay", "version": 9}', "not a valid replay"),
+        (b'{"format": "ginenv-replay", "version": ' + b"9" * 5001 + b"}", "an integer of 5001 digits"),
     ],
 )
 def test_malformed_replays_are_refused(client: TestClient, content: bytes, words: str) -> None:
