@@ -658,7 +658,9 @@ def evaluate(
     total = len(cfg.pairings()) * cfg.deals
     if log is not None and len(todo) < total:
         if not todo:
-            log(f"reused the {total} finished deals in {out}: nothing left to play (another --out replays)")
+            log(
+                f"reused the {total} finished deals in {out}: nothing left to play (another --out plays anew)"
+            )
         else:
             log(f"resuming {out}: {total - len(todo)} of {total} deals already finished, {len(todo)} to play")
     bar = None

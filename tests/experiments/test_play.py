@@ -531,3 +531,19 @@ def test_a_checkpoint_named_on_the_command_line_is_a_playable_opponent(tmp_path:
         # Only the checkpoint the command line named: the page cannot load other files.
         other = c.post("/api/games", json={"opponent": f"checkpoint:{tmp_path / 'x.pt'}"})
         assert other.status_code == 400 and "unknown opponent" in other.json()["error"]
+
+
+def test_a_file_agent_named_on_the_command_line_plays_and_no_other_file_can_be_named(tmp_path: Path) -> None:
+    # A spec is code that runs in the server: the page may name only the one the command line gave.
+    mine = tmp_path / "mine.py"
+    mine.write_text("from ginenv.agents import GreedyAgent\n\n\nclass Mine(GreedyAgent):\n    pass\n")
+    (tmp_path / "other.py").write_text("raise SystemExit('must never be imported')\n")
+    name = f"{mine}:Mine"
+    with TestClient(create_app(replay_dir=tmp_path, pace_ms=0, opponent=name)) as c:
+        view = c.post("/api/games", json={"preset": "seed000_short"}).json()
+        assert view["opponent"] == {"name": name, "label": "Mine"}
+        view = _finish(c, view, random.Random(2))
+        assert view["match_result"]["winner"] in ("you", "computer")
+        for other in (f"{tmp_path / 'other.py'}:Mine", "exec:python -c 1", "os:system"):
+            r = c.post("/api/games", json={"opponent": other})
+            assert r.status_code == 400 and "unknown opponent" in r.json()["error"], other
