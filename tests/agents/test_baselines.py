@@ -147,12 +147,11 @@ def test_adapter_plays_whole_hands_legally(name: str, opponent: str) -> None:
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_adapter_plays_matches(name: str) -> None:
     """Several hands in a row, reset by the harness at each hand; also without resets."""
-    from ginenv.experiments.harness import EvalConfig, play_game
+    from ginenv.agents.arena import play_game
 
-    cfg = EvalConfig(agents=(name, "greedy"), unit="match")
     env = gin_rummy_v0.raw_env(mode="match")
-    facts = play_game(env, [make_adapter(name), agents.make("greedy")], cfg, deal=3)
-    assert len(facts["hands"]) >= 2 and "match_result" in facts["hands"][-1]
+    record = play_game(env, [make_adapter(name), agents.make("greedy")], seed=0, deal=3)
+    assert len(record.hands) >= 2 and "match_result" in record.hands[-1]
 
     class NoReset(Agent):
         def __init__(self, inner: Agent) -> None:
@@ -165,8 +164,8 @@ def test_adapter_plays_matches(name: str) -> None:
         def act(self, observation: Observation) -> int:
             return self.inner.act(observation)
 
-    facts = play_game(env, [agents.make("greedy"), NoReset(make_adapter(name))], cfg, deal=4)
-    assert len(facts["hands"]) >= 2
+    record = play_game(env, [agents.make("greedy"), NoReset(make_adapter(name))], seed=0, deal=4)
+    assert len(record.hands) >= 2
 
 
 @pytest.mark.parametrize("name", ADAPTERS)

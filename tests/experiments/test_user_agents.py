@@ -193,7 +193,7 @@ def test_a_lambda_registered_here_is_refused_for_several_workers_with_what_to_do
     agents.register("lambda_agent", lambda seed=None: agents.make("greedy", seed=seed))
     try:
         cfg = EvalConfig(agents=("lambda_agent", "random"), deals=4)
-        with pytest.raises(HarnessError, match=r"registered in the main process only .* file.py:Name"):
+        with pytest.raises(HarnessError, match=r"registered in the main process only .*file\.py:Name"):
             evaluate(cfg, tmp_path / "run", workers=2, progress=False)
         assert not (tmp_path / "run").exists()
         assert len(evaluate(cfg, tmp_path / "one", workers=1, progress=False)) == 4
