@@ -5,11 +5,13 @@ duplicate deals (same seed, same deal indices: deal ``k`` is the same cards for 
 ladder's results among its own agents are computed once, in the ladder's run folder (the folder
 ``ginenv ladder`` writes), and reused by every later ``rate``; only the newcomer's games are played.
 
-The rating is the points scale of :func:`ginenv.experiments.stats.points_ratings`, fitted from
-every pairing together (the ladder's and the newcomer's), anchored so that the ladder's own agents
-average 0: the newcomer's rating reads "points per hand against the ladder's field", and adding it
-does not move the ladder's scale. Deals are the independent units of every interval, so the
-newcomer's games and the ladder's games on the same deal are treated as correlated, as they are.
+The rating is the points scale of :func:`ginenv.experiments.stats.points_ratings`: the ladder's
+agents (its core: all but those far off its scale, such as random, see
+:func:`ginenv.experiments.report.rating_core`) are fitted from their games among themselves and
+average 0; the newcomer is placed on that scale from its games against them, so its rating reads
+"points per hand against the ladder's field" and adding it does not move the ladder's scale.
+Deals are the independent units of every interval, so the newcomer's games and the ladder's games
+on the same deal are treated as correlated, as they are.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from ginenv.experiments.config import check_agent_names, load_ladder_file, to_eval_config
 from ginenv.experiments.harness import Backend, EvalConfig, HarnessError, evaluate
-from ginenv.experiments.report import deal_values, summarise
+from ginenv.experiments.report import deal_values, rating_core, summarise
 from ginenv.experiments.stats import points_ratings
 
 Log = Callable[[str], None]
@@ -82,7 +84,11 @@ def rate(
         records += evaluate(cfg, own_out, backend=backend, workers=workers, progress=progress, log=say)
     everyone = [*field, spec]
     summary = summarise(records, everyone, "hand")
-    ratings = points_ratings(deal_values(records), agents=everyone, anchor=field)
+    # The ladder's scale: fitted on the ladder's own core (its agents but any far off their
+    # scale, such as random); the newcomer and those are placed on it from their games.
+    ladder_values = deal_values([r for r in records if spec not in (r["a"], r["b"])])
+    core = rating_core(ladder_values, field) or field
+    ratings = points_ratings(deal_values(records), agents=everyone, core=core)
     ranked = ratings.ranked()
     place = next(i for i, row in enumerate(ranked) if row["agent"] == spec)
     margins = []
@@ -124,7 +130,11 @@ def rate(
         "ladder_config": str(ladder_file),
         "ladder_results": str(ref_out),
         "results": None if own_out is None else str(own_out),
-        "scale": "points per hand against the ladder's field (its agents average 0), 95% CI, deals as units",
+        "core": core,
+        "scale": (
+            f"points per hand against the ladder's field (mean 0 over {', '.join(core)}), 95% CI, "
+            "deals as units"
+        ),
     }
 
 
@@ -137,7 +147,7 @@ def format_rate(result: dict[str, Any]) -> str:
     spec = result["agent"]
     lines = [
         f"{spec}: {_num(result['rating'])} [{_num(result['low'])}, {_num(result['high'])}] points per hand "
-        "against the ladder's field (its agents average 0; 95% CI, deals as units)",
+        f"against the ladder's field (mean 0 over {', '.join(result['core'])}; 95% CI, deals as units)",
     ]
     where = f"place {result['place']} of {result['of']}"
     # The ranked list runs strongest first: "above" in it is the next weaker agent.

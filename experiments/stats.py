@@ -608,11 +608,66 @@ def _anchor_names(anchor: str | Sequence[str] | None, names: list[str]) -> tuple
     return chosen
 
 
+def _least_squares(x_mat: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``S`` with ratings ``= S @ means`` (up to a common shift): weighted least squares."""
+    # Weighted normal equations M r = Xᵀ W ȳ. M is a graph Laplacian, singular along the all-ones
+    # vector (only differences are seen); adding a multiple of 11ᵀ makes it invertible without
+    # changing the differences, and the anchor shift then removes any component along 1.
+    m = x_mat.shape[1]
+    normal = x_mat.T @ (counts[:, None] * x_mat)
+    ones = np.ones(m)
+    scale = float(np.trace(normal)) / m
+    return np.linalg.solve(normal + scale * np.outer(ones, ones) / m, x_mat.T * counts[None, :])  # type: ignore[no-any-return]
+
+
+def _core_least_squares(
+    x_mat: NDArray[np.float64],
+    counts: NDArray[np.float64],
+    pairings: list[tuple[int, int]],
+    names: list[str],
+    core: Sequence[str],
+) -> NDArray[np.float64]:
+    """``S`` of :func:`_least_squares` in two stages: the core from its own pairings, then the
+    others from all their pairings with the core's ratings fixed. Still linear in the means."""
+    for name in core:
+        if name not in names:
+            raise ValueError(f"core agent {name!r} is not an agent; agents are {names}")
+    m, n_pairs = len(names), len(pairings)
+    inner_set = {names.index(n) for n in core}
+    c_idx = sorted(inner_set)
+    o_idx = [i for i in range(m) if i not in inner_set]
+    inner = [p for p, (i, j) in enumerate(pairings) if i in inner_set and j in inner_set]
+    if len(c_idx) > 1:
+        adjacency = np.zeros((len(c_idx), len(c_idx)), dtype=bool)
+        for p in inner:
+            i, j = (c_idx.index(k) for k in pairings[p])
+            adjacency[i, j] = adjacency[j, i] = True
+        if connected_components(csr_array(adjacency), directed=False)[0] > 1:
+            raise ValueError(f"the core agents {list(core)} are not linked by pairings among themselves")
+    solve = np.zeros((m, n_pairs))
+    if len(c_idx) > 1:
+        solve[np.ix_(c_idx, inner)] = _least_squares(x_mat[np.ix_(inner, c_idx)], counts[inner])
+    if not o_idx:
+        return solve
+    outer = [p for p, (i, j) in enumerate(pairings) if i not in inner_set or j not in inner_set]
+    x_o = x_mat[np.ix_(outer, o_idx)]
+    # The known core part moves to the left: target = means[outer] - X_core @ r_core.
+    target = np.zeros((len(outer), n_pairs))
+    target[np.arange(len(outer)), outer] = 1.0
+    target -= x_mat[np.ix_(outer, c_idx)] @ solve[c_idx]
+    normal = x_o.T @ (counts[outer][:, None] * x_o)
+    if np.linalg.matrix_rank(normal) < len(o_idx):
+        raise ValueError("every agent outside the core must be linked to the core by its pairings")
+    solve[o_idx] = np.linalg.solve(normal, x_o.T @ (counts[outer][:, None] * target))
+    return solve
+
+
 def points_ratings(
     values: Mapping[tuple[str, str], Mapping[Hashable, float]],
     agents: Sequence[str] | None = None,
     anchor: str | Sequence[str] | None = None,
     confidence: float = 0.95,
+    core: Sequence[str] | None = None,
 ) -> PointsRatings:
     """Ratings in points per hand from per-deal duplicate values of all pairings, deals as units.
 
@@ -626,6 +681,13 @@ def points_ratings(
         anchor: agent(s) whose mean rating is 0; default all agents, so a rating reads "points
             per hand against the field's average". A single name pins that agent to 0.
         confidence: two-sided coverage of the intervals.
+        core: agents whose ratings are fitted from their pairings among themselves only; every
+            other agent is then fitted from all of its pairings with the core's ratings held fixed
+            (and ``anchor`` defaults to the core). For an agent far off the core's scale (random
+            against the levels, which loses to each by 50 to 66 points with margins that do not
+            add up) and for a newcomer rated against a ladder (``ginenv rate``): their games place
+            them on the core's scale without moving it. Every other agent must be linked to the
+            core by its pairings.
 
     Model and fit: ``E[value(a, b)] = r_a - r_b``, fitted by least squares over every deal of
     every pairing, i.e. over the pairing means ``ȳ_p`` weighted by their deal counts ``n_p``
@@ -711,13 +773,13 @@ def points_ratings(
     counts = np.bincount(p_idx, minlength=n_pairs).astype(np.float64)
     means = np.bincount(p_idx, weights=v_arr, minlength=n_pairs) / counts
 
-    # Weighted normal equations M r = Xᵀ W ȳ. M is a graph Laplacian, singular along the all-ones
-    # vector (only differences are seen); adding a multiple of 11ᵀ makes it invertible without
-    # changing the differences, and the anchor shift then removes any component along 1.
-    normal = x_mat.T @ (counts[:, None] * x_mat)
+    if core is None:
+        solve = _least_squares(x_mat, counts)
+    else:
+        solve = _core_least_squares(x_mat, counts, pairings, names, core)
+        if anchor is None:
+            anchors = tuple(core)
     ones = np.ones(m)
-    scale = float(np.trace(normal)) / m
-    solve = np.linalg.solve(normal + scale * np.outer(ones, ones) / m, x_mat.T * counts[None, :])
     weights = np.zeros(m)
     weights[[names.index(n) for n in anchors]] = 1.0 / len(anchors)
     shift = np.eye(m) - np.outer(ones, weights)

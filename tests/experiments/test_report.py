@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from ginenv.experiments.report import (
+    deal_values,
     format_table,
     head_to_head_figure,
     ratings_figure,
@@ -304,3 +305,33 @@ def test_tensorboard_scalars(tmp_path: Path) -> None:
     assert "eval/points_per_hand/top_vs_mid" in tags and "eval/hand_win_rate/top_vs_mid" in tags
     top = summary["ratings"][0]
     assert events.Scalars(f"eval/rating/{top['agent']}")[0].value == pytest.approx(top["rating"], rel=1e-6)
+
+
+def test_an_agent_off_the_scale_does_not_blur_the_core() -> None:
+    # The default ladder's case: "rand" loses to every level by 50 to 66 points, by MORE to the
+    # weaker "low" than to "mid" (margins that do not add up). Fitted with everyone, that would pull
+    # low up to mid; the core (the levels) is fitted from its own games, rand placed on its scale.
+    core = {"top": 6.0, "mid": 2.0, "low": -2.0}
+    records = [r for r in round_robin(core, deals=60, sd=6.0, seed=4)]
+    rng = np.random.default_rng(5)
+    margins = {"top": 60.0, "mid": 50.0, "low": 62.0}
+    for level, margin in margins.items():
+        noise = rng.normal(0, 10, 60)
+        noise -= noise.mean()
+        records += [record(level, "rand", k, 2 * (margin + noise[k])) for k in range(60)]
+    everyone = ["rand", "low", "mid", "top"]
+    summary = summarise(records, everyone)
+    assert summary["rating_core"] == ["low", "mid", "top"]
+    assert "rand, far off that scale" in summary["rating_scale"]
+    rows = {r["agent"]: r for r in summary["ratings"]}
+    # The core's ratings are its own games' exactly (centred), and its gaps stay separated.
+    for name, strength in centred(core).items():
+        assert rows[name]["rating"] == pytest.approx(strength)
+    assert rows["mid"]["separated"] and rows["low"]["separated"]
+    # Fitted with everyone, low would sit level with mid: the blur the core avoids.
+    blurred = points_ratings(deal_values(records), agents=everyone)
+    assert abs(blurred.rating_of("mid") - blurred.rating_of("low")) < 1.0
+    # rand is placed from its games: minus the mean of (margin - strength) over the core.
+    expected = -np.mean([margins[n] - centred(core)[n] for n in core])
+    assert rows["rand"]["rating"] == pytest.approx(expected)
+    assert summary["ratings"][-1]["agent"] == "rand"

@@ -574,3 +574,28 @@ def test_points_ratings_rejects_degenerate_input(values: dict, kwargs: dict, mes
 def test_points_ratings_unknown_name_is_a_key_error() -> None:
     with pytest.raises(KeyError, match="unknown agent"):
         points_ratings({("a", "b"): {0: 1.0, 1: 2.0}}).difference_ci("a", "zed")
+
+
+def test_points_ratings_with_a_core_holds_the_core_on_its_own_games() -> None:
+    # Core a, b, c from their games; x (and y, linked only through x) placed with the core fixed.
+    values = {
+        ("a", "b"): {0: 2.0, 1: 4.0},
+        ("b", "c"): {0: 1.0, 1: 3.0},
+        ("a", "c"): {0: 6.0, 1: 4.0},
+        ("a", "x"): {0: 50.0, 1: 52.0},
+        ("c", "x"): {0: 60.0, 1: 62.0},
+        ("x", "y"): {0: 1.0, 1: 1.0},
+    }
+    r = points_ratings(values, agents=["a", "b", "c", "x", "y"], core=["a", "b", "c"])
+    alone = points_ratings({k: v for k, v in values.items() if "x" not in k and "y" not in k})
+    for name in "abc":
+        assert r.rating_of(name) == pytest.approx(alone.rating_of(name))
+    assert sum(r.rating_of(n) for n in "abc") == pytest.approx(0.0)  # the anchor defaults to the core
+    # x: least squares of its two pairings with a and c fixed.
+    expected_x = np.mean([r.rating_of("a") - 51.0, r.rating_of("c") - 61.0])
+    assert r.rating_of("x") == pytest.approx(expected_x)
+    assert r.rating_of("y") == pytest.approx(expected_x - 1.0)
+    with pytest.raises(ValueError, match="not linked by pairings among themselves"):
+        points_ratings(values, core=["b", "x"])
+    with pytest.raises(ValueError, match="core agent 'z' is not an agent"):
+        points_ratings(values, core=["a", "z"])
