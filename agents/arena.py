@@ -283,17 +283,8 @@ class Game:
                 close()
 
 
-def play_game(
-    env: Any,
-    players: Sequence[Any],
-    *,
-    seed: int,
-    deal: int = 0,
-    names: Sequence[str] | None = None,
-    options: dict[str, Any] | None = None,
-    on_decision: DecisionHook | None = None,
-) -> GameRecord:
-    """Play game ``deal`` of master seed ``seed`` between ``players`` (seat ``player_i`` is
-    ``players[i]``) to its end; returns its :class:`GameRecord`. See :class:`Game`."""
-    game = Game(env, players, seed=seed, deal=deal, names=names, options=options, on_decision=on_decision)
-    return game.run()
+def play_game(env: Any, players: Sequence[Any], **game: Any) -> GameRecord:
+    """Play one game between ``players`` (seat ``player_i`` is ``players[i]``) to its end; returns
+    its :class:`GameRecord`. ``game`` holds :class:`Game`'s keywords: ``seed`` (required), ``deal``,
+    ``names``, ``options``, ``on_decision``."""
+    return Game(env, players, **game).run()
