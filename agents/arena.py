@@ -99,7 +99,7 @@ class GameRecord:
     truncated: bool = False
     #: ``{"seat", "agent", "reason", "hand", "points"}`` when a seat forfeited the game, else None.
     forfeit: dict[str, Any] | None = None
-    #: The finished hands' states (deck, history), for replays and the luck control variate.
+    #: The hands' states (deck, history), a forfeited one as it stood: for the luck control variate.
     states: list[HandState] = field(default_factory=list, repr=False)
 
     def to_facts(self) -> dict[str, Any]:
@@ -264,6 +264,7 @@ class Game:
             "hand": len(self.record.hands),
             "points": points,
         }
+        self.record.states.append(env.hand)
         self._over = True
 
     def run(self) -> GameRecord:

@@ -286,14 +286,13 @@ def _seat(value: Any) -> int:
 
 
 def _game_luck(record: GameRecord) -> float:
-    """Seat 0's luck over the game's hands (the control variate of :mod:`ginenv.experiments.luck`);
-    0 for a truncated or forfeited game, which score 0 or the forfeit whatever the draws were."""
-    if record.truncated or record.forfeit is not None:
-        return 0.0
-    try:  # TEMPORARY until luck.py lands
-        from ginenv.experiments.luck import state_luck
-    except ImportError:
-        return 0.0
+    """Seat 0's luck over the game's hands (the control variate of :mod:`ginenv.experiments.luck`).
+
+    Every hand counts as it stands, a truncated or forfeited one included: whether a game ends
+    that way depends on later draws, so zeroing its luck would bias the adjusted points, while
+    points minus luck stays unbiased whatever the points are (0 for a truncation included).
+    """
+    from ginenv.experiments.luck import state_luck
 
     return float(sum(state_luck(state) for state in record.states))
 
