@@ -2,7 +2,7 @@
 
 A *variant* is ``master`` with some of its tuning constants (the class attributes of
 :class:`ginenv.agents.master.MasterAgent`) set, written ``master@key=value,key=value``; plain
-``master`` is today's default. Each variant plays ``--deals`` duplicate deals (seats swapped, so
+``master`` is today's default (timed under the name ``master@default``). Each variant plays ``--deals`` duplicate deals (seats swapped, so
 ``2 * deals`` hands) against each opponent through :func:`ginenv.experiments.harness.evaluate`,
 exactly as ``ginenv match`` plays them (fresh agents every game, the same fixed seed, so every
 variant meets the same deals). Printed per pairing: points per hand A minus B with its 95%
@@ -28,17 +28,22 @@ from typing import Any
 
 import numpy as np
 from ginenv.agents.master import MasterAgent
-from ginenv.experiments.harness import EvalConfig, evaluate, make_agent
+from ginenv.experiments.harness import EvalConfig, evaluate
 from ginenv.experiments.report import pair_summary, strict_json
+
+from ginenv import agents
 
 #: Decision times (seconds) of every timed agent, by name, in this process.
 TIMES: dict[str, list[float]] = {}
+
+#: The name plain ``master`` is timed under (``master`` itself is the registered level).
+TIMED_DEFAULT = "master@default"
 
 
 def parse_variant(name: str) -> dict[str, Any]:
     """The constants of ``master@key=value,...`` (``{}`` for plain ``master``); values are read as
     int, float, a tuple of ints (``a/b``) or a bool (``true``/``false``)."""
-    if name == "master":
+    if name in ("master", TIMED_DEFAULT):
         return {}
     head, _, spec = name.partition("@")
     if head != "master" or not spec:
@@ -83,20 +88,28 @@ class Timed:
         return getattr(self.agent, attr)
 
 
-def factory(name: str) -> Any:
-    """The harness's agent factory: master variants built here (and timed), anything else as usual."""
-    if name.startswith("master"):
-        agent = MasterAgent(**parse_variant(name))
-        agent.name = name
-        return Timed(agent, name)
-    return make_agent(name)
+def timed_variant(name: str) -> str:
+    """Register the timed variant ``name`` in this process (once); returns its registered name.
+
+    The harness builds every agent by spec; a variant is a name registered here (workers=1, so no
+    other process needs to rebuild it), built with the table's seed and rules like any agent.
+    """
+    registered = TIMED_DEFAULT if name == "master" else name
+    params = parse_variant(registered)
+
+    def build(seed: int | None = None, rules: Any = None) -> Timed:
+        return Timed(MasterAgent(seed=seed, rules=rules, **params), registered)
+
+    if registered not in agents.available():
+        agents.register(registered, build, f"master with {params or 'its defaults'}, timed")
+    return registered
 
 
 def run_pair(a: str, b: str, deals: int, seed: int, out: Path) -> dict[str, Any]:
     """One pairing, A's point of view: the harness summary plus A's decision-time percentiles."""
     TIMES.pop(a, None)
     cfg = EvalConfig(agents=(a, b), deals=deals, seed=seed)
-    records = evaluate(cfg, out, workers=1, progress=False, agent_factory=factory)
+    records = evaluate(cfg, out, workers=1, progress=False)
     summary = pair_summary(a, b, records)
     times = np.array(TIMES.get(a, [np.nan])) * 1000
     summary["a_ms_median"] = float(np.median(times))
@@ -116,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = args.out or Path(tempfile.mkdtemp(prefix="bench_master-"))
     rows = []
-    for a in args.variants:
+    for a in (timed_variant(v) for v in args.variants):
         for b in args.against:
             if a == b:
                 continue
