@@ -2,12 +2,12 @@
 
 A *variant* is ``master`` with some of its tuning constants (the class attributes of
 :class:`ginenv.agents.master.MasterAgent`) set, written ``master@key=value,key=value``; plain
-``master`` is today's default (timed under the name ``master@default``). Each variant plays ``--deals`` duplicate deals (seats swapped, so
-``2 * deals`` hands) against each opponent through :func:`ginenv.experiments.harness.evaluate`,
-exactly as ``ginenv match`` plays them (fresh agents every game, the same fixed seed, so every
-variant meets the same deals). Printed per pairing: points per hand A minus B with its 95%
-interval, and the median and 99th percentile of A's decision time (every ``act`` call timed here;
-``ginenv match --json`` reports only the mean).
+``master`` is today's default (timed under the name ``master@default``). Each variant plays
+``--deals`` duplicate deals (seats swapped, so ``2 * deals`` hands) against each opponent through
+:func:`ginenv.experiments.harness.evaluate`, exactly as ``ginenv match`` plays them (fresh agents
+every game, the same fixed seed, so every variant meets the same deals). Printed per pairing:
+points per hand A minus B with its 95% interval, and the median and 99th percentile of A's decision
+time (every ``act`` call timed here; ``ginenv match --json`` reports only the mean).
 
 Run (one worker: the timings are of one core)::
 
