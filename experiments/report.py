@@ -465,7 +465,23 @@ def rating_core(values: dict[tuple[str, str], dict[Any, float]], agents: Sequenc
     if len(top) == len(bottom):
         return None
     core = top if len(top) > len(bottom) else bottom
-    return [a for a in agents if a in core] if len(core) >= 2 else None
+    if len(core) < 2 or not _linked(core, values):
+        # A gauntlet's opponents never meet each other: no core to fit on its own games.
+        return None
+    return [a for a in agents if a in core]
+
+
+def _linked(group: Sequence[str], values: dict[tuple[str, str], dict[Any, float]]) -> bool:
+    """Whether the pairings among ``group`` link all of it."""
+    reached, frontier = {group[0]}, [group[0]]
+    while frontier:
+        here = frontier.pop()
+        for a, b in values:
+            for x, y in ((a, b), (b, a)):
+                if x == here and y in group and y not in reached:
+                    reached.add(y)
+                    frontier.append(y)
+    return len(reached) == len(group)
 
 
 def split_outliers(ratings: Sequence[dict[str, Any]]) -> int | None:

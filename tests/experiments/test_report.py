@@ -335,3 +335,16 @@ def test_an_agent_off_the_scale_does_not_blur_the_core() -> None:
     expected = -np.mean([margins[n] - centred(core)[n] for n in core])
     assert rows["rand"]["rating"] == pytest.approx(expected)
     assert summary["ratings"][-1]["agent"] == "rand"
+
+
+def test_a_gauntlet_of_a_far_weaker_agent_has_no_core_to_split_off() -> None:
+    # Notebook 04's case: a short-trained network plays a gauntlet and loses to everyone by far.
+    # The others never meet, so their games cannot fit a core: one fit over every pairing.
+    records = [
+        record("net", other, k, -2 * margin + k)
+        for other, margin in (("a", 50.0), ("b", 55.0), ("c", 60.0))
+        for k in range(5)
+    ]
+    summary = summarise(records, ["net", "a", "b", "c"])
+    assert summary["rating_core"] is None
+    assert [r["agent"] for r in summary["ratings"]] == ["c", "b", "a", "net"]
