@@ -48,7 +48,7 @@ from ginenv.agents.base import Agent, Observation
 from numba import njit
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
-from ginenv.cards import CARD_VALUES, NUM_CARDS
+from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
 from ginenv.kernels import CARD_VALUE, best_discards, layoff_deadwood, min_deadwood
 from ginenv.kernels import meldable as _meldable_kernel
 from ginenv.observation import SeatView, decode
@@ -251,11 +251,6 @@ def knock_points(
 # --------------------------------------------------------------------------- public helpers
 
 
-def card_bits(cards: int) -> list[int]:
-    """Card ids of a bitmask, ascending (a local alias kept for the levels' readability)."""
-    return [c for c in range(NUM_CARDS) if cards >> c & 1]
-
-
 def legal_discards(observation: Mapping[str, np.ndarray]) -> int:
     """Bitmask of the cards the action mask lets this seat discard (with or without a knock)."""
     mask = observation["action_mask"]
@@ -286,7 +281,7 @@ def deadwood_cards(hand: int) -> int:
     """
     base = min_deadwood(hand)
     out = 0
-    for c in card_bits(hand):
+    for c in cards_of(hand):
         if min_deadwood(hand ^ 1 << c) + CARD_VALUES[c] == base:
             out |= 1 << c
     return out
@@ -299,7 +294,7 @@ def completes_meld(hand: int, card: int) -> bool:
     base = min_deadwood(hand)
     if not min_deadwood(grown) < base + CARD_VALUES[card]:
         return False  # the card would be deadwood
-    return min(min_deadwood(grown ^ 1 << c) for c in card_bits(hand)) < base
+    return min(min_deadwood(grown ^ 1 << c) for c in cards_of(hand)) < base
 
 
 def useful_discards(hand: int, taken: int) -> int:
@@ -397,7 +392,7 @@ class HeuristicAgent(TakeGuard, Agent):
 def enables_knock(hand: int, card: int, limit: int) -> bool:
     """Whether taking ``card`` into ``hand`` allows a knock this turn (discarding another card)."""
     grown = hand | 1 << card
-    return min(min_deadwood(grown ^ 1 << c) for c in card_bits(hand)) <= limit
+    return min(min_deadwood(grown ^ 1 << c) for c in cards_of(hand)) <= limit
 
 
 def meldable(cards: int) -> int:
@@ -408,14 +403,14 @@ def meldable(cards: int) -> int:
 def max_deadwood_value(hand: int) -> int:
     """The highest value among the cards of :func:`deadwood_cards` (0 if the hand melds fully)."""
     loose = deadwood_cards(hand)
-    return max((CARD_VALUES[c] for c in card_bits(loose)), default=0)
+    return max((CARD_VALUES[c] for c in cards_of(loose)), default=0)
 
 
 def partner_cards(cards: int) -> int:
     """Cards of ``cards`` with a partner among ``cards``: the same rank, or the same suit within two
     ranks (a pair or a run draw: one more card could make a meld of three)."""
     out = 0
-    for c in card_bits(cards):
+    for c in cards_of(cards):
         r, s = c % 13, c // 13
         same_rank = any(cards >> (t * 13 + r) & 1 for t in range(4) if t != s)
         near = any(0 <= r + k <= 12 and cards >> (s * 13 + r + k) & 1 for k in (-2, -1, 1, 2))
@@ -428,7 +423,7 @@ def interest_cards(taken: int) -> int:
     """Cards that would combine with a card of ``taken`` (the opponent's pick-ups): the same rank,
     or the same suit within two ranks. What the opponent's visible history says it collects."""
     out = 0
-    for c in card_bits(taken):
+    for c in cards_of(taken):
         r, s = c % 13, c // 13
         for t in range(4):
             out |= 1 << (t * 13 + r)
@@ -441,13 +436,13 @@ def interest_cards(taken: int) -> int:
 def after_draw_deadwood(hand: int, candidates: int) -> dict[int, int]:
     """For each candidate card ``c``: the least deadwood of ``hand + c`` after its best discard."""
     table = _draw_table(hand, candidates)
-    return {c: int(table[c]) for c in card_bits(candidates)}
+    return {c: int(table[c]) for c in cards_of(candidates)}
 
 
 def gin_outs(hand: int, candidates: int) -> int:
     """Candidate cards that give the 10-card ``hand`` deadwood 0 after the best discard (gin)."""
     table = _draw_table(hand, candidates)
-    return sum(1 << c for c in card_bits(candidates) if table[c] == 0)
+    return sum(1 << c for c in cards_of(candidates) if table[c] == 0)
 
 
 def expected_deadwood(hand: int, candidates: int) -> float:
@@ -468,7 +463,7 @@ def discard_scores(
     ``penalty`` is an array of 52 floats (e.g. a weight times :func:`danger_scores`).
     """
     table = _discard_scores(hand, candidates, allowed, np.asarray(penalty, dtype=np.float64), limit, miss)
-    return {c: float(table[c]) for c in card_bits(allowed)}
+    return {c: float(table[c]) for c in cards_of(allowed)}
 
 
 def stock_value(hand: int, candidates: int, penalty: np.ndarray, limit: int = 10, miss: float = 0.0) -> float:
@@ -513,7 +508,6 @@ __all__ = [
     "TakeGuard",
     "after_draw",
     "after_draw_deadwood",
-    "card_bits",
     "completes_meld",
     "danger_scores",
     "deadwood",

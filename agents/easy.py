@@ -25,7 +25,6 @@ from __future__ import annotations
 from ginenv.agents.base import Observation
 from ginenv.agents.common import (
     HeuristicAgent,
-    card_bits,
     completes_meld,
     deadwood,
     deadwood_cards,
@@ -34,7 +33,7 @@ from ginenv.agents.common import (
 )
 
 from ginenv.actions import KNOCK_BASE
-from ginenv.cards import CARD_VALUES
+from ginenv.cards import CARD_VALUES, cards_of
 from ginenv.observation import SeatView
 
 #: Easy knocks only when the deadwood left is at most this many points (gin always).
@@ -62,11 +61,11 @@ class EasyAgent(HeuristicAgent):
         loose = deadwood_cards(hand) & allowed
         if not loose:
             # Everything melds: throw the card that keeps the least deadwood.
-            options = card_bits(allowed)
+            options = cards_of(allowed)
             best = min(deadwood(hand ^ 1 << c) for c in options)
             return self._pick([c for c in options if deadwood(hand ^ 1 << c) == best])
         useless = loose & ~partner_cards(deadwood_cards(hand))
-        pool = card_bits(useless or loose)
+        pool = cards_of(useless or loose)
         top = max(CARD_VALUES[c] for c in pool)
         return self._pick([c for c in pool if CARD_VALUES[c] == top])
 

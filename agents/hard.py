@@ -49,7 +49,6 @@ import numpy as np
 from ginenv.agents.base import Observation
 from ginenv.agents.common import (
     HeuristicAgent,
-    card_bits,
     danger_scores,
     deadwood,
     discard_scores,
@@ -63,7 +62,7 @@ from ginenv.agents.common import (
     useful_discards,
 )
 
-from ginenv.cards import CARD_VALUES
+from ginenv.cards import CARD_VALUES, cards_of
 from ginenv.observation import MAX_STOCK, SeatView
 
 
@@ -133,7 +132,7 @@ class HardAgent(HeuristicAgent):
         knocks = legal_knocks(observation)
         allowed = self.useful_only(hand, legal_discards(observation))
         if knocks:
-            left = {c: deadwood(hand ^ 1 << c) for c in card_bits(knocks)}
+            left = {c: deadwood(hand ^ 1 << c) for c in cards_of(knocks)}
             least = min(left.values())
             card = min((c for c in left if left[c] == least), key=lambda c: (penalty[c], -CARD_VALUES[c], c))
             if not self.plays_for_gin(hand ^ 1 << card, least, view):

@@ -25,7 +25,6 @@ from __future__ import annotations
 from ginenv.agents.base import Observation
 from ginenv.agents.common import (
     HeuristicAgent,
-    card_bits,
     completes_meld,
     deadwood,
     deadwood_cards,
@@ -37,7 +36,7 @@ from ginenv.agents.common import (
 )
 
 from ginenv.actions import KNOCK_BASE
-from ginenv.cards import CARD_VALUES
+from ginenv.cards import CARD_VALUES, cards_of
 from ginenv.kernels import RANK_MASK
 from ginenv.observation import SeatView
 
@@ -50,7 +49,7 @@ class NormalAgent(HeuristicAgent):
     @staticmethod
     def pick_card(hand: int, allowed: int, view: SeatView) -> int:
         """The discard of the module docstring's order of preference."""
-        options = card_bits(allowed)
+        options = cards_of(allowed)
         left = {c: deadwood(hand ^ 1 << c) for c in options}
         best = min(left.values())
         pool = [c for c in options if left[c] == best]

@@ -38,7 +38,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -372,14 +372,3 @@ def serve_in_background(app: FastAPI, host: str = "127.0.0.1", port: int = 0) ->
         time.sleep(0.02)
     bound = server.servers[0].sockets[0].getsockname()[1]
     return BackgroundServer(f"http://{host}:{bound}", server, thread)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m ginenv.experiments.play_server`` runs ``ginenv play`` (same options)."""
-    from ginenv.experiments.cli import main as cli_main
-
-    return cli_main(["play", *(argv or [])])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

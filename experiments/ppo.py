@@ -411,7 +411,7 @@ def unseen_card_loss(aux_logits: torch.Tensor, opponent: torch.Tensor, inputs: t
     return (each * unseen).sum() / unseen.sum().clamp(min=1.0)
 
 
-def card_bits(hands: np.ndarray) -> np.ndarray:
+def card_planes(hands: np.ndarray) -> np.ndarray:
     """52-bit card masks (N,) as (N, 52) float32 0/1."""
     return ((hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1).astype(np.float32)
 
@@ -568,7 +568,7 @@ class RolloutWorker:
             learner = player == seats
             li = np.flatnonzero(learner)
             actions = np.zeros(N, dtype=np.int64)
-            opp_hand = card_bits(venv.hands()[li, 1 - seats[li]])
+            opp_hand = card_planes(venv.hands()[li, 1 - seats[li]])
             # Network inputs only where a network moves: the learner's slots and the snapshots'.
             netted = np.flatnonzero(learner | (opponent >= n_compiled))
             obs_t = torch.zeros((N, self.width), dtype=torch.float32)

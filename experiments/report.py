@@ -9,7 +9,7 @@ points per hand of A minus B on that deal: ``pair_sum / 2``, or ``(pair_sum - pa
 record carries ``pair_luck`` (a zero-mean control variate in points, A's view, over both games), which
 removes more of the luck. The value drives the headline numbers:
 
-* the **ratings** (:func:`ginenv.experiments.stats.points_ratings`): points per hand against the field's
+* the **ratings** (:func:`ginenv.experiments.ratings.points_ratings`): points per hand against the field's
   average, fitted to every pairing at once, with intervals that treat deals as the independent units,
   and for each agent the gap to the next-ranked one with its interval and whether it is separated;
 * the **head-to-head** points per pairing (the raw ``pair_sum / 2`` figure is kept beside it).
@@ -30,13 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ginenv.experiments.stats import (
-    bradley_terry,
-    duplicate_points,
-    paired_significance,
-    points_ratings,
-    proportion_ci,
-)
+from ginenv.experiments.ratings import points_ratings
+from ginenv.experiments.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
 
 #: Hand result kinds, in report order; ``truncated``: the hand reached the turn limit (0 points).
 KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
@@ -59,7 +54,7 @@ def deal_value(record: dict[str, Any]) -> float:
 
 def deal_values(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[Any, float]]:
     """Per pairing ``(a, b)``, each deal's :func:`deal_value`: the input of
-    :func:`~ginenv.experiments.stats.points_ratings`. A deal twice in one pairing is a ValueError."""
+    :func:`~ginenv.experiments.ratings.points_ratings`. A deal twice in one pairing is a ValueError."""
     values: dict[tuple[str, str], dict[Any, float]] = defaultdict(dict)
     for r in records:
         per_deal = values[(r["a"], r["b"])]
@@ -136,7 +131,7 @@ def summarise(records: Sequence[dict[str, Any]], agents: Sequence[str], unit: st
     """Per-pair summaries, points ratings and the Bradley-Terry view of a whole run.
 
     Keys: ``unit``, ``agents``, ``pairs`` (one :func:`pair_summary` each), ``ratings`` (rows of
-    :meth:`~ginenv.experiments.stats.PointsRatings.ranked`: ``agent``, ``rating``, ``low``, ``high``,
+    :meth:`~ginenv.experiments.ratings.PointsRatings.ranked`: ``agent``, ``rating``, ``low``, ``high``,
     ``gap``, ``gap_low``, ``gap_high``, ``separated``; best first; anchored on the mean of every rated
     agent), ``rating_scale`` (what a rating means, in words), ``luck_adjusted`` (whether any record
     carried ``pair_luck``), ``bt_ratings`` (Bradley-Terry rows: ``agent``, ``elo``, ``low``, ``high``,

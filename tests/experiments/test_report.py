@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ginenv.experiments.ratings import points_ratings
 from ginenv.experiments.report import (
     deal_values,
     format_table,
@@ -20,7 +21,7 @@ from ginenv.experiments.report import (
     summarise,
     write_outputs,
 )
-from ginenv.experiments.stats import duplicate_points, points_ratings
+from ginenv.experiments.stats import duplicate_points
 
 # Points per hand of each agent against an average opponent; "rand" plays like random.
 STRENGTH = {"top": 6.0, "mid": 2.0, "low": 1.5, "bottom": -5.0}
