@@ -76,6 +76,7 @@ from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.features import FEATURE_SIZE, INPUT_KINDS, input_size, policy_inputs
 from ginenv.observation import NUM_PLANES, OBS_FORMAT, OBS_SIZE, PLANE_BASE, plane_slice
+from ginenv.validation import is_int
 
 FORMAT = "ginenv-policy"
 #: The version :func:`save_checkpoint` writes; :data:`SUPPORTED_VERSIONS` are read.
@@ -180,7 +181,7 @@ class MaskedPolicy(nn.Module):
             width = h
         layers.append(nn.Linear(width, num_actions))
         self.net = nn.Sequential(*layers)
-        if not _is_int(card_hidden) or card_hidden < 0:
+        if not is_int(card_hidden) or card_hidden < 0:
             raise ValueError(f"card_hidden must be an integer >= 0, got {card_hidden!r}")
         self.card_hidden = card_hidden
         if card_hidden:
@@ -312,10 +313,6 @@ def _load_plain_data(raw: bytes, path: PathLike) -> Any:
         raise CheckpointError(f"{not_ours}: {err}") from None
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _layer_shapes(
     hidden: Sequence[int], size: int = OBS_SIZE, card_hidden: int = 0, inputs: str = "observation"
 ) -> dict[str, tuple[int, ...]]:
@@ -340,7 +337,7 @@ def _check_metadata(data: dict[str, Any], version: int, path: PathLike) -> None:
     if version == 1:
         return  # written before these keys existed, for observation format 1
     obs_format = data.get("obs_format")
-    if not _is_int(obs_format):
+    if not is_int(obs_format):
         raise CheckpointError(
             f"{path}: 'obs_format' must be an integer (the observation encoding version), got {obs_format!r}"
         )
@@ -393,7 +390,7 @@ def _activation_of(data: dict[str, Any], version: int, path: PathLike) -> str:
 def _card_hidden_of(data: dict[str, Any], version: int, path: PathLike) -> int:
     """The width of the card head a checkpoint declares (0, no head, when absent or before version 3)."""
     value = data.get("card_hidden", 0) if version >= 3 else 0
-    if not _is_int(value) or not 0 <= value <= MAX_LAYER_WIDTH:
+    if not is_int(value) or not 0 <= value <= MAX_LAYER_WIDTH:
         raise CheckpointError(
             f"{path}: 'card_hidden' must be an integer from 0 (no card head) to {MAX_LAYER_WIDTH}, "
             f"got {value!r}"[:400]
@@ -411,7 +408,7 @@ def _validated(data: Any, path: PathLike) -> tuple[dict[str, Any], dict[str, tor
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a ginenv policy checkpoint ('format' must be {FORMAT!r})")
     version = data.get("version")
-    if not _is_int(version) or version not in SUPPORTED_VERSIONS:
+    if not is_int(version) or version not in SUPPORTED_VERSIONS:
         supported = " or ".join(str(v) for v in SUPPORTED_VERSIONS)
         raise CheckpointError(f"{path}: unsupported checkpoint version {version!r}, expected {supported}")
     _check_metadata(data, version, path)
@@ -420,7 +417,7 @@ def _validated(data: Any, path: PathLike) -> tuple[dict[str, Any], dict[str, tor
     card_hidden = _card_hidden_of(data, version, path)
     size = input_size(inputs)
     obs_size, num_actions = data.get("obs_size"), data.get("num_actions")
-    if not (_is_int(obs_size) and _is_int(num_actions)) or (obs_size, num_actions) != (size, NUM_ACTIONS):
+    if not (is_int(obs_size) and is_int(num_actions)) or (obs_size, num_actions) != (size, NUM_ACTIONS):
         raise CheckpointError(
             f"{path}: the network expects {obs_size!r} inputs and {num_actions!r} actions; "
             f"with inputs {inputs!r} this env gives {size} and {NUM_ACTIONS} (integers)"
@@ -432,7 +429,7 @@ def _validated(data: Any, path: PathLike) -> tuple[dict[str, Any], dict[str, tor
     )
     if not isinstance(hidden, (list, tuple)) or len(hidden) > MAX_HIDDEN_LAYERS:
         raise CheckpointError(f"{path}: {allowed}; got {hidden!r}"[:400])
-    bad = [h for h in hidden if not _is_int(h) or not 1 <= h <= MAX_LAYER_WIDTH]
+    bad = [h for h in hidden if not is_int(h) or not 1 <= h <= MAX_LAYER_WIDTH]
     if bad:
         raise CheckpointError(f"{path}: {allowed}; got {list(hidden)!r} ({bad[0]!r} is not allowed)")
     shapes = _layer_shapes(hidden, size, card_hidden, inputs)

@@ -22,6 +22,7 @@ from ginenv.experiments.harness import DEFAULT_TIME_LIMIT, MAX_DEALS, EvalConfig
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.rules import Rules, RulesError, preset
+from ginenv.validation import is_int
 
 T = TypeVar("T")
 
@@ -64,11 +65,6 @@ def resolve_rules(spec: object) -> Rules:
         raise HarnessError(f"rules: {err}") from None
 
 
-def _is_int(value: object) -> bool:
-    # YAML's true/false are bools, and bool is an int in Python: `deals: true` is not 1.
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _check_fields(spec: LadderFile, path: str | Path) -> None:
     """Refuse values of the wrong type with the setting's name and what it allows."""
 
@@ -82,11 +78,11 @@ def _check_fields(spec: LadderFile, path: str | Path) -> None:
     for name in ("format", "unit", "notes"):
         if not isinstance(getattr(spec, name), str):
             raise bad(name, "a string")
-    if not _is_int(spec.deals) or not 1 <= spec.deals <= MAX_DEALS:
+    if not is_int(spec.deals) or not 1 <= spec.deals <= MAX_DEALS:
         raise bad("deals", f"a positive integer (at most {MAX_DEALS:,})")
-    if not _is_int(spec.turn_limit) or spec.turn_limit < 1:
+    if not is_int(spec.turn_limit) or spec.turn_limit < 1:
         raise bad("turn_limit", f"a positive integer (draws per hand; default {DEFAULT_TURN_LIMIT})")
-    if not (spec.seed == "random" or (_is_int(spec.seed) and spec.seed >= 0)):  # type: ignore[operator]
+    if not (spec.seed == "random" or (is_int(spec.seed) and spec.seed >= 0)):  # type: ignore[operator]
         raise bad("seed", "a non-negative integer or 'random'")
     if not isinstance(spec.rules, (str, dict)):
         raise bad("rules", "a preset name or a mapping of rule options")
@@ -200,7 +196,7 @@ def _coerce(value: Any, tp: Any) -> tuple[bool, Any]:
     if tp is bool:
         return isinstance(value, bool), value
     if tp is int:
-        return _is_int(value), value
+        return is_int(value), value
     if tp is float:
         # YAML reads `1e-3` as a string (YAML 1.1 wants a dot): accept what float() parses.
         if isinstance(value, str):
@@ -208,7 +204,7 @@ def _coerce(value: Any, tp: Any) -> tuple[bool, Any]:
                 value = float(value)
             except ValueError:
                 return False, None
-        ok = (isinstance(value, float) or _is_int(value)) and math.isfinite(value)
+        ok = (isinstance(value, float) or is_int(value)) and math.isfinite(value)
         return ok, float(value) if ok else None
     if tp is str:
         return isinstance(value, str), value

@@ -21,7 +21,6 @@ discard pile come near the limit (two players can cycle cards through the pile f
 from __future__ import annotations
 
 import enum
-import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from ginenv.cards import (
 from ginenv.melds import deadwood_of_mask, knock_discards
 from ginenv.rules import Rules, RulesError
 from ginenv.scoring import KnockResult, score_knock
+from ginenv.validation import as_int
 
 HAND_SIZE = 10
 UPCARD_INDEX = 2 * HAND_SIZE
@@ -151,19 +151,9 @@ def parse_deck(deck: Sequence[int | str] | np.ndarray) -> list[int]:
     return cards
 
 
-def _plain_int(value: object) -> int | None:
-    # Any integer type (int, numpy integers) as an int; bools, floats and strings give None.
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    try:
-        return operator.index(value)  # type: ignore[arg-type,call-overload,unused-ignore]
-    except TypeError:
-        return None
-
-
 def check_dealer(dealer: object) -> int:
     """``dealer`` as 0 or 1 (any integer type); anything else raises ``ValueError``."""
-    seat = _plain_int(dealer)
+    seat = as_int(dealer)
     if seat not in (0, 1):
         raise ValueError(f"dealer must be 0 or 1, got {short_repr(dealer)}")
     return seat
@@ -171,7 +161,7 @@ def check_dealer(dealer: object) -> int:
 
 def check_turn_limit(turn_limit: object) -> int:
     """``turn_limit`` as a positive int; anything else raises ``ValueError`` saying what is allowed."""
-    limit = _plain_int(turn_limit)
+    limit = as_int(turn_limit)
     if limit is None or limit < 1:
         raise ValueError(
             f"turn_limit must be a positive integer (draws per hand; default {DEFAULT_TURN_LIMIT}), "
@@ -288,7 +278,7 @@ class HandState:
 
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` (any integer type) may be applied now; non-integers are never legal."""
-        index = action if type(action) is int else _plain_int(action)
+        index = action if type(action) is int else as_int(action)
         if index is None or not 0 <= index < NUM_ACTIONS:
             return False
         return bool(self.legal_mask() >> index & 1)
@@ -333,10 +323,10 @@ class HandState:
         Illegal actions, and anything that is not an integer, raise and change nothing.
         """
         if type(action) is not int:
-            as_int = _plain_int(action)
-            if as_int is None:
+            number = as_int(action)
+            if number is None:
                 self._refuse(action)
-            action = as_int  # type: ignore[assignment]
+            action = number  # type: ignore[assignment]
         legal = self._legal
         if legal < 0:
             legal = self.legal_mask()

@@ -224,8 +224,6 @@ hands); a dead or truncated hand's end line says there was no showdown and shows
 from __future__ import annotations
 
 import copy
-import math
-import operator
 import random
 import warnings
 from collections.abc import Mapping, Sequence
@@ -278,6 +276,7 @@ from ginenv.observation import (
 )
 from ginenv.render import render_table
 from ginenv.rules import Rules
+from ginenv.validation import finite_number, optional_seed
 
 __all__ = [
     "ACTION_NAMES",
@@ -332,28 +331,6 @@ def _seat_of(dealer: object) -> int:
     raise ValueError(f"dealer must be 0, 1, 'player_0' or 'player_1', got {dealer!r}")
 
 
-def _check_number(name: str, value: object) -> float:
-    """``value`` as a finite float (ints, floats and numpy numbers; never bools or strings)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a finite number, got {value!r} ({type(value).__name__})")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return number
-
-
-def _check_seed(seed: object) -> int | None:
-    """``seed`` as an int (any integer type) or ``None``; anything else raises ``TypeError``."""
-    if seed is None:
-        return None
-    if not isinstance(seed, (bool, np.bool_)):
-        try:
-            return operator.index(seed)  # type: ignore[arg-type]
-        except TypeError:
-            pass
-    raise TypeError(f"seed must be None or an integer, got {seed!r} ({type(seed).__name__})")
-
-
 def _deck_value(deck: object) -> object:
     # A numpy array of card ids reads as the list of its ints (parse_deck checks the rest).
     return deck.tolist() if isinstance(deck, np.ndarray) else deck
@@ -391,7 +368,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             raise ValueError(f"mode must be 'hand' or 'match', got {mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        reward_scale = _check_number("reward_scale", reward_scale)
+        reward_scale = finite_number("reward_scale", reward_scale)
         if not isinstance(oracle, bool):
             raise TypeError(f"oracle must be True or False, got {oracle!r}")
         self.rules = rules if rules is not None else Rules()
@@ -480,7 +457,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         ``seed`` is ``None`` or an integer of any type; ``options`` is ``None`` or a dict (see the
         env card). Bad arguments raise and leave the env as it was.
         """
-        seed = _check_seed(seed)
+        seed = optional_seed(seed)
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(
                 "options must be a dict with the keys 'deck' (52 cards), 'decks' (match mode) and "
@@ -938,7 +915,7 @@ def env(
     ``OrderEnforcingWrapper``. ``illegal_reward`` must be a finite number (checked here, not at
     the first illegal action).
     """
-    illegal_reward = _check_number("illegal_reward", illegal_reward)
+    illegal_reward = finite_number("illegal_reward", illegal_reward)
     inner = raw_env(
         rules=rules,
         mode=mode,

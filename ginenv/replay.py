@@ -37,6 +37,7 @@ from ginenv.cards import short_repr as _show
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState, IllegalActionError, check_turn_limit
 from ginenv.match import DEFAULT_HAND_LIMIT, Match, check_hand_limit
 from ginenv.rules import Rules, RulesError
+from ginenv.validation import is_int
 
 FORMAT = "ginenv-replay"
 VERSION = 1
@@ -167,13 +168,8 @@ def _need(cond: bool, message: str) -> None:
         raise ReplayError(message)
 
 
-def _is_int(value: object) -> bool:
-    # JSON integers only: true/false and 1.0 are not integers in a replay.
-    return type(value) is int
-
-
 def _is_seat(value: object) -> bool:
-    return _is_int(value) and value in (0, 1)
+    return is_int(value) and value in (0, 1)
 
 
 def _check_keys(where: str, data: dict[Any, Any], allowed: tuple[str, ...]) -> None:
@@ -189,7 +185,7 @@ def _check_header(data: Any) -> tuple[Rules, int, list[dict[str, Any]]]:
     _need(data.get("format") == FORMAT, f"not a ginenv replay: 'format' must be {FORMAT!r}")
     version = data.get("version")
     _need(
-        _is_int(version) and version == VERSION,
+        is_int(version) and version == VERSION,
         f"unsupported replay version {_show(version)}; this ginenv reads version {VERSION}",
     )
     _check_keys("replay", data, _TOP_KEYS)
@@ -238,7 +234,7 @@ def _check_header(data: Any) -> tuple[Rules, int, list[dict[str, Any]]]:
 
 def _check_pair(where: str, value: object, what: str) -> None:
     _need(
-        isinstance(value, list) and len(value) == 2 and all(_is_int(v) for v in value),
+        isinstance(value, list) and len(value) == 2 and all(is_int(v) for v in value),
         f"{where} must be a list of two integers ({what}), got {_show(value)}",
     )
 
@@ -305,7 +301,7 @@ def _check_match_result(recorded: Any, match: Match) -> None:
         ok = (
             type(got) is type(value)
             if not isinstance(value, list)
-            else isinstance(got, list) and len(got) == len(value) and all(_is_int(v) for v in got)
+            else isinstance(got, list) and len(got) == len(value) and all(is_int(v) for v in got)
         )
         _need(ok, f"match_result '{key}' must be {type(value).__name__} like {value!r}, got {_show(got)}")
     _need(recorded == actual, f"the replay records match result {recorded} but replaying gives {actual}")

@@ -55,9 +55,10 @@ from gymnasium import spaces
 
 from ginenv.actions import NUM_ACTIONS, UnknownActionError
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState
-from ginenv.gin_rummy_v0 import AGENTS, Mode, _check_number, raw_env
+from ginenv.gin_rummy_v0 import AGENTS, Mode, raw_env
 from ginenv.match import DEFAULT_HAND_LIMIT
 from ginenv.rules import Rules
+from ginenv.validation import finite_number
 
 #: A policy: maps the observation dict of its seat to a legal action id.
 Policy = Callable[[Mapping[str, np.ndarray]], int]
@@ -167,7 +168,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         if seat not in (None, 0, 1) or isinstance(seat, bool):
             raise ValueError(f"seat must be 0, 1 or None (random at each reset), got {seat!r}")
         if illegal_reward is not None:
-            illegal_reward = _check_number("illegal_reward", illegal_reward)
+            illegal_reward = finite_number("illegal_reward", illegal_reward)
         self.env = raw_env(
             rules=rules,
             mode=mode,
