@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from ginenv.agents.base import Agent
+from ginenv.agents.base import Agent, AgentForfeit
 from ginenv.experiments.harness import make_agent as harness_make_agent
 from ginenv.experiments.play import Table, daily_seed, replay_frames
 from ginenv.experiments.play_server import add_table, create_app
@@ -547,3 +547,30 @@ def test_a_file_agent_named_on_the_command_line_plays_and_no_other_file_can_be_n
         for other in (f"{tmp_path / 'other.py'}:Mine", "exec:python -c 1", "os:system"):
             r = c.post("/api/games", json={"opponent": other})
             assert r.status_code == 400 and "unknown opponent" in r.json()["error"], other
+
+
+class Hangs(Agent):
+    """What an exec: opponent that stopped answering reports."""
+
+    name = "hangs"
+
+    def act(self, observation: Any) -> int:
+        raise AgentForfeit("no answer within 10 s")
+
+
+def test_a_computer_that_forfeits_ends_the_match_for_the_person(tmp_path: Path) -> None:
+    app = create_app(replay_dir=tmp_path, pace_ms=0, make_agent=lambda n, r: Hangs(0))
+    with TestClient(app) as c:
+        gid = c.post("/api/games", json={"opponent": "random", "seed": 2}).json()["id"]
+        view = c.get(f"/api/games/{gid}").json()
+        if view["turn"] == "you":
+            view = move(c, gid, "pass")
+        view = c.post(f"/api/games/{gid}/advance").json()
+        assert view["stage"] == "over" and view["turn"] is None
+        assert view["match_result"]["winner"] == "you"
+        assert view["match_result"]["forfeit"] == "no answer within 10 s"
+        assert "forfeits the match: no answer within 10 s" in view["events"][-1]["text"]
+        # Saved as a replay like any finished match once a move was made (none if it was the first).
+        assert view["replay"] is None or (tmp_path / view["replay"]).is_file()
+        r = c.post(f"/api/games/{gid}/advance")
+        assert r.status_code == 409 and "the match is over" in r.json()["error"]
