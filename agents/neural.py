@@ -14,11 +14,11 @@ A checkpoint is a ``torch.save`` zip file of plain data only: ``{"format": "gine
   per-card deadwood features of the own hand); ``obs_size`` must be that input's size;
 - ``activation``: the nonlinearity between the hidden layers, one of :data:`ACTIVATIONS`
   (``"relu"``, what ginenv's trainer uses; ``"tanh"``, Stable-Baselines3's MlpPolicy default, for
-  networks exported by :func:`ginenv.experiments.sb3.export_maskable_ppo`); optional, absent means
+  networks exported by :func:`ginenv.experiments.train.sb3.export_maskable_ppo`); optional, absent means
   ``"relu"``;
 - ``training``: what resuming needs besides the policy (the value and auxiliary heads, the
   optimizer, progress counters), or None for a policy-only file; validated by the trainer, which
-  knows its own modules (:mod:`ginenv.experiments.ppo`).
+  knows its own modules (:mod:`ginenv.experiments.train.ppo`).
 
 Version-1 files (the first four keys and the weights) still load; they were written for
 observation format 1. Version-1 and version-2 files read the plain observation (``inputs`` absent)
@@ -660,7 +660,7 @@ def export_policy(source: PathLike, target: PathLike, keep: Sequence[str] = ("au
 
     The file keeps the training ``config``, the observation format, the input encoding and the
     entries of ``training`` named in ``keep`` that the source has (by default the auxiliary
-    opponent-hand head, small, which :func:`ginenv.experiments.ppo.opponent_hand_predictor` reads).
+    opponent-hand head, small, which :func:`ginenv.experiments.train.ppo.opponent_hand_predictor` reads).
     ``source`` is validated like any checkpoint.
     """
     ckpt = read_checkpoint(source)

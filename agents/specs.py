@@ -1,7 +1,7 @@
 """Agent specs: the one way to name an agent and the one way to build it, in every process.
 
 A spec is a string, accepted wherever an agent is named (``ginenv match``, ``ladder``, ``rate``,
-``demo``, ``play``, YAML configs, :func:`ginenv.experiments.harness.evaluate`, notebooks):
+``demo``, ``play``, YAML configs, :func:`ginenv.experiments.eval.harness.evaluate`, notebooks):
 
 =========================  ===================================================================
 ``name``                   a registered agent: the built-in levels, :func:`agents.register` in

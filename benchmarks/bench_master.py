@@ -4,7 +4,7 @@ A *variant* is ``master`` with some of its tuning constants (the class attribute
 :class:`ginenv.agents.master.MasterAgent`) set, written ``master@key=value,key=value``; plain
 ``master`` is today's default (timed under the name ``master@default``). Each variant plays
 ``--deals`` duplicate deals (seats swapped, so ``2 * deals`` hands) against each opponent through
-:func:`ginenv.experiments.harness.evaluate`, exactly as ``ginenv match`` plays them (fresh agents
+:func:`ginenv.experiments.eval.harness.evaluate`, exactly as ``ginenv match`` plays them (fresh agents
 every game, the same fixed seed, so every variant meets the same deals). Printed per pairing:
 points per hand A minus B with its 95% interval, and the median and 99th percentile of A's decision
 time (every ``act`` call timed here; ``ginenv match --json`` reports only the mean).
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 from ginenv.agents.master import MasterAgent
-from ginenv.experiments.harness import EvalConfig, evaluate
-from ginenv.experiments.report import pair_summary, strict_json
+from ginenv.experiments.eval.harness import EvalConfig, evaluate
+from ginenv.experiments.eval.report import pair_summary, strict_json
 
 from ginenv import agents
 

@@ -2,10 +2,10 @@
 
 For each adjacent pair of the default ladder (easy-random, normal-easy, hard-normal, neural-hard,
 expert-neural, master-expert; the stronger agent is A) this plays ``--deals`` duplicate deals through
-:func:`ginenv.experiments.harness.evaluate` (one worker, replays on), on master seed ``--seed``
+:func:`ginenv.experiments.eval.harness.evaluate` (one worker, replays on), on master seed ``--seed``
 (default 0, the harness's standard deals; ``V`` was fitted on seed 101 and chosen on seed 102, see
-:mod:`ginenv.experiments.luck`). From every game's replay it recomputes A's luck with
-:func:`~ginenv.experiments.luck.hand_luck` (seat 0's luck in the first game minus seat 0's in the
+:mod:`ginenv.experiments.eval.luck`). From every game's replay it recomputes A's luck with
+:func:`~ginenv.experiments.eval.luck.hand_luck` (seat 0's luck in the first game minus seat 0's in the
 second, where A sits in seat 1), and per deal takes
 
 - the raw value ``pair_sum / 2`` (A's points per hand minus B's on that deal), and
@@ -69,8 +69,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ginenv.experiments.harness import EvalConfig, evaluate, replay_name, single_thread_torch
-from ginenv.experiments.luck import LuckValue, hand_luck, load_value, state_luck
+from ginenv.experiments.eval.harness import EvalConfig, evaluate, replay_name, single_thread_torch
+from ginenv.experiments.eval.luck import LuckValue, hand_luck, load_value, state_luck
 
 from ginenv.actions import action_id
 from ginenv.cards import parse_card

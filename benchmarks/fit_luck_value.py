@@ -1,7 +1,7 @@
-"""Fit the value estimate ``V`` of the luck control variate and write ``experiments/data/luck_value.json``.
+"""Fit the value estimate ``V`` of the luck control variate; write ``experiments/eval/data/luck_value.json``.
 
-``V`` (see :mod:`ginenv.experiments.luck`) is linear in fixed features, so a hand's luck is
-``w . delta`` with ``delta`` from :func:`~ginenv.experiments.luck.state_delta`. This script plays
+``V`` (see :mod:`ginenv.experiments.eval.luck`) is linear in fixed features, so a hand's luck is
+``w . delta`` with ``delta`` from :func:`~ginenv.experiments.eval.luck.state_delta`. This script plays
 duplicate deals of every adjacent pair of the default ladder on a seed that evaluations do not use
 (default 101; the harness's default is 0, and ``benchmarks/bench_variance.py`` measures on 0), and
 chooses the weights ``w`` that minimise the variance of the luck-corrected pair sums on those deals:
@@ -11,8 +11,8 @@ pairing, so a pairing's mean difference is not asked of a zero-mean variate) on 
 fixed: on any other deals the corrected estimate is exactly unbiased.
 
 The games are played as the harness plays them (deal ``k`` of the seed dealt by
-:func:`~ginenv.experiments.harness.deal_seed` with dealer ``k % 2``, both agents fresh and reseeded by
-:func:`~ginenv.experiments.harness.agent_seed`, seats swapped for the second game), with a plain env
+:func:`~ginenv.experiments.eval.harness.deal_seed` with dealer ``k % 2``, both agents fresh and reseeded by
+:func:`~ginenv.experiments.eval.harness.agent_seed`, seats swapped for the second game), with a plain env
 loop so that the fit needs no weights yet. They are cached as JSON lines (``--games``), so a refit
 with other settings does not replay them.
 
@@ -34,8 +34,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ginenv.experiments.harness import agent_seed, deal_seed, single_thread_torch
-from ginenv.experiments.luck import DEFAULT_VALUE_PATH, NUM_WEIGHTS, parse_value, state_delta, value_document
+from ginenv.experiments.eval.harness import agent_seed, deal_seed, single_thread_torch
+from ginenv.experiments.eval.luck import (
+    DEFAULT_VALUE_PATH,
+    NUM_WEIGHTS,
+    parse_value,
+    state_delta,
+    value_document,
+)
 
 from ginenv.engine import HandState
 from ginenv.rules import Rules

@@ -2,10 +2,11 @@
 
 Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
 ``match A B`` (one head-to-head), ``rate SPEC`` (one agent placed on the standard ladder,
-:mod:`ginenv.experiments.rate`), ``demo`` (one printed hand or match), ``replay FILE`` (check a
-replay), ``train`` (masked PPO, :mod:`ginenv.experiments.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a
-Stable-Baselines3 MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.sb3.export_maskable_ppo`),
-``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play_server`).
+:mod:`ginenv.experiments.eval.rate`), ``demo`` (one printed hand or match), ``replay FILE`` (check a
+replay), ``train`` (masked PPO, :mod:`ginenv.experiments.train.ppo`), ``export-sb3 MODEL.zip
+OUT.pt`` (a Stable-Baselines3 MaskablePPO save file as a checkpoint,
+:func:`ginenv.experiments.train.sb3.export_maskable_ppo`), ``play`` (a person against an agent in
+the browser, :mod:`ginenv.experiments.play.server`).
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ginenv.experiments.harness import (
+from ginenv.experiments.eval.harness import (
     DEFAULT_TIME_LIMIT,
     MAX_DEALS,
     MAX_WORKERS,
@@ -81,7 +82,7 @@ def _time_limit_arg(args: argparse.Namespace) -> float:
 
 
 def _run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    from ginenv.experiments.report import summarise, write_outputs
+    from ginenv.experiments.eval.report import summarise, write_outputs
 
     args.run_folder = out  # named by the Ctrl-C message
     records = evaluate(
@@ -112,8 +113,8 @@ def _announce_seed(args: argparse.Namespace, seed: int) -> None:
 
 def _cmd_ladder(args: argparse.Namespace) -> int:
     single_thread_torch()  # games are played one at a time; torch's threads only spin
-    from ginenv.experiments.config import load_ladder_file, to_eval_config
-    from ginenv.experiments.report import format_table
+    from ginenv.experiments.eval.config import load_ladder_file, to_eval_config
+    from ginenv.experiments.eval.report import format_table
 
     spec = load_ladder_file(args.config)
     if args.deals is not None:
@@ -149,8 +150,8 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
 
 def _cmd_match(args: argparse.Namespace) -> int:
     single_thread_torch()  # games are played one at a time; torch's threads only spin
-    from ginenv.experiments.config import check_agent_names, resolve_rules
-    from ginenv.experiments.report import format_table, strict_json
+    from ginenv.experiments.eval.config import check_agent_names, resolve_rules
+    from ginenv.experiments.eval.report import format_table, strict_json
 
     check_agent_names([args.a, args.b])
     if args.matches is not None:
@@ -203,8 +204,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
 def _cmd_rate(args: argparse.Namespace) -> int:
     single_thread_torch()  # games are played one at a time; torch's threads only spin
-    from ginenv.experiments.rate import format_rate, rate
-    from ginenv.experiments.report import strict_json
+    from ginenv.experiments.eval.rate import format_rate, rate
+    from ginenv.experiments.eval.report import strict_json
 
     args.quiet = args.quiet or args.json
     result = rate(
@@ -243,8 +244,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     import traceback
 
     from ginenv.agents.arena import Game
-    from ginenv.experiments.config import check_agent_names, resolve_rules
-    from ginenv.experiments.harness import make_agent
+    from ginenv.experiments.eval.config import check_agent_names, resolve_rules
+    from ginenv.experiments.eval.harness import make_agent
 
     from ginenv import gin_rummy_v0
     from ginenv.replay import hand_replay, match_replay, save_replay
@@ -324,8 +325,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from ginenv.agents.neural import CheckpointError
-    from ginenv.experiments.config import apply_overrides, load_dataclass_yaml
-    from ginenv.experiments.ppo import Args, train
+    from ginenv.experiments.eval.config import apply_overrides, load_dataclass_yaml
+    from ginenv.experiments.train.ppo import Args, train
 
     spec = load_dataclass_yaml(args.config, Args) if args.config else Args()
     overrides = list(args.set or [])
@@ -348,7 +349,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_export_sb3(args: argparse.Namespace) -> int:
     try:
-        from ginenv.experiments.sb3 import SB3ExportError, export_maskable_ppo
+        from ginenv.experiments.train.sb3 import SB3ExportError, export_maskable_ppo
     except ImportError as err:
         raise HarnessError(f"export-sb3 needs stable-baselines3 (pip install 'ginenv[dev]'): {err}") from None
     try:
@@ -368,9 +369,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
     import socket
     import webbrowser
 
-    from ginenv.experiments.config import check_agent_names
-    from ginenv.experiments.play import PlayError
-    from ginenv.experiments.play_server import create_app, save_open_games, serve_in_background
+    from ginenv.experiments.eval.config import check_agent_names
+    from ginenv.experiments.play.server import create_app, save_open_games, serve_in_background
+    from ginenv.experiments.play.table import PlayError
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise HarnessError(f"--port must be between 0 and 65535 (0: any free port), got {args.port}")

@@ -90,7 +90,7 @@ def test_every_make_builds_a_new_agent() -> None:
 
 
 def test_every_level_is_told_the_rules_of_the_table() -> None:
-    from ginenv.experiments.harness import make_agent
+    from ginenv.experiments.eval.harness import make_agent
 
     from ginenv.rules import PRESETS
 

@@ -2,7 +2,7 @@
 
 :func:`create_app` builds the FastAPI application (served by uvicorn): the play page at ``/``, the
 replay page at ``/replay``, their files at ``/static/`` and a JSON API. Each ``POST /api/games``
-deals a new :class:`ginenv.experiments.play.Table` kept in this process's memory under a random
+deals a new :class:`ginenv.experiments.play.table.Table` kept in this process's memory under a random
 id, so two browser tabs play two independent games; a lock per table serialises its requests.
 
 API (JSON; every error is a non-2xx answer ``{"error": "what was wrong and what is allowed"}``, and
@@ -48,7 +48,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from ginenv.agents import specs
-from ginenv.experiments.play import (
+from ginenv.experiments.play.table import (
     DAILY_OPPONENT,
     DAILY_PRESET,
     PlayError,
@@ -141,7 +141,7 @@ def create_app(
     ``today`` gives the date of the game of the day; ``make_agent(name, rules)`` builds computer
     players (the harness's factory by default).
     """
-    from ginenv.experiments.harness import make_agent as harness_make_agent
+    from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 
     from ginenv import agents
 

@@ -1,7 +1,7 @@
 """The evaluation harness: duplicate deals between agents, played in parallel, resumable.
 
-This module owns *playing* evaluations; :mod:`ginenv.experiments.stats` owns the statistics and
-:mod:`ginenv.experiments.report` the outputs. Agents are driven through the env's AEC API only
+This module owns *playing* evaluations; :mod:`ginenv.experiments.eval.stats` owns the statistics and
+:mod:`ginenv.experiments.eval.report` the outputs. Agents are driven through the env's AEC API only
 (``observe()`` for their seat), exactly as a user's agent would be.
 
 **Duplicate deals.** Every deal (one hand, or one match's sequence of hands) is played twice with the
@@ -26,7 +26,7 @@ N. Each game is played by :func:`ginenv.agents.arena.play_game`, which also owns
 formulas and the forfeit rule of ``exec:`` agents.
 
 **Luck.** Each record also holds ``pair_luck``, A's share of the stock draws' luck over both games
-(:mod:`ginenv.experiments.luck`, a zero-mean control variate); the report subtracts it for the
+(:mod:`ginenv.experiments.eval.luck`, a zero-mean control variate); the report subtracts it for the
 headline points, which keeps them unbiased and narrows their intervals.
 
 **Integrity.** Every game gets agents that no earlier game touched: a fresh ``agents.make`` per game
@@ -286,13 +286,13 @@ def _seat(value: Any) -> int:
 
 
 def _game_luck(record: GameRecord) -> float:
-    """Seat 0's luck over the game's hands (the control variate of :mod:`ginenv.experiments.luck`).
+    """Seat 0's luck over the game's hands (the control variate of :mod:`ginenv.experiments.eval.luck`).
 
     Every hand counts as it stands, a truncated or forfeited one included: whether a game ends
     that way depends on later draws, so zeroing its luck would bias the adjusted points, while
     points minus luck stays unbiased whatever the points are (0 for a truncation included).
     """
-    from ginenv.experiments.luck import state_luck
+    from ginenv.experiments.eval.luck import state_luck
 
     return float(sum(state_luck(state) for state in record.states))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from ginenv.experiments.cli import main
-from ginenv.experiments.harness import EvalConfig, HarnessError, evaluate, play_unit
+from ginenv.experiments.eval.harness import EvalConfig, HarnessError, evaluate, play_unit
 
 from ginenv.rules import Rules
 

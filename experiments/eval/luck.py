@@ -1,7 +1,7 @@
 """The luck of the stock: a zero-mean control variate for duplicate evaluations (AIVAT's idea).
 
 This module owns the *luck* of a hand: how much its stock draws helped player 0, in points, from a
-fixed value estimate ``V`` of each chance event. The harness (:mod:`ginenv.experiments.harness`)
+fixed value estimate ``V`` of each chance event. The harness (:mod:`ginenv.experiments.eval.harness`)
 plays duplicate deals, which cancel the deal itself; what is left of the cards' luck is the order of
 the stock. Subtracting the luck from a hand's points keeps the estimate of the points per hand exactly
 unbiased and removes part of the variance, so fewer hands separate two agents.
@@ -41,7 +41,7 @@ more deadwood above its best discard) or not (one player plays loosely, as ``ran
 its hand says little about its future). The history flags are functions of the past only, so they
 keep the mean zero.
 
-**How V was fit** (``benchmarks/fit_luck_value.py``, which writes ``experiments/data/luck_value.json``):
+**How V was fit** (``benchmarks/fit_luck_value.py``, which writes ``experiments/eval/data/luck_value.json``):
 2000 duplicate deals of each adjacent pair of the default ladder (random .. master) on master seed
 101, a seed no evaluation uses by default. Since ``V`` is linear in its weights, so is the luck:
 ``luck = w . delta`` where ``delta`` sums, over a hand's draws, the features of the drawn card minus

@@ -1,4 +1,4 @@
-"""Ratings on the points scale (ginenv.experiments.ratings): recovered strengths, cluster-robust
+"""Ratings on the points scale (ginenv.experiments.eval.ratings): recovered strengths, cluster-robust
 intervals with deals as units, gaps and separation, the core fit, and refusals."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from ginenv.experiments.ratings import points_ratings
-from ginenv.experiments.stats import duplicate_points
+from ginenv.experiments.eval.ratings import points_ratings
+from ginenv.experiments.eval.stats import duplicate_points
 
 # t_{0.975} with 4 degrees of freedom (scipy.stats.t.ppf(0.975, 4)).
 T95_DF4 = 2.7764451051977987

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ginenv.experiments.play_server import BackgroundServer, create_app, serve_in_background
+from ginenv.experiments.play.server import BackgroundServer, create_app, serve_in_background
 
 # GINENV_CHROMIUM, else the system's Chromium on the PATH (the names dev.py looks for).
 CHROMIUM = os.environ.get("GINENV_CHROMIUM") or shutil.which("chromium") or "chromium-browser"
@@ -35,7 +35,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SHOTS = Path(__file__).resolve().parents[2] / "results" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[3] / "results" / "screenshots"
 # A short match (to 50) against a quick opponent, on fixed deals: it ends in a few hands.
 OPPONENT, PRESET, SEED = "easy", "seed000_short", 4
 DESKTOP = {"width": 1280, "height": 800}

@@ -4,18 +4,18 @@ PPO from scratch, or kickstarted from the compiled ``greedy`` policy, reaches gr
 stalls there (README, "Training"); the stronger levels are Python agents far too slow to teach
 online at every one of PPO's decisions. So their decisions are recorded once and cloned:
 
-1. ``python -m ginenv.experiments.bc record --level expert --seconds 900 --out DIR``: the level plays
+1. ``python -m ginenv.experiments.train.bc record --level expert --seconds 900 --out DIR``: the level plays
    itself on games ``start, start + 1, ...`` of master seed :data:`RECORD_SEED`, dealt and seeded by
    the arena (:func:`ginenv.agents.arena.play_game`) as the harness deals them; every decision of
    both seats is stored as the seat's observation (what the level saw), its legal-action mask and
    the action, in ``.npz`` shards of :data:`SHARD_HANDS` hands.
    The same start and number of hands give the same data.
-2. ``python -m ginenv.experiments.bc train DIR --out neural_bc.pt``: a
+2. ``python -m ginenv.experiments.train.bc train DIR --out neural_bc.pt``: a
    :class:`ginenv.agents.neural.MaskedPolicy` (the PPO trainer's network: features input, card head)
    minimises the cross-entropy of the level's action under the masked policy; a held-out share of the
    hands reports the accuracy. The result is a policy-only checkpoint (it plays as
    ``checkpoint:PATH``) whose ``config`` records the data and settings.
-3. PPO continues from it (``init`` and ``kickstart_teacher`` of :mod:`ginenv.experiments.ppo`).
+3. PPO continues from it (``init`` and ``kickstart_teacher`` of :mod:`ginenv.experiments.train.ppo`).
 
 Shards hold plain arrays only and are read with ``allow_pickle=False``.
 """
@@ -199,7 +199,9 @@ def train_bc(folder: Path, out: Path, args: BCArgs) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     """``record`` or ``train`` (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m ginenv.experiments.bc", description="behaviour cloning")
+    parser = argparse.ArgumentParser(
+        prog="python -m ginenv.experiments.train.bc", description="behaviour cloning"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="record a level's self-play decisions")
     rec.add_argument("--level", default="expert")

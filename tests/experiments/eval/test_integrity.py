@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ginenv.experiments.harness import AgentError, EvalConfig, HarnessError, evaluate, play_unit
-from ginenv.experiments.report import format_table, summarise
+from ginenv.experiments.eval.harness import AgentError, EvalConfig, HarnessError, evaluate, play_unit
+from ginenv.experiments.eval.report import format_table, summarise
 
 from ginenv.rules import Rules
 

@@ -1,7 +1,7 @@
 """Evaluation outputs: per-pair summaries, ratings, the terminal table, JSON/CSV, plots, TensorBoard.
 
-This module turns the harness's per-deal records (:mod:`ginenv.experiments.harness`) into numbers with
-:mod:`ginenv.experiments.stats` and writes them out; it plays nothing.
+This module turns the harness's per-deal records (:mod:`ginenv.experiments.eval.harness`) into numbers with
+:mod:`ginenv.experiments.eval.stats` and writes them out; it plays nothing.
 
 Each record is one duplicate deal of a pairing (A, B): the deal played twice with the seats swapped,
 ``pair_sum`` A's points over the two games, so the luck of the cards largely cancels. Its *value* is
@@ -9,9 +9,10 @@ points per hand of A minus B on that deal: ``pair_sum / 2``, or ``(pair_sum - pa
 record carries ``pair_luck`` (a zero-mean control variate in points, A's view, over both games), which
 removes more of the luck. The value drives the headline numbers:
 
-* the **ratings** (:func:`ginenv.experiments.ratings.points_ratings`): points per hand against the field's
-  average, fitted to every pairing at once, with intervals that treat deals as the independent units,
-  and for each agent the gap to the next-ranked one with its interval and whether it is separated;
+* the **ratings** (:func:`ginenv.experiments.eval.ratings.points_ratings`): points per hand against
+  the field's average, fitted to every pairing at once, with intervals that treat deals as the
+  independent units, and for each agent the gap to the next-ranked one with its interval and
+  whether it is separated;
 * the **head-to-head** points per pairing (the raw ``pair_sum / 2`` figure is kept beside it).
 
 The Bradley-Terry rating over won/lost deals (A wins a deal when its pair sum is positive) is kept as a
@@ -30,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ginenv.experiments.ratings import points_ratings
-from ginenv.experiments.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
+from ginenv.experiments.eval.ratings import points_ratings
+from ginenv.experiments.eval.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
 
 #: Hand result kinds, in report order; ``truncated``: the hand reached the turn limit (0 points).
 KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
@@ -54,7 +55,7 @@ def deal_value(record: dict[str, Any]) -> float:
 
 def deal_values(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[Any, float]]:
     """Per pairing ``(a, b)``, each deal's :func:`deal_value`: the input of
-    :func:`~ginenv.experiments.ratings.points_ratings`. A deal twice in one pairing is a ValueError."""
+    :func:`~ginenv.experiments.eval.ratings.points_ratings`. A deal twice in one pairing is a ValueError."""
     values: dict[tuple[str, str], dict[Any, float]] = defaultdict(dict)
     for r in records:
         per_deal = values[(r["a"], r["b"])]
@@ -131,7 +132,7 @@ def summarise(records: Sequence[dict[str, Any]], agents: Sequence[str], unit: st
     """Per-pair summaries, points ratings and the Bradley-Terry view of a whole run.
 
     Keys: ``unit``, ``agents``, ``pairs`` (one :func:`pair_summary` each), ``ratings`` (rows of
-    :meth:`~ginenv.experiments.ratings.PointsRatings.ranked`: ``agent``, ``rating``, ``low``, ``high``,
+    :meth:`~ginenv.experiments.eval.ratings.PointsRatings.ranked`: ``agent``, ``rating``, ``low``, ``high``,
     ``gap``, ``gap_low``, ``gap_high``, ``separated``; best first; anchored on the mean of every rated
     agent), ``rating_scale`` (what a rating means, in words), ``luck_adjusted`` (whether any record
     carried ``pair_luck``), ``bt_ratings`` (Bradley-Terry rows: ``agent``, ``elo``, ``low``, ``high``,

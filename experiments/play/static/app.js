@@ -1,5 +1,5 @@
 // The play page of `ginenv play`: one match against a computer opponent, driven by the JSON API of
-// experiments/play_server.py. Plain ES2020, no build step. The game id lives in memory only, so two
+// experiments/play/server.py. Plain ES2020, no build step. The game id lives in memory only, so two
 // tabs play two independent games. window.ginState is the latest view (for tests).
 'use strict';
 

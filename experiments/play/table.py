@@ -1,7 +1,7 @@
 """The play table: a person against a computer player, one match, seen from the person's seat.
 
 :class:`Table` owns one match of ``ginenv play`` (the web server in
-:mod:`ginenv.experiments.play_server` keeps one per browser tab). The person sits at ``player_0`` of a
+:mod:`ginenv.experiments.play.server` keeps one per browser tab). The person sits at ``player_0`` of a
 :mod:`ginenv.gin_rummy_v0` env in match mode and the computer at ``player_1``; the computer acts on
 exactly what ``observe("player_1")`` gives it, like every agent of the harness.
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from ginenv.agents import specs
 from ginenv.agents.arena import AgentError, Game
-from ginenv.experiments.harness import agent_slug
+from ginenv.experiments.eval.harness import agent_slug
 
 from ginenv import gin_rummy_v0
 from ginenv.actions import (

@@ -1,4 +1,4 @@
-"""The luck control variate (ginenv.experiments.luck): exactly zero mean over the stock at every draw,
+"""The luck control variate (ginenv.experiments.eval.luck): exactly zero mean over the stock at every draw,
 near zero on many hands, correlated with the points, consistent across its entry points, and a
 value file that is refused when malformed."""
 
@@ -11,8 +11,8 @@ import re
 
 import numpy as np
 import pytest
-from ginenv.experiments import luck
-from ginenv.experiments.luck import (
+from ginenv.experiments.eval import luck
+from ginenv.experiments.eval.luck import (
     NUM_WEIGHTS,
     LuckValue,
     LuckValueError,

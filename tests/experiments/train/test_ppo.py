@@ -1,4 +1,4 @@
-"""Masked PPO (ginenv.experiments.ppo): masking, GAE over the learner's decisions, a smoke run read
+"""Masked PPO (ginenv.experiments.train.ppo): masking, GAE over the learner's decisions, a smoke run read
 back from TensorBoard, checkpoints (round trip, resume, refusals), rollout workers on Ray (a local
 instance) and the ``train`` command."""
 
@@ -17,9 +17,9 @@ import pytest
 import torch
 from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.cli import main
-from ginenv.experiments.config import apply_overrides, load_dataclass_yaml
-from ginenv.experiments.harness import HarnessError
-from ginenv.experiments.ppo import (
+from ginenv.experiments.eval.config import apply_overrides, load_dataclass_yaml
+from ginenv.experiments.eval.harness import HarnessError
+from ginenv.experiments.train.ppo import (
     ActorCritic,
     Args,
     RolloutWorker,
@@ -36,7 +36,7 @@ from scenarios import DEALER, deck_with, play, start
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 # --- masking ---------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ owns the adapter, so that SB3 and sb3-contrib code (``MaskablePPO`` with its act
 thousands of hands stepped in compiled code instead of one Python env per hand::
 
     from sb3_contrib import MaskablePPO
-    from ginenv.experiments.sb3 import GinRummyVecEnv
+    from ginenv.experiments.train.sb3 import GinRummyVecEnv
 
     model = MaskablePPO("MlpPolicy", GinRummyVecEnv(num_envs=256, opponent="greedy"), n_steps=64)
     model.learn(100_000)
@@ -21,7 +21,7 @@ The way back: :func:`export_maskable_ppo` writes a trained model as a ginenv che
 (:mod:`ginenv.agents.neural`), so it plays in the harness as ``checkpoint:PATH`` with exactly the
 SB3 policy's action logits (``ginenv export-sb3 MODEL.zip OUT.pt`` on the command line)::
 
-    from ginenv.experiments.sb3 import export_maskable_ppo
+    from ginenv.experiments.train.sb3 import export_maskable_ppo
 
     export_maskable_ppo(model, "policy.pt")          # a model in memory: everything is checked
     export_maskable_ppo("model.zip", "policy.pt")    # a save file: read without unpickling

@@ -1,4 +1,4 @@
-"""Behaviour cloning (ginenv.experiments.bc): recorded decisions are the level's own, reproducible,
+"""Behaviour cloning (ginenv.experiments.train.bc): recorded decisions are the level's own, reproducible,
 and a clone trained on them is a checkpoint that plays and that PPO can start from and learn from."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from ginenv.agents.arena import play_game
 from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
-from ginenv.experiments.bc import RECORD_SEED, BCArgs, load_shards, main, record, train_bc
-from ginenv.experiments.harness import HarnessError
-from ginenv.experiments.ppo import Args, train
+from ginenv.experiments.eval.harness import HarnessError
+from ginenv.experiments.train.bc import RECORD_SEED, BCArgs, load_shards, main, record, train_bc
+from ginenv.experiments.train.ppo import Args, train
 
 from ginenv import agents, gin_rummy_v0
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from ginenv.experiments.cli import main
-from ginenv.experiments.harness import EvalConfig, HarnessError, evaluate
-from ginenv.experiments.report import summarise
+from ginenv.experiments.eval.harness import EvalConfig, HarnessError, evaluate
+from ginenv.experiments.eval.report import summarise
 
 from ginenv import agents
 from ginenv.rules import preset
@@ -173,7 +173,7 @@ def test_a_name_registered_in_the_main_process_is_rebuilt_by_the_workers(
             import sys
             sys.path.insert(0, {str(user_file.parent)!r})
             from ginenv import agents
-            from ginenv.experiments.harness import EvalConfig, evaluate
+            from ginenv.experiments.eval.harness import EvalConfig, evaluate
             from mine import Mine
 
             if __name__ == "__main__":
@@ -214,7 +214,7 @@ def test_an_installed_entry_point_is_an_agent_in_every_process(user_file: Path, 
     code = textwrap.dedent(
         f"""
         from ginenv import agents
-        from ginenv.experiments.harness import EvalConfig, evaluate
+        from ginenv.experiments.eval.harness import EvalConfig, evaluate
         if __name__ == "__main__":
             assert "mine_ep" in agents.available(), agents.available()
             print(agents.describe("mine_ep"))

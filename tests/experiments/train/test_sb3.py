@@ -1,5 +1,5 @@
 """The Stable-Baselines3 VecEnv over the batched engine, and the export of a trained MaskablePPO
-model as a ginenv checkpoint (ginenv.experiments.sb3)."""
+model as a ginenv checkpoint (ginenv.experiments.train.sb3)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 import torch
 from ginenv.agents.neural import NeuralAgent, read_checkpoint
 from ginenv.experiments.cli import main
-from ginenv.experiments.sb3 import GinRummyVecEnv, SB3ExportError, export_maskable_ppo
+from ginenv.experiments.train.sb3 import GinRummyVecEnv, SB3ExportError, export_maskable_ppo
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import (

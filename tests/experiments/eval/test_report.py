@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ginenv.experiments.ratings import points_ratings
-from ginenv.experiments.report import (
+from ginenv.experiments.eval.ratings import points_ratings
+from ginenv.experiments.eval.report import (
     deal_values,
     format_table,
     head_to_head_figure,
@@ -21,7 +21,7 @@ from ginenv.experiments.report import (
     summarise,
     write_outputs,
 )
-from ginenv.experiments.stats import duplicate_points
+from ginenv.experiments.eval.stats import duplicate_points
 
 # Points per hand of each agent against an average opponent; "rand" plays like random.
 STRENGTH = {"top": 6.0, "mid": 2.0, "low": 1.5, "bottom": -5.0}
@@ -295,7 +295,7 @@ def test_a_deal_recorded_twice_is_refused() -> None:
 
 
 def test_tensorboard_scalars(tmp_path: Path) -> None:
-    from ginenv.experiments.report import log_tensorboard
+    from ginenv.experiments.eval.report import log_tensorboard
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     summary = summarise(round_robin(STRENGTH, deals=10), list(STRENGTH))

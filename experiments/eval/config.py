@@ -1,7 +1,7 @@
 """Configs: YAML files mapped one to one onto dataclasses; unknown keys are refused.
 
 Evaluation configs (:class:`LadderFile`) and typed training configs (:func:`load_dataclass_yaml`,
-:func:`apply_overrides`, e.g. ``ginenv.experiments.ppo.Args``).
+:func:`apply_overrides`, e.g. ``ginenv.experiments.train.ppo.Args``).
 
 Every value is checked for its type here, before any game is played, so that a config error is one
 clear line (``HarnessError``) naming the setting, what was given and what is allowed.
@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from ginenv.experiments.harness import DEFAULT_TIME_LIMIT, MAX_DEALS, EvalConfig, HarnessError, check_seed
+from ginenv.experiments.eval.harness import (
+    DEFAULT_TIME_LIMIT,
+    MAX_DEALS,
+    EvalConfig,
+    HarnessError,
+    check_seed,
+)
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.rules import Rules, RulesError, preset

@@ -5,7 +5,7 @@ least-squares fit of "A minus B on a deal = rating A minus rating B" over every 
 cluster-robust intervals that take the deal as the independent unit, the gaps between ranked
 agents with their own intervals, and the two-stage fit on a core of agents (an agent far off the
 core's scale, or a newcomer rated against a ladder, is placed on it without moving it). The
-Bradley-Terry view over won and lost deals is :func:`ginenv.experiments.stats.bradley_terry`.
+Bradley-Terry view over won and lost deals is :func:`ginenv.experiments.eval.stats.bradley_terry`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from ginenv.experiments.stats import check_confidence
+from ginenv.experiments.eval.stats import check_confidence
 from numpy.typing import NDArray
 from scipy import stats
 from scipy.sparse import csr_array

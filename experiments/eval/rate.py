@@ -5,9 +5,9 @@ duplicate deals (same seed, same deal indices: deal ``k`` is the same cards for 
 ladder's results among its own agents are computed once, in the ladder's run folder (the folder
 ``ginenv ladder`` writes), and reused by every later ``rate``; only the newcomer's games are played.
 
-The rating is the points scale of :func:`ginenv.experiments.ratings.points_ratings`: the ladder's
+The rating is the points scale of :func:`ginenv.experiments.eval.ratings.points_ratings`: the ladder's
 agents (its core: all but those far off its scale, such as random, see
-:func:`ginenv.experiments.report.rating_core`) are fitted from their games among themselves and
+:func:`ginenv.experiments.eval.report.rating_core`) are fitted from their games among themselves and
 average 0; the newcomer is placed on that scale from its games against them, so its rating reads
 "points per hand against the ladder's field" and adding it does not move the ladder's scale.
 Deals are the independent units of every interval, so the newcomer's games and the ladder's games
@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ginenv.experiments.config import check_agent_names, load_ladder_file, to_eval_config
-from ginenv.experiments.harness import Backend, EvalConfig, HarnessError, evaluate
-from ginenv.experiments.ratings import points_ratings
-from ginenv.experiments.report import deal_values, rating_core, summarise
+from ginenv.experiments.eval.config import check_agent_names, load_ladder_file, to_eval_config
+from ginenv.experiments.eval.harness import Backend, EvalConfig, HarnessError, evaluate
+from ginenv.experiments.eval.ratings import points_ratings
+from ginenv.experiments.eval.report import deal_values, rating_core, summarise
 
 Log = Callable[[str], None]
 

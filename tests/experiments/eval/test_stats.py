@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from ginenv.experiments.stats import (
+from ginenv.experiments.eval.stats import (
     ELO_PER_NAT,
     MeanCI,
     bradley_terry,

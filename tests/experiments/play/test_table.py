@@ -1,4 +1,4 @@
-"""The play table and its HTTP API (experiments/play.py, experiments/play_server.py), without a browser.
+"""The play table and its HTTP API (experiments/play/table.py, experiments/play/server.py), without a browser.
 
 Whole hands are scripted by card names: the person's moves go through the API, the computer's come
 from a scripted agent. The privacy test plays whole matches against real levels and checks that no
@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from ginenv.agents.base import Agent, AgentForfeit
-from ginenv.experiments.harness import make_agent as harness_make_agent
-from ginenv.experiments.play import Table, daily_seed, replay_frames
-from ginenv.experiments.play_server import add_table, create_app
+from ginenv.experiments.eval.harness import make_agent as harness_make_agent
+from ginenv.experiments.play.server import add_table, create_app
+from ginenv.experiments.play.table import Table, daily_seed, replay_frames
 from policies import deck
 
 from ginenv.actions import action_id, action_name
@@ -519,7 +519,7 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_named_on_the_command_line_is_a_playable_opponent(tmp_path: Path) -> None:
-    path = Path(__file__).resolve().parents[2] / "agents" / "data" / "neural.pt"
+    path = Path(__file__).resolve().parents[3] / "agents" / "data" / "neural.pt"
     name = f"checkpoint:{path}"
     with TestClient(create_app(replay_dir=tmp_path, pace_ms=0, opponent=name)) as c:
         listed = [o["name"] for o in c.get("/api/options").json()["opponents"]]

@@ -52,7 +52,7 @@ Optional potential-based reward shaping on the own deadwood is available (``shap
 
 TensorBoard scalars go to ``runs/{experiment}__{seed}__{time}``; checkpoints to its
 ``checkpoints/`` folder; a periodic duplicate-deal evaluation through the harness
-(:mod:`ginenv.experiments.harness`) logs ``eval/<level>`` (points per hand, learner minus level).
+(:mod:`ginenv.experiments.eval.harness`) logs ``eval/<level>`` (points per hand, learner minus level).
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ from ginenv.agents.neural import (
     read_checkpoint,
     save_checkpoint,
 )
-from ginenv.experiments.config import resolve_rules
-from ginenv.experiments.harness import HarnessError
+from ginenv.experiments.eval.config import resolve_rules
+from ginenv.experiments.eval.harness import HarnessError
 from torch import nn
 
 from ginenv import kernels
@@ -160,7 +160,7 @@ class Args:
     """Env steps over which the kickstarting weight decays to 0."""
     kickstart_teacher: str = "greedy"
     """The teacher: ``greedy`` (the compiled policy) or the path of a policy checkpoint (say, a
-    behaviour clone of ``expert`` from :mod:`ginenv.experiments.bc`) whose most likely legal action
+    behaviour clone of ``expert`` from :mod:`ginenv.experiments.train.bc`) whose most likely legal action
     teaches; it must read the same ``inputs``."""
     init: str | None = None
     """A policy checkpoint whose weights start the policy (a behaviour clone, say); its ``inputs``,
@@ -883,8 +883,8 @@ def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarr
 def evaluate_checkpoint(path: Path, args: Args, out: Path) -> dict[str, dict[str, float]]:
     """Duplicate deals of the checkpoint against each of ``args.eval_levels`` through the harness:
     per level, points per hand (learner minus level) and the learner's hand win rate."""
-    from ginenv.experiments.harness import EvalConfig, evaluate
-    from ginenv.experiments.report import summarise
+    from ginenv.experiments.eval.harness import EvalConfig, evaluate
+    from ginenv.experiments.eval.report import summarise
 
     name = f"checkpoint:{path}"
     cfg = EvalConfig(
