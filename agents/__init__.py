@@ -10,13 +10,13 @@ the env's ``observe()`` returns for its seat.
 from typing import Any
 
 from ginenv.agents.base import Agent, Observation
-from ginenv.agents.easy import EasyAgent
-from ginenv.agents.expert import ExpertAgent
-from ginenv.agents.greedy import GreedyAgent
-from ginenv.agents.hard import HardAgent
-from ginenv.agents.master import MasterAgent
-from ginenv.agents.normal import NormalAgent
-from ginenv.agents.random_agent import RandomAgent
+from ginenv.agents.baselines.greedy import GreedyAgent
+from ginenv.agents.baselines.random_agent import RandomAgent
+from ginenv.agents.levels.easy import EasyAgent
+from ginenv.agents.levels.expert import ExpertAgent
+from ginenv.agents.levels.hard import HardAgent
+from ginenv.agents.levels.master import MasterAgent
+from ginenv.agents.levels.normal import NormalAgent
 from ginenv.agents.registry import UnknownAgentError, available, describe, register, register_builtin
 from ginenv.agents.specs import AgentSpecError, make
 

@@ -1,4 +1,4 @@
-"""Quality of the Bayesian opponent model (``ginenv.agents.belief``) against the true opponent hands.
+"""Quality of the Bayesian opponent model (``ginenv.agents.levels.belief``) against the true opponent hands.
 
 Hands are played through ``ginenv.gin_rummy_v0.raw_env()`` between two registered agents (default
 ``expert`` against ``expert``). At every decision of either seat an :class:`OpponentModel` fed with
@@ -30,7 +30,7 @@ and any such hand makes the run fail (exit status 1). Hand ``h`` is dealt and th
 ``(seed, h)`` alone, so ``--hands 117`` plays exactly the first 117 hands of the default run.
 
 ``--fit`` searches the likelihood factors (coordinate search on the log-loss of the recorded
-decisions) and prints the best :class:`BeliefParams`; the defaults in ``agents/belief.py`` came
+decisions) and prints the best :class:`BeliefParams`; the defaults in ``agents/levels/belief.py`` came
 from such a fit.
 
 Run::
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ginenv.agents.belief import BeliefParams, Event, OpponentModel
+from ginenv.agents.levels.belief import BeliefParams, Event, OpponentModel
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE

@@ -1,7 +1,7 @@
 """Strength and decision time of master variants: duplicate hands through the harness.
 
 A *variant* is ``master`` with some of its tuning constants (the class attributes of
-:class:`ginenv.agents.master.MasterAgent`) set, written ``master@key=value,key=value``; plain
+:class:`ginenv.agents.levels.master.MasterAgent`) set, written ``master@key=value,key=value``; plain
 ``master`` is today's default (timed under the name ``master@default``). Each variant plays
 ``--deals`` duplicate deals (seats swapped, so ``2 * deals`` hands) against each opponent through
 :func:`ginenv.experiments.eval.harness.evaluate`, exactly as ``ginenv match`` plays them (fresh agents
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ginenv.agents.master import MasterAgent
+from ginenv.agents.levels.master import MasterAgent
 from ginenv.experiments.eval.harness import EvalConfig, evaluate
 from ginenv.experiments.eval.report import pair_summary, strict_json
 

@@ -478,7 +478,7 @@ def play_random_hands(
 # --------------------------------------------------------------------------- compiled opponents
 
 #: Compiled policies for batched opponents and playouts: uniformly random legal actions, and the
-#: ``greedy`` level (``ginenv.agents.greedy``) move for move.
+#: ``greedy`` level (``ginenv.agents.baselines.greedy``) move for move.
 POLICIES = ("random", "greedy")
 RANDOM_POLICY, GREEDY_POLICY = 0, 1
 
@@ -516,7 +516,7 @@ def _greedy_takes(hand: int, card: int) -> bool:
 @njit(cache=True)
 def _useful_discards(grown: int, taken: int) -> int:
     # After taking ``taken``: the other cards whose discard leaves less deadwood than the hand before
-    # the take (the no-cycling rule of ginenv.agents.common.TakeGuard).
+    # the take (the no-cycling rule of ginenv.agents.levels.common.TakeGuard).
     before = K.min_deadwood(grown ^ (1 << taken))
     out = 0
     rest = grown & ~(1 << taken)
@@ -855,7 +855,7 @@ class VectorGinRummy:
 class OpponentVectorGinRummy:
     """N hands in lockstep where a learner plays one seat and a compiled opponent the other.
 
-    ``opponent`` is one of :data:`POLICIES` (``"greedy"``: ``ginenv.agents.greedy`` move for move;
+    ``opponent`` is one of :data:`POLICIES` (``"greedy"``: ``ginenv.agents.baselines.greedy`` move for move;
     ``"random"``: uniformly random legal actions). The learner's seat is ``seat`` (0 or 1) or, with
     ``seat=None``, drawn at random for every hand. :meth:`step` applies the learner's actions, then
     the opponents' moves in compiled code until every slot waits for the learner again, so the caller

@@ -4,7 +4,7 @@
 for single-agent training code written against ``gymnasium.vector`` (CleanRL-style loops, TorchRL's
 Gymnasium wrappers, or Stable-Baselines3 through a ``VecEnv`` adapter). Every slot is one hand: the
 learner plays one seat (``seat=None``: drawn at random every hand), a compiled opponent the other
-(``opponent="greedy"``: ``ginenv.agents.greedy`` move for move; ``"random"``), and the opponent's
+(``opponent="greedy"``: ``ginenv.agents.baselines.greedy`` move for move; ``"random"``), and the opponent's
 moves are stepped inside the env so that every step is one learner decision. ``import ginenv``
 registers it as the vector entry point of ``"ginenv/GinRummy-v0"``::
 

@@ -22,7 +22,7 @@ An opponent with a ``reset`` method is reset at the start of every hand (every e
 every deal of a match in match mode) with a seed drawn from the wrapper's generator, so that
 ``reset(seed=s)`` reproduces the whole episode.
 
-**The default opponent is ``"normal"``** (:class:`ginenv.agents.normal.NormalAgent`), not a random
+**The default opponent is ``"normal"``** (:class:`ginenv.agents.levels.normal.NormalAgent`), not a random
 player: against uniformly random play about 97% of hands are dead (nobody ever knocks) and a
 learner gets almost no reward signal. ``normal`` knocks as soon as it can and takes only useful
 discards, so hands end by knocks, its decisions are fast (no sampling or search), and it is

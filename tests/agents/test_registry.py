@@ -104,7 +104,7 @@ def test_every_level_is_told_the_rules_of_the_table() -> None:
 
 
 def test_expert_scores_knocks_under_the_tables_undercut_bonus() -> None:
-    from ginenv.agents.belief import Knock
+    from ginenv.agents.levels.belief import Knock
 
     from ginenv.cards import mask_of, parse_cards
     from ginenv.rules import PRESETS

@@ -19,7 +19,7 @@ def test_each_form_resolves_to_what_another_process_needs(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert specs.resolve("hard") == specs.Spec(
-        "hard", "registered", "hard", origin="ginenv.agents.hard:HardAgent"
+        "hard", "registered", "hard", origin="ginenv.agents.levels.hard:HardAgent"
     )
     assert specs.resolve("checkpoint:nets/a.pt").kind == "checkpoint"
     assert specs.resolve("exec:node bot.js --fast") == specs.Spec(

@@ -158,7 +158,7 @@ def test_maskable_ppo_learns_a_few_hundred_steps() -> None:
 
 def test_default_opponent_is_the_normal_level() -> None:
     from ginenv.agents import UnknownAgentError
-    from ginenv.agents.normal import NormalAgent
+    from ginenv.agents.levels.normal import NormalAgent
 
     env = SingleAgentEnv()
     assert env.opponent == "normal"

@@ -519,7 +519,7 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_named_on_the_command_line_is_a_playable_opponent(tmp_path: Path) -> None:
-    path = Path(__file__).resolve().parents[3] / "agents" / "data" / "neural.pt"
+    path = Path(__file__).resolve().parents[3] / "agents" / "neural" / "data" / "neural.pt"
     name = f"checkpoint:{path}"
     with TestClient(create_app(replay_dir=tmp_path, pace_ms=0, opponent=name)) as c:
         listed = [o["name"] for o in c.get("/api/options").json()["opponents"]]

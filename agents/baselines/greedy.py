@@ -7,7 +7,7 @@ when it can. Deterministic: it never uses its random generator.
 
 No cycling: a take must lower the deadwood, so taking a card only to throw an equal one (Ac for Ah)
 never happens, and after a take its least-deadwood discard keeps the deadwood below what it was
-before (:class:`ginenv.agents.common.TakeGuard`; the card just taken is never thrown back, even
+before (:class:`ginenv.agents.levels.common.TakeGuard`; the card just taken is never thrown back, even
 where ``Rules.discard_taken_card`` allows it). Two greedy players cannot pass the same cards back and
 forth through the discard pile.
 """
@@ -15,7 +15,7 @@ forth through the discard pile.
 from __future__ import annotations
 
 from ginenv.agents.base import Observation
-from ginenv.agents.common import HeuristicAgent, legal_discards
+from ginenv.agents.levels.common import HeuristicAgent, legal_discards
 
 from ginenv.actions import KNOCK_BASE
 from ginenv.cards import CARD_VALUES, cards_of

@@ -3,7 +3,7 @@
 The seeds' "Master" / "Maître" (000): it decides to knock by simulating hundreds of plausible opponent
 hands drawn from the Bayesian estimate, undercut risk included; it never sees the opponent's cards.
 
-Strategy, precisely. Each decision feeds the observation to the :class:`ginenv.agents.belief.OpponentModel`
+Strategy, precisely. Each decision feeds the observation to the :class:`.belief.OpponentModel`
 (as the expert does) and draws ``N`` *worlds*: an opponent hand sampled from the estimate with the
 hand-quality tilt (:meth:`OpponentModel.sample_hands`), and an order of the stock (the unseen cards
 that hand leaves, shuffled). Every option of the decision is then scored in the same worlds (common
@@ -11,7 +11,7 @@ random numbers, so the options' differences are measured far more precisely than
 
 * **knock with discard d**: the exact showdown against the world's opponent hand (the engine's
   arrangement of the knocker and the defender's best melds and layoffs,
-  :class:`ginenv.agents.belief.Knock`): the knock's points, negative when undercut, gin bonus at 0.
+  :class:`.belief.Knock`): the knock's points, negative when undercut, gin bonus at 0.
 * **discard d and play on**: a *rollout*, the rest of the hand played out in the world by a fast
   numba policy for both players (:func:`rollout`): take the top discard when it goes into a meld and
   lowers the deadwood (so the rollouts cannot cycle cards through the pile either), otherwise draw
@@ -29,16 +29,16 @@ random numbers, so the options' differences are measured far more precisely than
 * **take the top discard / draw from the stock**: a rollout that starts with that draw (after a
   take, the policy's discard; the take is scored against the stock draw in the same worlds).
 * **No cycling.** Only a take that lowers the deadwood is ever considered
-  (:func:`ginenv.agents.common.take_is_useful`; any other top discard is passed over without
+  (:func:`.common.take_is_useful`; any other top discard is passed over without
   simulating), and after a take only a card that keeps the deadwood lower than before may be thrown
-  (:class:`ginenv.agents.common.TakeGuard`); the simulated candidates after a take are those cards
+  (:class:`.common.TakeGuard`); the simulated candidates after a take are those cards
   only. Without it, master and expert passed Ah, Ac and Ad back and forth through the pile forever
   on some deals.
 
 The option with the best mean points is played: every draw with a useful take
 (:attr:`MasterAgent.simulate_draws`) and every discard (:attr:`MasterAgent.simulate_discards`) is
 searched this way, not only the knock. The candidates are pruned first with the expert's
-evaluation (:mod:`ginenv.agents.expert`): every legal knock (the least deadwood for each distinct deadwood
+evaluation (:mod:`.expert`): every legal knock (the least deadwood for each distinct deadwood
 value, at most :attr:`MasterAgent.knock_candidates`) and the :attr:`MasterAgent.discard_candidates`
 plain discards with the best expert score ``S`` (with a knock legal, also the knock's own discard,
 to keep the knockable hand and play on). A plain discard is preferred over a knock only if
@@ -64,9 +64,9 @@ import enum
 
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.belief import Knock
-from ginenv.agents.common import knock_points, legal_discards, legal_knocks, take_is_useful
-from ginenv.agents.expert import ExpertAgent, discard_values
+from ginenv.agents.levels.belief import Knock
+from ginenv.agents.levels.common import knock_points, legal_discards, legal_knocks, take_is_useful
+from ginenv.agents.levels.expert import ExpertAgent, discard_values
 from numba import njit
 
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ginenv.agents.common import discard_scores
-from ginenv.agents.hard import HardAgent
+from ginenv.agents.levels.common import discard_scores
+from ginenv.agents.levels.hard import HardAgent
 from scenarios import DEALER, decide, deck_with, play, start
 
 from ginenv import agents, gin_rummy_v0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ginenv.agents.common import deadwood
+from ginenv.agents.levels.common import deadwood
 from scenarios import DEALER, decide, deck_with, play, start
 
 from ginenv import agents, gin_rummy_v0

@@ -1,7 +1,7 @@
 """expert: the hard level's evaluation, weighed against the Bayesian estimate of the opponent's hand.
 
 The seeds' "Expert" (000, 002): it keeps a record of the cards the opponent takes, passes over and
-discards, turns it into a Bayesian estimate of the opponent's hand (:mod:`ginenv.agents.belief`), and weighs
+discards, turns it into a Bayesian estimate of the opponent's hand (:mod:`.belief`), and weighs
 every discard and every knock against that estimate.
 
 Strategy, precisely. Each decision first feeds the observation to the :class:`OpponentModel`, which
@@ -23,8 +23,8 @@ probability that ``c`` is the next stock card (the unseen cards the opponent doe
 * **Draw**: take the top discard ``t`` when ``min_d S(H + t, d)`` beats the value of a stock draw,
   the mean over ``c ~ q`` of ``min_d S(H + c, d)``, by more than :attr:`ExpertAgent.take_margin`;
   ``d`` ranges over the *useful* discards after the take, those leaving less deadwood than before it
-  (:func:`ginenv.agents.common.useful_discards`; none: no take). After a take it discards by ``S``
-  among those only (:class:`ginenv.agents.common.TakeGuard`). Without the rule, taking an ace only
+  (:func:`.common.useful_discards`; none: no take). After a take it discards by ``S``
+  among those only (:class:`.common.TakeGuard`). Without the rule, taking an ace only
   to throw another ace (which the estimate said was safer to throw) scored best for both players on
   some deals, and they cycled Ah, Ac and Ad through the pile forever; now every take lowers the
   deadwood, so play cannot cycle.
@@ -34,7 +34,7 @@ probability that ``c`` is the next stock card (the unseen cards the opponent doe
   knock is usually undercut (25 bonus) and gin pays 25 more, so waiting risks little (seed 004).
   Otherwise :attr:`ExpertAgent.samples` opponent hands are drawn from the estimate
   (:meth:`OpponentModel.sample_hands`, with the hand-quality tilt) and the knock is scored against
-  each with the engine's showdown (layoffs included, :class:`ginenv.agents.belief.Knock`): it knocks when
+  each with the engine's showdown (layoffs included, :class:`.belief.Knock`): it knocks when
   the mean points are positive and the undercut rate is at most :attr:`ExpertAgent.max_undercut`.
   When it does not knock it discards by ``S``.
 * Big gin whenever the rules allow it.
@@ -46,8 +46,14 @@ from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.belief import BeliefParams, Knock, OpponentModel
-from ginenv.agents.common import HeuristicAgent, after_draw, legal_discards, legal_knocks, useful_discards
+from ginenv.agents.levels.belief import BeliefParams, Knock, OpponentModel
+from ginenv.agents.levels.common import (
+    HeuristicAgent,
+    after_draw,
+    legal_discards,
+    legal_knocks,
+    useful_discards,
+)
 from numba import njit
 
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of

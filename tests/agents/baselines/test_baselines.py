@@ -1,4 +1,4 @@
-"""The published-baseline adapters (agents/baselines.py): OpenSpiel's simple bot, RLCard's novice.
+"""The published-baseline adapters (agents/baselines/__init__.py): OpenSpiel's simple bot, RLCard's novice.
 
 open-spiel is part of the dev extra, so its tests always run; the RLCard tests are skipped where
 rlcard is not installed.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ginenv.agents.belief import Knock
-from ginenv.agents.master import (
+from ginenv.agents.levels.belief import Knock
+from ginenv.agents.levels.master import (
     MasterAgent,
     Option,
     meld_rate,

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from ginenv.agents.expert import ExpertAgent, meld_probability
+from ginenv.agents.levels.expert import ExpertAgent, meld_probability
 from scenarios import position
 
 from ginenv import agents, gin_rummy_v0

@@ -1,11 +1,11 @@
-"""The shared evaluation helpers of ginenv.agents.common on hand-computed cases."""
+"""The shared evaluation helpers of ginenv.agents.levels.common on hand-computed cases."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from ginenv.agents.base import Agent, Observation
-from ginenv.agents.common import (
+from ginenv.agents.levels.common import (
     AVOIDED_FACTOR,
     TAKEN_WEIGHT,
     HeuristicAgent,

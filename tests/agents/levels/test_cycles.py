@@ -3,16 +3,16 @@
 Taking a discard that does not lower the deadwood, only to throw an equal card (Ac for Ah, 3c for
 3d), is a wasted turn; two players doing it pass the same cards back and forth forever. Every level
 now takes only a discard that can lower its deadwood and then throws only a card that keeps it lower
-than before the take (``ginenv.agents.common.useful_discards`` and ``TakeGuard``). Each position
+than before the take (``ginenv.agents.levels.common.useful_discards`` and ``TakeGuard``). Each position
 below was found in real play of the previous code, which took the bait (noted per test).
 """
 
 from __future__ import annotations
 
 import pytest
-from ginenv.agents.common import take_is_useful, useful_discards
-from ginenv.agents.expert import ExpertAgent
-from ginenv.agents.master import MasterAgent
+from ginenv.agents.levels.common import take_is_useful, useful_discards
+from ginenv.agents.levels.expert import ExpertAgent
+from ginenv.agents.levels.master import MasterAgent
 from scenarios import cards, deck_with, play, position, start
 
 from ginenv import agents, gin_rummy_v0

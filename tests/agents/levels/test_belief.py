@@ -8,14 +8,14 @@ import itertools
 
 import numpy as np
 import pytest
-from ginenv.agents.belief import (
+from ginenv.agents.levels.belief import (
     BeliefParams,
     Knock,
     OpponentModel,
     _marginals,
     _sample_subsets,
 )
-from ginenv.agents.common import knock_points
+from ginenv.agents.levels.common import knock_points
 
 from ginenv import gin_rummy_v0, kernels
 from ginenv.actions import action_id
