@@ -23,6 +23,10 @@ from ginenv.agents.base import Agent
 #: The entry-point group through which installed packages contribute agents.
 ENTRY_POINT_GROUP = "ginenv.agents"
 
+#: Module names under which :mod:`ginenv.agents.specs` loads ``file.py:Name`` files: such a module is
+#: found again by its file, not by its name.
+USER_MODULE_PREFIX = "ginenv_user_"
+
 
 class UnknownAgentError(ValueError):
     """An agent name that is not registered."""
@@ -54,7 +58,7 @@ def _origin_of(factory: Callable[..., Any]) -> str | None:
     if not module_name or not qualname or "<" in qualname:
         return None
     module = sys.modules.get(module_name)
-    if module_name in ("__main__", "__mp_main__") or module_name.startswith("ginenv_user_"):
+    if module_name in ("__main__", "__mp_main__") or module_name.startswith(USER_MODULE_PREFIX):
         path = getattr(module, "__file__", None)
         return f"{path}:{qualname}" if path else None
     return f"{module_name}:{qualname}"

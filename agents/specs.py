@@ -163,7 +163,7 @@ def _module_from_file(path: str) -> ModuleType:
         found = getattr(module, "__file__", None)
         if found and os.path.abspath(found) == path:
             return module
-    name = "ginenv_user_" + hashlib.sha256(path.encode()).hexdigest()[:12]
+    name = registry.USER_MODULE_PREFIX + hashlib.sha256(path.encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]
     if not os.path.isfile(path):
@@ -328,7 +328,7 @@ def check(spec: str | Spec, rules: Rules | None = None, workers: int = 1) -> Spe
         return s
     try:
         agent = make(s, seed=0, rules=rules)
-    except (AgentSpecError, registry.UnknownAgentError):
+    except registry.UnknownAgentError:  # AgentSpecError included: already one line
         raise
     except Exception as err:
         raise AgentSpecError(

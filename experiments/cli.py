@@ -33,6 +33,7 @@ from ginenv.experiments.eval.harness import (
     EvalConfig,
     HarnessError,
     check_seed,
+    check_time_limit,
     evaluate,
     single_thread_torch,
 )
@@ -74,11 +75,7 @@ def _turn_limit_arg(args: argparse.Namespace) -> int:
 
 def _time_limit_arg(args: argparse.Namespace) -> float:
     limit = getattr(args, "time_limit", None)
-    if limit is None:
-        return DEFAULT_TIME_LIMIT
-    if not 0 < limit <= 3600:
-        raise HarnessError(f"--time-limit must be a number of seconds in (0, 3600], got {limit}")
-    return float(limit)
+    return DEFAULT_TIME_LIMIT if limit is None else check_time_limit(limit, "--time-limit")
 
 
 def _run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -125,7 +122,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     if args.turn_limit is not None:
         spec.turn_limit = _turn_limit_arg(args)
     if args.time_limit is not None:
-        spec.time_limit = args.time_limit
+        spec.time_limit = _time_limit_arg(args)
     args.seed_drawn = spec.seed == "random"
     cfg = to_eval_config(spec, _registered())
     _announce_seed(args, cfg.seed)
@@ -241,11 +238,9 @@ def _check_save_path(path: str) -> Path:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     single_thread_torch()  # games are played one at a time; torch's threads only spin
-    import traceback
-
     from ginenv.agents.arena import Game
     from ginenv.experiments.eval.config import check_agent_names, resolve_rules
-    from ginenv.experiments.eval.harness import make_agent
+    from ginenv.experiments.eval.harness import fresh_agents
 
     from ginenv import gin_rummy_v0
     from ginenv.replay import hand_replay, match_replay, save_replay
@@ -257,14 +252,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     turn_limit = _turn_limit_arg(args)
     rules = resolve_rules(args.rules)
     env = gin_rummy_v0.raw_env(rules=rules, mode=args.mode, render_mode="ansi", turn_limit=turn_limit)
-    players = []
-    for name in args.players:
-        try:
-            players.append(make_agent(name, rules=rules, time_limit=_time_limit_arg(args)))
-        except Exception as err:
-            raise AgentError(
-                name, f"could not be built: {type(err).__name__}: {err}", traceback.format_exc()
-            ) from err
+    players = fresh_agents(args.players, rules, _time_limit_arg(args))
     # Game 0 of the master seed, as the harness deals it: `ginenv match` with the same seed plays
     # this deal first.
     game = Game(env, players, seed=seed, deal=0, names=list(args.players))

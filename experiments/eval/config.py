@@ -24,6 +24,8 @@ from ginenv.experiments.eval.harness import (
     EvalConfig,
     HarnessError,
     check_seed,
+    check_specs,
+    check_time_limit,
 )
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
@@ -92,9 +94,7 @@ def _check_fields(spec: LadderFile, path: str | Path) -> None:
         raise bad("seed", "a non-negative integer or 'random'")
     if not isinstance(spec.rules, (str, dict)):
         raise bad("rules", "a preset name or a mapping of rule options")
-    limit = spec.time_limit
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 3600:
-        raise bad("time_limit", "a number of seconds in (0, 3600] (for exec: agents)")
+    check_time_limit(spec.time_limit, f"{path}: time_limit")
 
 
 def _read_yaml(path: str | Path) -> Any:
@@ -134,15 +134,8 @@ def load_ladder_file(path: str | Path) -> LadderFile:
 def check_agent_names(names: tuple[str, ...] | list[str]) -> None:
     """Refuse agent specs that cannot be built (unknown names, missing files or modules, not an
     agent, a constructor that raises, unreadable checkpoints) before any work starts: one line
-    naming the spec and the cause."""
-    from ginenv.agents import specs
-    from ginenv.agents.registry import UnknownAgentError
-
-    for name in names:
-        try:
-            specs.check(name)
-        except (specs.AgentSpecError, UnknownAgentError) as err:
-            raise HarnessError(str(err)) from None
+    naming the spec and the cause (:func:`ginenv.experiments.eval.harness.check_specs`)."""
+    check_specs(names)
 
 
 def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:

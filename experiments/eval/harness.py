@@ -65,7 +65,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 from ginenv.agents import specs
 from ginenv.agents.arena import AgentError, GameRecord, agent_seed, deal_seed, is_legal_action, play_game
 from ginenv.agents.registry import UnknownAgentError
@@ -73,6 +72,7 @@ from ginenv.agents.specs import CHECKPOINT_PREFIX, Spec
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.rules import Rules
+from ginenv.validation import as_int, is_int
 
 # Re-exported: the arena owns them, the harness's users have always found them here.
 __all__ = ["AgentError", "agent_seed", "deal_seed", "is_legal_action"]
@@ -103,10 +103,20 @@ def check_seed(seed: object, what: str = "seed", random_ok: bool = False) -> int
     """
     if random_ok and seed == "random":
         return random_seed()
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    number = as_int(seed)
+    if number is None or number < 0:
         allowed = "a non-negative integer or 'random'" if random_ok else "a non-negative integer"
         raise HarnessError(f"{what} must be {allowed}, got {seed!r}")
-    return int(seed)
+    return number
+
+
+def check_time_limit(limit: object, what: str = "time_limit") -> float:
+    """``limit`` as seconds in (0, 3600] for an ``exec:`` agent's decision; else HarnessError."""
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 3600:
+        raise HarnessError(
+            f"{what} must be a number of seconds in (0, 3600] (for exec: agents), got {limit!r}"
+        )
+    return float(limit)
 
 
 def random_seed() -> int:
@@ -150,7 +160,7 @@ class EvalConfig:
         if self.unit not in ("hand", "match"):
             raise HarnessError(f"unit must be 'hand' or 'match', got {self.unit!r}")
         # bool is an int in Python: `deals: true` must not pass as 1.
-        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or self.deals < 1:
+        if not is_int(self.deals) or self.deals < 1:
             raise HarnessError(f"deals must be a positive integer, got {self.deals!r}")
         if self.deals > MAX_DEALS:
             raise HarnessError(
@@ -165,10 +175,7 @@ class EvalConfig:
             object.__setattr__(self, "turn_limit", check_turn_limit(self.turn_limit))
         except ValueError as err:
             raise HarnessError(str(err)) from None
-        limit = self.time_limit
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 3600:
-            raise HarnessError(f"time_limit must be a number of seconds in (0, 3600], got {limit!r}")
-        object.__setattr__(self, "time_limit", float(limit))
+        object.__setattr__(self, "time_limit", check_time_limit(self.time_limit))
 
     def pairings(self) -> list[tuple[str, str]]:
         """The (A, B) pairs to play, in a fixed order."""
@@ -227,19 +234,24 @@ def checkpoint_hashes(names: Iterable[str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- playing
 
 
-def resolve_agents(cfg: EvalConfig, workers: int = 1) -> dict[str, Spec]:
-    """Resolve and build once every agent spec of ``cfg``, before any game is played.
+def check_specs(names: Sequence[str], rules: Rules | None = None, workers: int = 1) -> dict[str, Spec]:
+    """Resolve and build once every agent spec of ``names``, before any game is played.
 
     Returns each spec's portable form (what worker processes rebuild agents from). A spec that
     cannot be built raises HarnessError with one line naming the spec and the cause.
     """
     resolved: dict[str, Spec] = {}
-    for name in cfg.agents:
+    for name in names:
         try:
-            resolved[name] = specs.check(name, rules=cfg.rules, workers=workers)
-        except (specs.AgentSpecError, UnknownAgentError) as err:
+            resolved[name] = specs.check(name, rules=rules, workers=workers)
+        except UnknownAgentError as err:  # AgentSpecError included
             raise HarnessError(str(err)) from None
     return resolved
+
+
+def resolve_agents(cfg: EvalConfig, workers: int = 1) -> dict[str, Spec]:
+    """:func:`check_specs` of every agent of ``cfg``, told its rules."""
+    return check_specs(cfg.agents, cfg.rules, workers)
 
 
 def make_agent(
@@ -262,14 +274,20 @@ def make_agent(
         raise HarnessError(f"{err}; the run was keyed by the earlier content, choose another --out") from None
 
 
-def _fresh_agents(
-    names: Sequence[str], resolved: dict[str, Spec], cfg: EvalConfig, digests: dict[str, str] | None
+def fresh_agents(
+    names: Sequence[str],
+    rules: Rules,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    resolved: dict[str, Spec] | None = None,
+    digests: dict[str, str] | None = None,
 ) -> list[Any]:
+    """New agents of ``names`` for one game (:func:`make_agent` each, from the ``resolved`` spec when
+    given); a constructor that raises is the agent's :class:`AgentError`, with its traceback."""
     players = []
     for name in names:
         try:
             players.append(
-                make_agent(resolved.get(name, name), (digests or {}).get(name), cfg.rules, cfg.time_limit)
+                make_agent((resolved or {}).get(name, name), (digests or {}).get(name), rules, time_limit)
             )
         except HarnessError:
             raise
@@ -324,7 +342,7 @@ def play_unit(
     luck = 0.0
     for game in (0, 1):
         seats = (a_name, b_name) if game == 0 else (b_name, a_name)
-        players = _fresh_agents(seats, resolved or {}, cfg, digests)
+        players = fresh_agents(seats, cfg.rules, cfg.time_limit, resolved, digests)
         record = play_game(env, players, seed=cfg.seed, deal=deal, names=seats)
         games.append(summarise_game(record.to_facts(), a_seat=game))
         # The luck is seat 0's: A's in the first game, minus it in the second (zero-sum).
