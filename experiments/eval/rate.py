@@ -23,7 +23,7 @@ from typing import Any
 from ginenv.experiments.eval.config import check_agent_names, load_ladder_file, to_eval_config
 from ginenv.experiments.eval.harness import Backend, EvalConfig, HarnessError, evaluate
 from ginenv.experiments.eval.ratings import points_ratings
-from ginenv.experiments.eval.report import deal_values, rating_core, summarise
+from ginenv.experiments.eval.report import deal_values, pair_summary, rating_core
 
 Log = Callable[[str], None]
 
@@ -83,7 +83,6 @@ def rate(
         say(f"{spec} against the {len(field)} agents of the ladder: {own_out}")
         records += evaluate(cfg, own_out, backend=backend, workers=workers, progress=progress, log=say)
     everyone = [*field, spec]
-    summary = summarise(records, everyone, "hand")
     # The ladder's scale: fitted on the ladder's own core (its agents but any far off their
     # scale, such as random); the newcomer and those are placed on it from their games.
     ladder_values = deal_values([r for r in records if spec not in (r["a"], r["b"])])
@@ -92,9 +91,12 @@ def rate(
     ranked = ratings.ranked()
     place = next(i for i, row in enumerate(ranked) if row["agent"] == spec)
     margins = []
-    for pair in summary["pairs"]:
-        if spec not in (pair["a"], pair["b"]):
-            continue
+    own: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        if spec in (r["a"], r["b"]):
+            own.setdefault((r["a"], r["b"]), []).append(r)
+    for (a, b), recs in own.items():
+        pair = pair_summary(a, b, recs, "hand")
         sign = 1.0 if pair["a"] == spec else -1.0
         other = pair["b"] if pair["a"] == spec else pair["a"]
         points = pair["points_per_hand"]
