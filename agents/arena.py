@@ -102,17 +102,6 @@ class GameRecord:
     #: The hands' states (deck, history), a forfeited one as it stood: for the luck control variate.
     states: list[HandState] = field(default_factory=list, repr=False)
 
-    def to_facts(self) -> dict[str, Any]:
-        """The plain-data form the harness summarises."""
-        return {
-            "hands": self.hands,
-            "returns": self.returns,
-            "decisions": self.decisions,
-            "think": self.think,
-            "truncated": self.truncated,
-            "forfeit": self.forfeit,
-        }
-
 
 class Game:
     """One game (a hand, or a match in match mode) between ``players`` in seats ``player_0``,

@@ -344,7 +344,7 @@ def play_unit(
         seats = (a_name, b_name) if game == 0 else (b_name, a_name)
         players = fresh_agents(seats, cfg.rules, cfg.time_limit, resolved, digests)
         record = play_game(env, players, seed=cfg.seed, deal=deal, names=seats)
-        games.append(summarise_game(record.to_facts(), a_seat=game))
+        games.append(summarise_game(record, a_seat=game))
         # The luck is seat 0's: A's in the first game, minus it in the second (zero-sum).
         luck += _game_luck(record) * (1.0 if game == 0 else -1.0)
         if replay_dir is not None and record.forfeit is None:
@@ -374,22 +374,22 @@ def replay_name(seats: Sequence[str], deal: int) -> str:
     return f"deal{deal:06d}-{agent_slug(seats[0])}-vs-{agent_slug(seats[1])}.json"
 
 
-def summarise_game(facts: dict[str, Any], a_seat: int) -> dict[str, Any]:
+def summarise_game(record: GameRecord, a_seat: int) -> dict[str, Any]:
     """Reduce a played game to A's view: points, hands won, kinds, lengths, decision times."""
     b_seat = 1 - a_seat
     kinds: dict[str, int] = {}
     won = [0, 0]
-    for hand in facts["hands"]:
+    for hand in record.hands:
         kinds[hand["kind"]] = kinds.get(hand["kind"], 0) + 1
         if hand["winner"] is not None:
             won[_seat(hand["winner"])] += 1
     match_winner = None
-    final = facts["hands"][-1].get("match_result") if facts["hands"] else None
+    final = record.hands[-1].get("match_result") if record.hands else None
     if final:
         match_winner = "a" if _seat(final["winner"]) == a_seat else "b"
-    forfeit = facts.get("forfeit")
+    forfeit = record.forfeit
     forfeits = [0, 0]
-    hands = len(facts["hands"])
+    hands = len(record.hands)
     if forfeit is not None:
         # The forfeited hand counts as a hand played, won by the other seat.
         forfeits[forfeit["seat"]] = 1
@@ -399,17 +399,17 @@ def summarise_game(facts: dict[str, Any], a_seat: int) -> dict[str, Any]:
         match_winner = "b" if forfeit["seat"] == a_seat else "a"
     return {
         "a_seat": a_seat,
-        "a_points": round(facts["returns"][a_seat]),
+        "a_points": round(record.returns[a_seat]),
         "a_hands_won": won[a_seat],
         "b_hands_won": won[b_seat],
         "hands": hands,
         "kinds": kinds,
-        "truncated": bool(facts.get("truncated", False)),
-        "decisions": facts["decisions"][0] + facts["decisions"][1],
-        "a_decisions": facts["decisions"][a_seat],
-        "b_decisions": facts["decisions"][b_seat],
-        "a_think_s": facts["think"][a_seat],
-        "b_think_s": facts["think"][b_seat],
+        "truncated": record.truncated,
+        "decisions": record.decisions[0] + record.decisions[1],
+        "a_decisions": record.decisions[a_seat],
+        "b_decisions": record.decisions[b_seat],
+        "a_think_s": record.think[a_seat],
+        "b_think_s": record.think[b_seat],
         "match_winner": match_winner,
         "a_forfeits": forfeits[a_seat],
         "b_forfeits": forfeits[b_seat],
