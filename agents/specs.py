@@ -159,13 +159,15 @@ def _module_from_file(path: str) -> ModuleType:
     A file already loaded as a module (a spawned worker's ``__mp_main__``, the script itself) is
     reused rather than run a second time.
     """
-    for module in list(sys.modules.values()):
-        found = getattr(module, "__file__", None)
-        if found and os.path.abspath(found) == path:
-            return module
     name = registry.USER_MODULE_PREFIX + hashlib.sha256(path.encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]
+    for module in list(sys.modules.values()):
+        found = getattr(module, "__file__", None)
+        if found and os.path.abspath(found) == path:
+            # Kept under this name too: every later game's agents find it without the scan.
+            sys.modules[name] = module
+            return module
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such file {path}")
     loader_spec = importlib.util.spec_from_file_location(name, path)
