@@ -1,9 +1,13 @@
 """The hand state machine: deal, upcard offer, draw, discard, knock, dead hand, showdown.
 
-:class:`HandState` owns one hand (one deal). Its :class:`Phase` says whose decision it is and of
-what kind; each phase has one handler. Legal actions are computed here and nowhere else, as an int
-bitmask over the action ids of :mod:`ginenv.actions` (cached until the state changes); applying an
-action that is not legal raises :class:`IllegalActionError` before anything is touched.
+:class:`HandState` is the readable face of one hand (one deal) over the one implementation of the
+rules, the compiled record of :mod:`ginenv.kernels.hand` (a single row): dealing, the legal actions
+and each action's effect are computed there, for this class as for the batched engine and master's
+rollouts. Its :class:`Phase` says whose decision it is and of what kind (the kernel has one branch
+per phase). Legal actions are an int bitmask over the action ids of :mod:`ginenv.actions` (cached
+until the state changes); applying an action that is not legal raises :class:`IllegalActionError`
+before anything is touched. The hand's cards, pile, stock and public record are read from the
+record; the history of actions and the :class:`HandResult` are kept here.
 
 Deal order (``docs/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
 upcard, 21 onwards is the stock, 21 drawn first. Players are 0 and 1; ``dealer`` indexes them.
@@ -30,31 +34,27 @@ import numpy as np
 
 from ginenv.actions import (
     ACTION_NAMES,
-    BIG_GIN,
     DISCARD_BASE,
-    DRAW_DISCARD,
-    DRAW_STOCK,
     KNOCK_BASE,
     NUM_ACTIONS,
-    PASS,
     UnknownActionError,
     action_id,
 )
 from ginenv.cards import (
     CARD_NAMES,
-    CARD_VALUES,
     NUM_CARDS,
     CardError,
     cards_of,
     parse_cards,
     short_repr,
 )
-from ginenv.melds import deadwood_of_mask, knock_discards
+from ginenv.kernels import hand as H
+from ginenv.kernels.melds import min_deadwood
+from ginenv.layout import HAND_SIZE, NUM_PHASES
 from ginenv.rules import Rules, RulesError
 from ginenv.scoring import KnockResult, score_knock
 from ginenv.validation import as_int
 
-HAND_SIZE = 10
 UPCARD_INDEX = 2 * HAND_SIZE
 #: Draws per hand after which the hand is truncated (far above any real hand: 29 stock draws at most).
 DEFAULT_TURN_LIMIT = 100
@@ -170,33 +170,42 @@ def check_turn_limit(turn_limit: object) -> int:
     return limit
 
 
-def _knock_limit(rules: Rules, upcard: int) -> int:
-    if not rules.oklahoma:
-        return rules.knock_limit
-    # Oklahoma: the upcard's value; an ace means gin only.
-    return 0 if upcard % 13 == 0 else CARD_VALUES[upcard]
+def _rules_array(rules: Rules, turn_limit: int) -> np.ndarray:
+    # One read-only array per (rules, turn limit): every hand of a match, and every clone, shares it.
+    key = (rules, turn_limit)
+    cfg = _RULE_ARRAYS.get(key)
+    if cfg is None:
+        cfg = H.rules_array(rules, turn_limit)
+        cfg.flags.writeable = False
+        if len(_RULE_ARRAYS) > 256:
+            _RULE_ARRAYS.clear()
+        _RULE_ARRAYS[key] = cfg
+    return cfg
+
+
+_RULE_ARRAYS: dict[tuple[Rules, int], np.ndarray] = {}
+
+
+# Phases by value, as the kernel reports them.
+_PHASES = tuple(Phase)
+assert len(_PHASES) == NUM_PHASES
+_DECK = slice(H.DECK, H.DECK + NUM_CARDS)
 
 
 class HandState:
-    """One hand of gin rummy between players 0 and 1."""
+    """One hand of gin rummy between players 0 and 1 (one row of the compiled record)."""
 
     __slots__ = (
+        "_cfg",
         "_legal",
-        "banned",
         "dealer",
-        "deck",
-        "discard_pile",
-        "draws",
-        "hands",
         "history",
-        "knock_limit",
         "phase",
         "player",
+        "record",
         "result",
         "rules",
-        "stock",
         "turn_limit",
-        "upcard",
     )
 
     def __init__(
@@ -215,35 +224,77 @@ class HandState:
             raise RulesError(f"rules must be a ginenv.rules.Rules (or None), got {type(rules).__name__}")
         dealer = check_dealer(dealer)
         self.turn_limit = check_turn_limit(turn_limit)
-        self.draws = 0
         self.rules = rules or Rules()
         if deck is None:
             order = list(range(NUM_CARDS))
             (rng or random.Random()).shuffle(order)
         else:
             order = parse_deck(deck)
-        self.deck: tuple[int, ...] = tuple(order)
+        self._cfg = _rules_array(self.rules, self.turn_limit)
+        #: The compiled record of the hand, shape ``(1, RECORD_SIZE)`` (:mod:`ginenv.kernels.hand`).
+        self.record = np.zeros((1, H.RECORD_SIZE), dtype=np.int64)
+        H.deal(self.record, 0, np.array(order, dtype=np.int64), dealer, self._cfg)
         self.dealer = dealer
-        non_dealer = 1 - dealer
-        hands = [0, 0]
-        for c in order[:HAND_SIZE]:
-            hands[non_dealer] |= 1 << c
-        for c in order[HAND_SIZE : 2 * HAND_SIZE]:
-            hands[dealer] |= 1 << c
-        self.hands = hands
-        self.upcard = order[UPCARD_INDEX]
-        self.discard_pile: list[int] = [self.upcard]
-        # Reversed so that pop() takes card 21 first.
-        self.stock: list[int] = order[:UPCARD_INDEX:-1]
         self.phase = Phase.UPCARD_NON_DEALER
-        self.player = non_dealer
-        self.banned = -1  # card taken from the discard pile this turn: cannot be discarded
-        self.knock_limit = _knock_limit(self.rules, self.upcard)
+        self.player = 1 - dealer
         self.history: list[tuple[int, int]] = []  # (player, action)
         self.result: HandResult | None = None
         self._legal = -1
 
     # ------------------------------------------------------------------ queries
+
+    @property
+    def rule_array(self) -> np.ndarray:
+        """The rule options as the compiled code reads them (read-only; :func:`ginenv.kernels.hand.rules_array`)."""
+        return self._cfg
+
+    @property
+    def deck(self) -> tuple[int, ...]:
+        """The 52 cards in dealing order."""
+        return tuple(self.record[0, _DECK].tolist())
+
+    @property
+    def hands(self) -> tuple[int, int]:
+        """Both players' cards as bitmasks (players 0 and 1)."""
+        row = self.record[0]
+        return int(row[H.HAND0]), int(row[H.HAND1])
+
+    @property
+    def upcard(self) -> int:
+        """The first upcard (card 20 of the deal)."""
+        return int(self.record[0, H.DECK + UPCARD_INDEX])
+
+    @property
+    def discard_pile(self) -> list[int]:
+        """The discard pile, bottom first (the top is last)."""
+        row = self.record[0]
+        return row[H.PILE : H.PILE + row[H.PILE_LEN]].tolist()
+
+    @property
+    def stock(self) -> list[int]:
+        """The stock, the next card to be drawn last (as a stack)."""
+        row = self.record[0]
+        return row[H.DECK + row[H.STOCK_POS] : H.DECK + NUM_CARDS][::-1].tolist()
+
+    @property
+    def stock_size(self) -> int:
+        """Cards left in the stock."""
+        return NUM_CARDS - int(self.record[0, H.STOCK_POS])
+
+    @property
+    def banned(self) -> int:
+        """The card taken from the discard pile this turn, which may not be discarded (-1: none)."""
+        return int(self.record[0, H.BANNED])
+
+    @property
+    def draws(self) -> int:
+        """Draws made this hand (stock, discard pile or upcard)."""
+        return int(self.record[0, H.DRAWS])
+
+    @property
+    def knock_limit(self) -> int:
+        """This hand's knock limit (Oklahoma: from the upcard)."""
+        return int(self.record[0, H.KNOCK_LIMIT_COL])
 
     @property
     def is_over(self) -> bool:
@@ -259,7 +310,8 @@ class HandState:
         """Bitmask over action ids of the legal actions (0 once the hand is over)."""
         legal = self._legal
         if legal < 0:
-            legal = self._compute_legal()
+            low, discards, knocks = H.legal_parts(self.record, 0, self._cfg)
+            legal = low | discards << DISCARD_BASE | knocks << KNOCK_BASE
             self._legal = legal
         return legal
 
@@ -283,33 +335,10 @@ class HandState:
             return False
         return bool(self.legal_mask() >> index & 1)
 
-    def _compute_legal(self) -> int:
-        phase = self.phase
-        if phase is Phase.DISCARD:
-            hand = self.hands[self.player]
-            allowed = hand if self.banned < 0 else hand & ~(1 << self.banned)
-            legal = allowed << DISCARD_BASE
-            knocks = knock_discards(hand, self.knock_limit) & allowed
-            legal |= knocks << KNOCK_BASE
-            if self.rules.big_gin_bonus is not None and deadwood_of_mask(hand) == 0:
-                legal |= 1 << BIG_GIN
-            return legal
-        if phase is Phase.DRAW:
-            if self._forced_stock_draw():
-                return 1 << DRAW_STOCK
-            return (1 << DRAW_STOCK) | (1 << DRAW_DISCARD)
-        if phase is Phase.OVER:
-            return 0
-        return (1 << DRAW_DISCARD) | (1 << PASS)
-
-    def _forced_stock_draw(self) -> bool:
-        # Both players passed the upcard: the non-dealer's first draw is from the stock.
-        h = self.history
-        return len(h) == 2 and h[1][1] == PASS
-
     def top_discard(self) -> int | None:
         """The card on top of the discard pile, if any."""
-        return self.discard_pile[-1] if self.discard_pile else None
+        top = H.top_card(self.record, 0)
+        return None if top < 0 else top
 
     def hand_cards(self, player: int) -> list[int]:
         """Cards held by ``player``, ascending."""
@@ -327,14 +356,18 @@ class HandState:
             if number is None:
                 self._refuse(action)
             action = number  # type: ignore[assignment]
-        legal = self._legal
-        if legal < 0:
-            legal = self.legal_mask()
-        if action < 0 or not legal >> action & 1:
+        if not 0 <= action < NUM_ACTIONS:
             self._refuse(action)
-        self.history.append((self.player, action))
+        player = self.player
+        code = H.try_apply(self.record, 0, action, self._cfg)
+        if code == H.ILLEGAL:
+            self._refuse(action)
+        self.history.append((player, action))
         self._legal = -1
-        _HANDLERS[self.phase](self, action)
+        self.phase = phase = _PHASES[code & 7]
+        self.player = code >> 3
+        if phase is Phase.OVER:
+            self.result = self._result(player)
 
     def step_name(self, name: str) -> None:
         """Apply an action by name (``"draw_stock"``, ``"discard 7h"``, ...)."""
@@ -363,70 +396,21 @@ class HandState:
             return f"none (the hand is over: truncated at the turn limit of {self.turn_limit} draws)"
         return f"none (the hand is over: {kind})"
 
-    def _take_top_discard(self) -> None:
-        card = self.discard_pile.pop()
-        self.hands[self.player] |= 1 << card
-        # The card just taken may not be thrown back this turn, unless the rules allow it (seed 004).
-        self.banned = -1 if self.rules.discard_taken_card else card
-        self.draws += 1
-        self.phase = Phase.DISCARD
-
-    def _on_upcard(self, action: int) -> None:
-        if action == DRAW_DISCARD:
-            self._take_top_discard()
-        elif self.phase is Phase.UPCARD_NON_DEALER:
-            self.phase = Phase.UPCARD_DEALER
-            self.player = self.dealer
-        else:
-            self.phase = Phase.DRAW
-            self.player = self.non_dealer
-
-    def _on_draw(self, action: int) -> None:
-        if action == DRAW_DISCARD:
-            self._take_top_discard()
-        else:
-            self.hands[self.player] |= 1 << self.stock.pop()
-            self.banned = -1
-            self.draws += 1
-            self.phase = Phase.DISCARD
-
-    def _on_discard(self, action: int) -> None:
-        player = self.player
-        if action == BIG_GIN:
-            self._showdown(player, self.hands[player])
-            return
-        if action >= KNOCK_BASE:
-            card = action - KNOCK_BASE
-            self.hands[player] ^= 1 << card
-            self.discard_pile.append(card)
-            self._showdown(player, self.hands[player])
-            return
-        card = action - DISCARD_BASE
-        self.hands[player] ^= 1 << card
-        self.discard_pile.append(card)
-        self.banned = -1
-        if len(self.stock) <= self.rules.dead_hand_stock:
-            dw = (deadwood_of_mask(self.hands[0]), deadwood_of_mask(self.hands[1]))
-            self.result = HandResult("dead", None, 0, None, dw)
-            self.phase = Phase.OVER
-            return
-        if self.draws >= self.turn_limit:
-            dw = (deadwood_of_mask(self.hands[0]), deadwood_of_mask(self.hands[1]))
-            self.result = HandResult("truncated", None, 0, None, dw)
-            self.phase = Phase.OVER
-            return
-        self.player = 1 - player
-        self.phase = Phase.DRAW
-
-    def _showdown(self, knocker: int, knocker_cards: int) -> None:
-        defender = 1 - knocker
-        res = score_knock(knocker_cards, self.hands[defender], self.rules, self.knock_limit)
-        winner = knocker if res.winner == "knocker" else defender
-        dw = [0, 0]
-        dw[knocker] = res.knocker_deadwood
-        dw[defender] = res.defender_deadwood
-        self.result = HandResult(res.kind, winner, res.points, knocker, (dw[0], dw[1]), res)
-        self.phase = Phase.OVER
+    def _result(self, mover: int) -> HandResult:
+        # The kernel has scored the hand; the showdown's cards are laid out by ginenv.scoring.
+        row = self.record[0]
+        kind = int(row[H.RESULT])
+        hands = self.hands
+        if kind >= H.DEAD:
+            dw = (min_deadwood(hands[0]), min_deadwood(hands[1]))
+            return HandResult("dead" if kind == H.DEAD else "truncated", None, 0, None, dw)
+        defender = 1 - mover
+        res = score_knock(hands[mover], hands[defender], self.rules, self.knock_limit)
+        deadwood = [0, 0]
+        deadwood[mover] = res.knocker_deadwood
+        deadwood[defender] = res.defender_deadwood
+        winner = mover if res.winner == "knocker" else defender
+        return HandResult(res.kind, winner, res.points, mover, (deadwood[0], deadwood[1]), res)
 
     # ------------------------------------------------------------------ copies
 
@@ -434,34 +418,20 @@ class HandState:
         """An independent copy (for search and tests)."""
         other = HandState.__new__(HandState)
         other.rules = self.rules
+        other.turn_limit = self.turn_limit
+        other._cfg = self._cfg
+        other.record = self.record.copy()
         other.dealer = self.dealer
-        other.deck = self.deck
-        other.hands = list(self.hands)
-        other.stock = list(self.stock)
-        other.discard_pile = list(self.discard_pile)
         other.phase = self.phase
         other.player = self.player
-        other.banned = self.banned
-        other.upcard = self.upcard
-        other.knock_limit = self.knock_limit
-        other.turn_limit = self.turn_limit
-        other.draws = self.draws
         other.history = list(self.history)
         other.result = self.result
         other._legal = self._legal
         return other
 
     def __repr__(self) -> str:
+        top = self.top_discard()
         return (
             f"<HandState phase={self.phase.name} player={self.player} dealer={self.dealer} "
-            f"stock={len(self.stock)} top={CARD_NAMES[self.discard_pile[-1]] if self.discard_pile else None}>"
+            f"stock={self.stock_size} top={CARD_NAMES[top] if top is not None else None}>"
         )
-
-
-# One handler per phase, indexed by the phase's value (OVER has none: nothing is legal there).
-_HANDLERS = (
-    HandState._on_upcard,
-    HandState._on_upcard,
-    HandState._on_draw,
-    HandState._on_discard,
-)

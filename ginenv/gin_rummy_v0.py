@@ -561,7 +561,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         if state is None:
             raise RuntimeError("call reset() before state()")
         scores, target = self._scores()
-        return encode_state(state, self._tracker.knowledge, scores, target)
+        return encode_state(state, scores, target)
 
     def _check_running(self, what: str) -> None:
         if self._state is None:

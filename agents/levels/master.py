@@ -69,8 +69,18 @@ from ginenv.agents.levels.common import knock_points, legal_discards, legal_knoc
 from ginenv.agents.levels.expert import ExpertAgent, discard_values
 from numba import njit
 
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
-from ginenv.kernels import CARD_VALUE, knock_outcome, lowest_card, meldable, min_deadwood, popcount
+from ginenv.kernels import hand as H
+from ginenv.kernels import meldable, min_deadwood
+from ginenv.kernels.policies import (
+    PARTNERS,
+    policy_discard,
+    policy_discard_safe,
+    policy_knocks,
+    policy_takes,
+)
+from ginenv.kernels.policies import rollout as rollout_kernel
 from ginenv.observation import SeatView
 
 
@@ -88,92 +98,49 @@ class Option(enum.IntEnum):
 
 
 # --------------------------------------------------------------------------- numba simulation
+# The rollout policy itself is ginenv.kernels.policies' (the table every compiled policy lives in),
+# and every simulated hand is played by the engine's own kernel (ginenv.kernels.hand.apply).
 
 
 @njit(cache=True)
-def policy_discard(hand: int, banned: int) -> tuple[int, int]:
-    """(card, deadwood left) of the rollout policy's discard: least deadwood, then the higher card
-    (:func:`policy_discard_safe` with no feeding or partner costs)."""
-    return policy_discard_safe(hand, banned, 0, 0.0, 0.0)
-
-
-def _partner_table() -> np.ndarray:
-    """``PARTNERS[c]``: the cards that can share a meld with ``c`` (its rank, and its suit within two
-    ranks), as masks."""
-    out = np.zeros(NUM_CARDS, dtype=np.int64)
-    for c in range(NUM_CARDS):
-        r, s = c % 13, c // 13
-        mask = sum(1 << (t * 13 + r) for t in range(4) if t != s)
-        mask |= sum(1 << (s * 13 + r + d) for d in (-2, -1, 1, 2) if 0 <= r + d < 13)
-        out[c] = mask
-    return out
-
-
-#: Meld partners of each card (:func:`_partner_table`).
-PARTNERS = _partner_table()
-
-
-@njit(cache=True)
-def policy_discard_safe(
-    hand: int, banned: int, opp: int, feed_cost: float, partner_cost: float
-) -> tuple[int, int]:
-    """(card, deadwood left) of the rollout policy's discard when it does not knock: the least
-    deadwood, plus ``feed_cost`` if the card goes into a meld with the opponent's hand ``opp`` (the
-    world's hand), plus ``partner_cost`` for each card of the hand it could share a meld with (a
-    card kept for a meld to come); then the higher card."""
-    best = np.inf
-    card = -1
-    left = 0
-    rest = hand
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        c = lowest_card(low)
-        if c == banned:
-            continue
-        v = min_deadwood(hand ^ low)
-        score = float(v)
-        # The costs are skipped when off: this is the rollouts' hot path.
-        if feed_cost and meldable(opp | low) & low:
-            score += feed_cost
-        if partner_cost:
-            score += partner_cost * popcount(hand & PARTNERS[c])
-        if score < best or (score == best and CARD_VALUE[c] > CARD_VALUE[card]):
-            best = score
-            card = c
-            left = v
-    return card, left
+def _world(row: np.ndarray, me: int, opp: int, stock: np.ndarray, top: int, phase: int, limit: int) -> None:
+    """Write a world into ``row`` (a hand record): seat 0 is master holding ``me``, seat 1 the
+    sampled ``opp``; ``stock`` in drawing order; ``top`` the only card of the discard pile that
+    matters (the rest is never drawn again); seat 0 to move in ``phase``."""
+    row[:] = 0
+    row[H.HAND0] = me
+    row[H.HAND1] = opp
+    n = stock.size
+    row[H.STOCK_POS] = NUM_CARDS - n
+    for k in range(n):
+        row[H.DECK + NUM_CARDS - n + k] = stock[k]
+    if top >= 0:
+        row[H.PILE] = top
+        row[H.PILE_LEN] = 1
+        row[H.PILE_MASK] = np.int64(1) << top
+    row[H.PHASE] = phase
+    row[H.BANNED] = -1
+    row[H.JUST_TOOK] = -1
+    row[H.KNOCK_LIMIT_COL] = limit
+    row[H.RESULT] = H.NO_RESULT
+    row[H.WINNER] = -1
 
 
 @njit(cache=True)
-def policy_takes(hand: int, top: int, discard_taken: bool) -> bool:
-    """The rollout policy's draw: take ``top`` when it goes into a meld and lowers the deadwood.
-
-    ``discard_taken``: the rules let the card just taken be thrown back (``Rules.discard_taken_card``).
-    Throwing ``top`` back leaves the deadwood as it was, so a take that lowers it never does.
-    """
-    bit = 1 << top
-    grown = hand | bit
-    if not meldable(grown) & bit:
-        return False
-    _, after = policy_discard(grown, -1 if discard_taken else top)
-    return after < min_deadwood(hand)
-
-
-@njit(cache=True)
-def showdown(knocker: int, defender: int, gin_bonus: int, undercut_bonus: int) -> int:
-    """Points of a rollout's knock for the knocker (negative when undercut): the engine's showdown
-    (:func:`ginenv.kernels.knock_outcome`), so simulated knocks score exactly as real ones."""
-    return knock_outcome(knocker, defender, gin_bonus, undercut_bonus, 0)[1]
-
-
-@njit(cache=True)
-def policy_knocks(left: int, limit: int, trap: int, stock_left: int, trap_stock: int) -> bool:
-    """The rollout policy's knock: allowed, and not a low hand kept to trap a knock (deadwood 1 to
-    ``trap`` with at least ``trap_stock`` cards in the stock waits for gin or an undercut)."""
-    if left > limit:
-        return False
-    return left == 0 or left > trap or stock_left < trap_stock
+def _rollout_rules(
+    limit: int, dead_stock: int, gin_bonus: int, undercut_bonus: int, discard_taken: bool
+) -> np.ndarray:
+    # The rule array of the worlds: no turn limit (the rollout policy never cycles cards) and no
+    # big gin (the policy knocks its 11th card away instead).
+    cfg = np.zeros(H.NUM_RULE_ENTRIES, dtype=np.int64)
+    cfg[H.GIN_BONUS] = gin_bonus
+    cfg[H.UNDERCUT_BONUS] = undercut_bonus
+    cfg[H.BIG_GIN_BONUS] = -1
+    cfg[H.DEAD_HAND_STOCK] = dead_stock
+    cfg[H.DISCARD_TAKEN] = 1 if discard_taken else 0
+    cfg[H.TURN_LIMIT] = 1 << 40
+    cfg[-1] = limit
+    return cfg
 
 
 @njit(cache=True)
@@ -193,44 +160,18 @@ def rollout(
     feed_cost: float,
     partner_cost: float,
 ) -> int:
-    """Play the hand out from a draw phase: ``mover`` (0 me, 1 the opponent) draws next, ``top`` is
-    the top discard (-1 if none) and ``stock`` the stock in drawing order; ``traps[p]`` is player
-    ``p``'s trap deadwood (:func:`policy_knocks`); ``discard_taken``: the card just taken from the
-    pile may be thrown back (``Rules.discard_taken_card``); ``feed_cost``: a discard that does not
-    knock avoids the opponent's melds at this price (:func:`policy_discard_safe`; 0: the least
-    deadwood), and ``partner_cost`` per meld partner kept back. Points for me.
-
-    Finite: a take lowers the taker's deadwood, a stock draw never raises it (the least-deadwood
-    discard may be the drawn card) and uses up the stock."""
-    hands = np.empty(2, dtype=np.int64)
-    hands[0] = me
-    hands[1] = opp
-    sp = 0
-    n = stock.size
-    p = mover
-    while True:
-        h = hands[p]
-        banned = -1
-        if top >= 0 and policy_takes(h, top, discard_taken):
-            h |= 1 << top
-            banned = -1 if discard_taken else top
-        else:
-            if sp >= n:
-                return 0
-            h |= 1 << stock[sp]
-            sp += 1
-        card, left = policy_discard(h, banned)
-        if policy_knocks(left, limit, traps[p], n - sp, trap_stock):
-            pts = showdown(h ^ (1 << card), hands[1 - p], gin_bonus, undercut_bonus)
-            return pts if p == 0 else -pts
-        if feed_cost > 0.0 or partner_cost > 0.0:
-            card, left = policy_discard_safe(h, banned, hands[1 - p], feed_cost, partner_cost)
-        h ^= 1 << card
-        if n - sp <= dead_stock:
-            return 0
-        hands[p] = h
-        top = card
-        p = 1 - p
+    """Play a world out from a draw phase with the rollout policy
+    (:func:`ginenv.kernels.policies.rollout`): ``mover`` (0 me, 1 the opponent) draws next, ``top``
+    is the top discard (-1: none, the draw is from the stock) and ``stock`` the stock in drawing
+    order; ``traps[p]`` is player ``p``'s trap deadwood; ``discard_taken``: the card just taken may
+    be thrown back (``Rules.discard_taken_card``); ``feed_cost`` and ``partner_cost`` as in
+    :func:`ginenv.kernels.policies.policy_discard_safe`. Points for me."""
+    s = np.empty((1, H.RECORD_SIZE), dtype=np.int64)
+    _world(s[0], me, opp, stock, top, H.DRAW, limit)
+    s[0, H.PLAYER] = mover
+    s[0, H.FORCED] = 1 if top < 0 else 0
+    cfg = _rollout_rules(limit, dead_stock, gin_bonus, undercut_bonus, discard_taken)
+    return rollout_kernel(s, 0, cfg, 0, traps, trap_stock, feed_cost, partner_cost)
 
 
 @njit(cache=True)
@@ -281,6 +222,8 @@ def simulate_options(
     nw = opps.size
     no = kinds.size
     out = np.zeros((nw, no))
+    cfg = _rollout_rules(limit, dead_stock, gin_bonus, undercut_bonus, discard_taken)
+    s = np.empty((1, H.RECORD_SIZE), dtype=np.int64)
     for w in range(nw):
         opp = opps[w]
         stock = _shuffled_stock(unseen_ids, opp, u[w])
@@ -289,79 +232,19 @@ def simulate_options(
             if k == Option.KNOCK:
                 melds = knock_melds[i]
                 out[w, i] = knock_points(melds[melds != 0], knock_deadwood[i], opp, gin_bonus, undercut_bonus)
-            elif k == Option.PLAY_ON:
-                c = cards[i]
-                kept = hand ^ (1 << c)
-                if stock.size <= dead_stock:
-                    out[w, i] = 0.0
-                else:
-                    out[w, i] = rollout(
-                        kept,
-                        opp,
-                        stock,
-                        c,
-                        1,
-                        limit,
-                        dead_stock,
-                        gin_bonus,
-                        undercut_bonus,
-                        traps[w],
-                        trap_stock,
-                        discard_taken,
-                        feed_cost,
-                        partner_cost,
-                    )
-            elif k == Option.TAKE_TOP:
-                grown = hand | (1 << top)
-                card, left = policy_discard(grown, -1 if discard_taken else top)
-                if policy_knocks(left, limit, traps[w, 0], stock.size, trap_stock):
-                    out[w, i] = showdown(grown ^ (1 << card), opp, gin_bonus, undercut_bonus)
-                    continue
-                if feed_cost > 0.0 or partner_cost > 0.0:
-                    card, left = policy_discard_safe(
-                        grown, -1 if discard_taken else top, opp, feed_cost, partner_cost
-                    )
-                kept = grown ^ (1 << card)
-                if stock.size <= dead_stock:
-                    out[w, i] = 0.0
-                else:
-                    out[w, i] = rollout(
-                        kept,
-                        opp,
-                        stock,
-                        card,
-                        1,
-                        limit,
-                        dead_stock,
-                        gin_bonus,
-                        undercut_bonus,
-                        traps[w],
-                        trap_stock,
-                        discard_taken,
-                        feed_cost,
-                        partner_cost,
-                    )
+                continue
+            if k == Option.PLAY_ON:
+                # ``hand`` holds 11 cards: discard cards[i] and play on.
+                _world(s[0], hand, opp, stock, -1, H.DISCARD, limit)
+                first = DISCARD_BASE + cards[i]
             else:
-                out[w, i] = rollout(
-                    hand,
-                    opp,
-                    stock,
-                    -1,
-                    0,
-                    limit,
-                    dead_stock,
-                    gin_bonus,
-                    undercut_bonus,
-                    traps[w],
-                    trap_stock,
-                    discard_taken,
-                    feed_cost,
-                    partner_cost,
-                )
+                _world(s[0], hand, opp, stock, top, H.DRAW, limit)
+                first = DRAW_DISCARD if k == Option.TAKE_TOP else DRAW_STOCK
+            if H.apply(s, 0, first, cfg):
+                out[w, i] = 0.0  # a dead hand at once
+            else:
+                out[w, i] = rollout_kernel(s, 0, cfg, 0, traps[w], trap_stock, feed_cost, partner_cost)
     return out
-
-
-# --------------------------------------------------------------------------- the agent
 
 
 @njit(cache=True)
@@ -519,13 +402,14 @@ class MasterAgent(ExpertAgent):
 
 
 __all__ = [
+    "PARTNERS",
     "MasterAgent",
     "Option",
     "meld_rate",
     "policy_discard",
+    "policy_discard_safe",
     "policy_knocks",
     "policy_takes",
     "rollout",
-    "showdown",
     "simulate_options",
 ]

@@ -1,4 +1,4 @@
-"""The compiled kernels: the one fast implementation of what a hand of cards is worth.
+"""The compiled rule primitives: what a hand of cards is worth.
 
 This module owns every numba-compiled rule primitive: card bit tricks (:func:`popcount`,
 :func:`lowest_card`, :func:`highest_card`), card values (:func:`hand_value`), the exact least-deadwood
@@ -609,8 +609,10 @@ def knock_outcome(
 
 __all__ = [
     "CARD_VALUE",
+    "FEATURE_PLANES",
     "FULL_DECK",
     "KNOCK_KINDS",
+    "LANE",
     "MAX_ARRANGEMENTS",
     "RANK_MASK",
     "RUN_DEADWOOD",
@@ -618,6 +620,7 @@ __all__ = [
     "best_discard_deadwood",
     "best_discards",
     "deadwood_many",
+    "hand_features_many",
     "hand_value",
     "highest_card",
     "knock_discards",
@@ -627,6 +630,8 @@ __all__ = [
     "lowest_card",
     "meldable",
     "min_deadwood",
+    "own_deadwood",
+    "own_deadwood_many",
     "popcount",
     "showdown_melds",
 ]

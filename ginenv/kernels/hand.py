@@ -1,0 +1,441 @@
+"""The one implementation of a hand's rules: a compiled state record and its step.
+
+A hand lives in one row of an int64 array, its *record* (:data:`RECORD_SIZE` entries; a batch of
+hands is a 2-D array, one row per slot): both hands as card bitmasks, the deck in dealing order, the
+discard pile as a stack plus its bitmask, the next stock position, the public card record of each
+seat (taken from the pile and still held, discarded, passed over: what
+:class:`ginenv.observation.Knowledge` names), the phase, the player to move, the dealer, the card
+just taken from the pile, the draws made, the knock limit, whether both players passed the upcard,
+and once the hand ends its result. The rule options travel beside it as one small int array
+(:func:`rules_array`).
+
+Everything that plays a hand goes through the functions here: :class:`ginenv.engine.HandState` (one
+slot, and so the AEC env, :class:`ginenv.match.Match` and replays), the batched engine
+(:mod:`ginenv.vector`) and master's rollouts (:mod:`ginenv.kernels.policies`). :func:`deal` deals a
+row, :func:`legal_into` / :func:`discard_options` say what is legal, :func:`apply` applies a legal
+action (:func:`try_apply` checks it first), :func:`encode` writes what one seat observes (the
+layout of :mod:`ginenv.layout`) and :func:`write_views` both seats' views and the mask in one call.
+
+Deal order (``docs/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
+upcard, 21 onwards is the stock, 21 drawn first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS
+from ginenv.kernels.melds import (
+    CARD_VALUE,
+    FULL_DECK,
+    KnockKind,
+    knock_discards,
+    knock_outcome,
+    lowest_card,
+    min_deadwood,
+    popcount,
+)
+from ginenv.layout import (
+    IS_DEALER,
+    KNOCK_LIMIT,
+    NUM_CARDS,
+    OBS_SIZE,
+    OPPONENT_SCORE,
+    OWN_SCORE,
+    PHASE_BASE,
+    PLANE_BASE,
+    STOCK_SIZE,
+    TARGET,
+    TO_MOVE,
+)
+from ginenv.rules import Rules
+
+# Columns of the record: scalars first, then the deck and the discard pile (52 entries each).
+HAND0, HAND1, PILE_MASK, PILE_LEN, STOCK_POS = 0, 1, 2, 3, 4
+TAKEN0, TAKEN1, DISCARDED0, DISCARDED1, PASSED0, PASSED1 = 5, 6, 7, 8, 9, 10
+PHASE, PLAYER, DEALER, BANNED, DRAWS, KNOCK_LIMIT_COL, FORCED, JUST_TOOK = 11, 12, 13, 14, 15, 16, 17, 18
+#: The result of an ended hand: kind (:data:`RESULT_KINDS` index, -1 while it goes on), the seat that
+#: scored (-1: none), its points, each seat's deadwood after a showdown (-1 when no cards are shown).
+RESULT, WINNER, POINTS, DEADWOOD0, DEADWOOD1 = 19, 20, 21, 22, 23
+DECK = 24
+PILE = DECK + NUM_CARDS
+RECORD_SIZE = PILE + NUM_CARDS
+
+# Phases (the values of ginenv.engine.Phase).
+UPCARD_NON_DEALER, UPCARD_DEALER, DRAW, DISCARD, OVER = 0, 1, 2, 3, 4
+
+# Entries of the rule-option array (the last one is the knock limit).
+GIN_BONUS, UNDERCUT_BONUS, BIG_GIN_BONUS, OKLAHOMA, DEAD_HAND_STOCK, DISCARD_TAKEN, TURN_LIMIT = range(7)
+NUM_RULE_ENTRIES = 8
+
+#: Result kinds by code: :class:`ginenv.kernels.melds.KnockKind`'s four, then a dead and a truncated hand.
+RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
+NO_RESULT, DEAD, TRUNCATED = -1, 4, 5
+
+# Planes of the observation vector (ginenv.layout.PLANES, in order).
+_PLANE_HAND = PLANE_BASE
+_PLANE_TOP = PLANE_BASE + NUM_CARDS
+_PLANE_PILE = PLANE_BASE + 2 * NUM_CARDS
+_PLANE_OPP_TAKEN = PLANE_BASE + 3 * NUM_CARDS
+_PLANE_OPP_DISCARDED = PLANE_BASE + 4 * NUM_CARDS
+_PLANE_OPP_PASSED = PLANE_BASE + 5 * NUM_CARDS
+_PLANE_OWN_TAKEN = PLANE_BASE + 6 * NUM_CARDS
+_PLANE_OWN_DISCARDED = PLANE_BASE + 7 * NUM_CARDS
+_PLANE_OWN_PASSED = PLANE_BASE + 8 * NUM_CARDS
+_PLANE_UNSEEN = PLANE_BASE + 9 * NUM_CARDS
+_PLANE_ORACLE = OBS_SIZE
+
+
+def rules_array(rules: Rules, turn_limit: int) -> np.ndarray:
+    """The rule options as the int64 array the compiled code reads (last entry: the knock limit)."""
+    cfg = np.zeros(NUM_RULE_ENTRIES, dtype=np.int64)
+    cfg[GIN_BONUS] = rules.gin_bonus
+    cfg[UNDERCUT_BONUS] = rules.undercut_bonus
+    cfg[BIG_GIN_BONUS] = -1 if rules.big_gin_bonus is None else rules.big_gin_bonus
+    cfg[OKLAHOMA] = int(rules.oklahoma)
+    cfg[DEAD_HAND_STOCK] = rules.dead_hand_stock
+    cfg[DISCARD_TAKEN] = int(rules.discard_taken_card)
+    cfg[TURN_LIMIT] = turn_limit
+    cfg[-1] = rules.knock_limit
+    return cfg
+
+
+@njit(cache=True)
+def deal(s: np.ndarray, i: int, deck: np.ndarray, dealer: int, cfg: np.ndarray) -> None:
+    """Deal row ``i`` of ``s`` from ``deck`` (52 card ids in dealing order) with ``dealer`` dealing."""
+    non_dealer = 1 - dealer
+    first = 0
+    second = 0
+    for k in range(10):
+        first |= np.int64(1) << deck[k]
+        second |= np.int64(1) << deck[10 + k]
+    for k in range(NUM_CARDS):
+        s[i, DECK + k] = deck[k]
+    upcard = deck[20]
+    s[i, HAND0 + non_dealer] = first
+    s[i, HAND0 + dealer] = second
+    s[i, PILE] = upcard
+    s[i, PILE_LEN] = 1
+    s[i, PILE_MASK] = np.int64(1) << upcard
+    s[i, STOCK_POS] = 21
+    for c in range(TAKEN0, PASSED1 + 1):
+        s[i, c] = 0
+    s[i, PHASE] = UPCARD_NON_DEALER
+    s[i, PLAYER] = non_dealer
+    s[i, DEALER] = dealer
+    s[i, BANNED] = -1
+    s[i, DRAWS] = 0
+    s[i, FORCED] = 0
+    s[i, JUST_TOOK] = -1
+    s[i, RESULT] = NO_RESULT
+    s[i, WINNER] = -1
+    s[i, POINTS] = 0
+    s[i, DEADWOOD0] = -1
+    s[i, DEADWOOD1] = -1
+    if cfg[OKLAHOMA]:
+        # Oklahoma: the upcard's value is the knock limit; an ace means gin only.
+        s[i, KNOCK_LIMIT_COL] = 0 if upcard % 13 == 0 else CARD_VALUE[upcard]
+    else:
+        s[i, KNOCK_LIMIT_COL] = cfg[-1]
+
+
+@njit(cache=True)
+def deal_random(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> None:
+    """Deal row ``i`` from ``rng``: a shuffled deck, then a random dealer."""
+    deal(s, i, rng.permutation(52), int(rng.integers(0, 2)), cfg)
+
+
+@njit(cache=True)
+def top_card(s: np.ndarray, i: int) -> int:
+    """The top of row ``i``'s discard pile, or -1 when it is empty."""
+    n = s[i, PILE_LEN]
+    return s[i, PILE + n - 1] if n > 0 else -1
+
+
+@njit(cache=True)
+def discard_options(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, bool]:
+    """The discard phase's legal moves in row ``i``: (cards that may be discarded, those whose discard
+    may knock, whether big gin is legal)."""
+    hand = s[i, HAND0 + s[i, PLAYER]]
+    allowed = hand
+    if s[i, BANNED] >= 0:
+        allowed &= ~(np.int64(1) << s[i, BANNED])
+    knocks = knock_discards(hand, s[i, KNOCK_LIMIT_COL]) & allowed
+    return allowed, knocks, cfg[BIG_GIN_BONUS] >= 0 and min_deadwood(hand) == 0
+
+
+@njit(cache=True)
+def legal_parts(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, int]:
+    """Row ``i``'s legal actions as three bitmasks: the low actions (ids 0-3: draws, pass, big gin),
+    the cards that may be discarded and those whose discard may knock."""
+    phase = s[i, PHASE]
+    if phase == DISCARD:
+        allowed, knocks, big = discard_options(s, i, cfg)
+        return (1 << BIG_GIN) if big else 0, allowed, knocks
+    if phase == DRAW:
+        if s[i, FORCED]:
+            return 1 << DRAW_STOCK, 0, 0
+        return (1 << DRAW_STOCK) | (1 << DRAW_DISCARD), 0, 0
+    if phase == OVER:
+        return 0, 0, 0
+    return (1 << DRAW_DISCARD) | (1 << PASS), 0, 0
+
+
+@njit(cache=True)
+def is_legal(s: np.ndarray, i: int, action: int, cfg: np.ndarray) -> bool:
+    """Whether ``action`` may be applied to row ``i`` now (any id; outside 0..107 never is)."""
+    if action < 0 or action >= NUM_ACTIONS:
+        return False
+    low, allowed, knocks = legal_parts(s, i, cfg)
+    if action < DISCARD_BASE:
+        return bool((low >> action) & 1)
+    if action < KNOCK_BASE:
+        return bool((allowed >> (action - DISCARD_BASE)) & 1)
+    return bool((knocks >> (action - KNOCK_BASE)) & 1)
+
+
+@njit(cache=True)
+def legal_into(s: np.ndarray, i: int, out: np.ndarray, cfg: np.ndarray) -> None:
+    """Row ``i``'s legal-action mask, written into ``out`` (108 int8)."""
+    out[:] = 0
+    low, allowed, knocks = legal_parts(s, i, cfg)
+    for a in range(DISCARD_BASE):
+        if (low >> a) & 1:
+            out[a] = 1
+    rest = allowed
+    while rest:
+        bit = rest & -rest
+        c = lowest_card(bit)
+        out[DISCARD_BASE + c] = 1
+        if knocks & bit:
+            out[KNOCK_BASE + c] = 1
+        rest ^= bit
+
+
+@njit(cache=True)
+def _set_plane(out: np.ndarray, base: int, mask: int) -> None:
+    while mask:
+        low = mask & -mask
+        out[base + lowest_card(low)] = 1.0
+        mask ^= low
+
+
+@njit(cache=True)
+def encode(
+    s: np.ndarray,
+    i: int,
+    seat: int,
+    out: np.ndarray,
+    own_score: int,
+    opponent_score: int,
+    target: int,
+    oracle: bool,
+) -> None:
+    """What ``seat`` observes of row ``i`` (:mod:`ginenv.layout`), written into ``out``.
+
+    It reads the seat's own hand, the discard pile, the public record, the stock size, the phase,
+    whose turn, the dealer and the knock limit; the opponent's hand only with ``oracle`` (an extra
+    plane). The scores and target are the match's (0 in hand mode)."""
+    out[:] = 0.0
+    other = 1 - seat
+    out[STOCK_SIZE] = NUM_CARDS - s[i, STOCK_POS]
+    out[KNOCK_LIMIT] = s[i, KNOCK_LIMIT_COL]
+    out[OWN_SCORE] = own_score
+    out[OPPONENT_SCORE] = opponent_score
+    out[TARGET] = target
+    out[PHASE_BASE + s[i, PHASE]] = 1.0
+    if s[i, PLAYER] == seat:
+        out[TO_MOVE] = 1.0
+    if s[i, DEALER] == seat:
+        out[IS_DEALER] = 1.0
+    hand = s[i, HAND0 + seat]
+    in_pile = s[i, PILE_MASK]
+    top = 0
+    if s[i, PILE_LEN] > 0:
+        top = np.int64(1) << s[i, PILE + s[i, PILE_LEN] - 1]
+    opp_taken = s[i, TAKEN0 + other]
+    _set_plane(out, _PLANE_HAND, hand)
+    _set_plane(out, _PLANE_TOP, top)
+    _set_plane(out, _PLANE_PILE, in_pile ^ top)
+    _set_plane(out, _PLANE_OPP_TAKEN, opp_taken)
+    _set_plane(out, _PLANE_OPP_DISCARDED, s[i, DISCARDED0 + other])
+    _set_plane(out, _PLANE_OPP_PASSED, s[i, PASSED0 + other])
+    _set_plane(out, _PLANE_OWN_TAKEN, s[i, TAKEN0 + seat])
+    _set_plane(out, _PLANE_OWN_DISCARDED, s[i, DISCARDED0 + seat])
+    _set_plane(out, _PLANE_OWN_PASSED, s[i, PASSED0 + seat])
+    _set_plane(out, _PLANE_UNSEEN, FULL_DECK ^ (hand | in_pile | opp_taken))
+    if oracle:
+        _set_plane(out, _PLANE_ORACLE, s[i, HAND0 + other])
+
+
+@njit(cache=True)
+def _take_top(s: np.ndarray, i: int, player: int, cfg: np.ndarray) -> None:
+    n = s[i, PILE_LEN] - 1
+    card = s[i, PILE + n]
+    bit = np.int64(1) << card
+    s[i, PILE_LEN] = n
+    s[i, PILE_MASK] &= ~bit
+    s[i, HAND0 + player] |= bit
+    s[i, TAKEN0 + player] |= bit
+    # The card just taken may not be thrown back this turn, unless the rules allow it (seed 004).
+    s[i, BANNED] = -1 if cfg[DISCARD_TAKEN] else card
+    s[i, JUST_TOOK] = card
+    s[i, DRAWS] += 1
+    s[i, PHASE] = DISCARD
+
+
+@njit(cache=True)
+def _showdown(s: np.ndarray, i: int, knocker: int, cfg: np.ndarray) -> None:
+    defender = 1 - knocker
+    kind, points, kdw, ddw = knock_outcome(
+        s[i, HAND0 + knocker], s[i, HAND0 + defender], cfg[GIN_BONUS], cfg[UNDERCUT_BONUS], cfg[BIG_GIN_BONUS]
+    )
+    s[i, RESULT] = kind
+    if kind == KnockKind.UNDERCUT:
+        s[i, WINNER] = defender
+        s[i, POINTS] = -points
+    else:
+        s[i, WINNER] = knocker
+        s[i, POINTS] = points
+    s[i, DEADWOOD0 + knocker] = kdw
+    s[i, DEADWOOD0 + defender] = ddw
+    s[i, PHASE] = OVER
+
+
+@njit(cache=True)
+def apply(s: np.ndarray, i: int, action: int, cfg: np.ndarray) -> bool:
+    """Apply a legal ``action`` to row ``i``; True when it ends the hand (the result columns are
+    then filled). An illegal action is undefined here: check with :func:`is_legal` first."""
+    phase = s[i, PHASE]
+    player = s[i, PLAYER]
+    top = top_card(s, i)
+    if phase <= UPCARD_DEALER:  # the upcard offer
+        if action == DRAW_DISCARD:
+            _take_top(s, i, player, cfg)
+        else:
+            s[i, PASSED0 + player] |= np.int64(1) << top
+            if phase == UPCARD_NON_DEALER:
+                s[i, PHASE] = UPCARD_DEALER
+                s[i, PLAYER] = s[i, DEALER]
+            else:
+                # Both passed: the non-dealer's first draw must be from the stock.
+                s[i, PHASE] = DRAW
+                s[i, PLAYER] = 1 - s[i, DEALER]
+                s[i, FORCED] = 1
+        return False
+    if phase == DRAW:
+        s[i, FORCED] = 0
+        if action == DRAW_DISCARD:
+            _take_top(s, i, player, cfg)
+        else:
+            if top >= 0:
+                s[i, PASSED0 + player] |= np.int64(1) << top
+            s[i, HAND0 + player] |= np.int64(1) << s[i, DECK + s[i, STOCK_POS]]
+            s[i, STOCK_POS] += 1
+            s[i, BANNED] = -1
+            s[i, JUST_TOOK] = -1
+            s[i, DRAWS] += 1
+            s[i, PHASE] = DISCARD
+        return False
+    # The discard phase: big gin, a knock, or a plain discard.
+    if action != BIG_GIN:
+        card = action - KNOCK_BASE if action >= KNOCK_BASE else action - DISCARD_BASE
+        bit = np.int64(1) << card
+        s[i, HAND0 + player] ^= bit
+        s[i, DISCARDED0 + player] |= bit
+        s[i, TAKEN0 + player] &= ~bit
+        s[i, PILE + s[i, PILE_LEN]] = card
+        s[i, PILE_LEN] += 1
+        s[i, PILE_MASK] |= bit
+    if action == BIG_GIN or action >= KNOCK_BASE:
+        _showdown(s, i, player, cfg)
+        return True
+    s[i, BANNED] = -1
+    s[i, JUST_TOOK] = -1
+    dead = NUM_CARDS - s[i, STOCK_POS] <= cfg[DEAD_HAND_STOCK]
+    if dead or s[i, DRAWS] >= cfg[TURN_LIMIT]:
+        # No cards are shown: neither deadwood is public.
+        s[i, RESULT] = DEAD if dead else TRUNCATED
+        s[i, WINNER] = -1
+        s[i, POINTS] = 0
+        s[i, PHASE] = OVER
+        return True
+    s[i, PLAYER] = 1 - player
+    s[i, PHASE] = DRAW
+    return False
+
+
+#: What :func:`try_apply` returns for an illegal action (the row is unchanged).
+ILLEGAL = -1
+
+
+@njit(cache=True)
+def try_apply(s: np.ndarray, i: int, action: int, cfg: np.ndarray) -> int:
+    """Apply ``action`` to row ``i`` if it is legal: :data:`ILLEGAL` (nothing changed), else the new
+    phase plus 8 times the player to move (the Python face mirrors both without reading the row)."""
+    if not is_legal(s, i, action, cfg):
+        return ILLEGAL
+    apply(s, i, action, cfg)
+    return s[i, PHASE] + 8 * s[i, PLAYER]
+
+
+@njit(cache=True)
+def write_views(
+    s: np.ndarray,
+    i: int,
+    cfg: np.ndarray,
+    views: np.ndarray,
+    mask: np.ndarray,
+    score0: int,
+    score1: int,
+    target: int,
+    oracle: bool,
+) -> None:
+    """Both seats' observations of row ``i`` into ``views[0]`` and ``views[1]`` and the legal mask of
+    the seat to move into ``mask``: the AEC env's whole per-step encoding in one call."""
+    encode(s, i, 0, views[0], score0, score1, target, oracle)
+    encode(s, i, 1, views[1], score1, score0, target, oracle)
+    legal_into(s, i, mask, cfg)
+
+
+@njit(cache=True)
+def end_rewards(s: np.ndarray, i: int, scale: float, rewards: np.ndarray) -> None:
+    """The zero-sum rewards of row ``i``'s ended hand for seats 0 and 1 (0 and 0 without a winner)."""
+    winner = s[i, WINNER]
+    rewards[0] = 0.0
+    rewards[1] = 0.0
+    if winner >= 0:
+        rewards[winner] = s[i, POINTS] * scale
+        rewards[1 - winner] = -s[i, POINTS] * scale
+
+
+@njit(cache=True)
+def count_stock(s: np.ndarray, i: int) -> int:
+    """Cards left in row ``i``'s stock."""
+    return NUM_CARDS - s[i, STOCK_POS]
+
+
+__all__ = [
+    "DEAD",
+    "ILLEGAL",
+    "NO_RESULT",
+    "RECORD_SIZE",
+    "RESULT_KINDS",
+    "TRUNCATED",
+    "apply",
+    "count_stock",
+    "deal",
+    "deal_random",
+    "discard_options",
+    "encode",
+    "end_rewards",
+    "is_legal",
+    "legal_into",
+    "legal_parts",
+    "popcount",
+    "rules_array",
+    "top_card",
+    "try_apply",
+    "write_views",
+]
