@@ -2,10 +2,11 @@
 
 This module owns what a hand of cards is worth, as people and the engine ask it: deadwood of a list
 of cards or names, best discards, legal knocks, and the arrangements behind them (which melds, which
-deadwood cards). The search itself is :func:`ginenv.kernels.min_deadwood`, one readable recursive
-function compiled by numba (``cache=True``); with ``NUMBA_DISABLE_JIT=1`` the very same source runs
-as plain Python, so there is no second implementation to keep in step. It is exact for any hand
-size (OpenSpiel's 11-card shortcut is only an upper bound on rare hands).
+deadwood cards). Every answer comes from the compiled search of :mod:`ginenv.kernels`
+(:func:`ginenv.kernels.min_deadwood`, :func:`ginenv.kernels.least_arrangements`,
+:func:`ginenv.kernels.showdown_melds`): this module parses cards and names results, and computes
+nothing of its own. The search is exact for any hand size (OpenSpiel's 11-card shortcut is only an
+upper bound on rare hands); ``tests/ginenv/reference.py`` is the independent brute-force oracle.
 
 Tie-break between arrangements of equal deadwood (used at the showdown): fewest *layoff targets*
 (unseen-to-the-knocker cards that could be laid off on the melds: the fourth card of a 3-card set
@@ -15,8 +16,7 @@ longer runs first). It depends on the knocker's own cards only, never on the def
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ginenv import kernels
@@ -36,8 +36,6 @@ _min_deadwood = kernels.min_deadwood
 _knock_discards = kernels.knock_discards
 _best_discards = kernels.best_discards
 _best_discard_deadwood = kernels.best_discard_deadwood
-_CARD_VALUE = kernels.CARD_VALUE
-_RANK_MASK = kernels.RANK_MASK
 
 
 _BIT = {c: 1 << c for c in range(52)}
@@ -118,63 +116,6 @@ def meld_kind(mask: int) -> str:
     return "set" if len({c % 13 for c in cards}) == 1 else "run"
 
 
-def _branches(mask: int) -> Iterator[tuple[int, bool]]:
-    """(cards, is_meld) choices for the lowest card of ``mask``, in search order."""
-    card = (mask & -mask).bit_length() - 1
-    bit = 1 << card
-    rank = card % 13
-    run = bit
-    length = 1
-    runs = []
-    while rank + length < 13 and mask >> (card + length) & 1:
-        run |= 1 << (card + length)
-        length += 1
-        if length >= 3:
-            runs.append(run)
-    for r in reversed(runs):  # longer runs first
-        yield r, True
-    others = cards_of(mask & int(_RANK_MASK[rank]) & ~bit)
-    if len(others) == 3:
-        yield bit | mask_of(others), True
-    for pair in itertools.combinations(others, 2):
-        yield bit | mask_of(pair), True
-    yield bit, False
-
-
-def _enumerate_best(mask: int, limit: int) -> Iterator[list[int]]:
-    """Every meld list whose leftover deadwood on ``mask`` is exactly ``_min_deadwood(mask)``."""
-    if mask == 0:
-        yield []
-        return
-    target = int(_min_deadwood(mask))
-    for cards, is_a_meld in _branches(mask):
-        cost = 0 if is_a_meld else int(_CARD_VALUE[(cards).bit_length() - 1])
-        if cost + int(_min_deadwood(mask ^ cards)) != target:
-            continue
-        for tail in _enumerate_best(mask ^ cards, limit):
-            yield ([cards] if is_a_meld else []) + tail
-            limit -= 1
-            if limit <= 0:
-                return
-
-
-def layoff_targets(melds: Iterable[int]) -> int:
-    """Cards that could be laid off directly on these melds (the 4th card of a 3-card set, run ends)."""
-    targets = 0
-    for meld in melds:
-        cards = cards_of(meld)
-        if meld_kind(meld) == "set":
-            if len(cards) == 3:
-                targets |= int(_RANK_MASK[cards[0] % 13]) & ~meld
-        else:
-            lo, hi = cards[0], cards[-1]
-            if lo % 13 > 0:
-                targets |= 1 << (lo - 1)
-            if hi % 13 < 12:
-                targets |= 1 << (hi + 1)
-    return targets
-
-
 @dataclass(frozen=True)
 class Arrangement:
     """A way to lay down a hand: its melds (bitmasks) and the deadwood cards left over."""
@@ -193,21 +134,23 @@ class Arrangement:
         return " ".join(parts + ([loose] if loose else [])) + f" (deadwood {self.deadwood})"
 
 
+def _arrangement(mask: int, melds: Iterable[int]) -> Arrangement:
+    kept = tuple(int(m) for m in melds if m)
+    melded = 0
+    for m in kept:
+        melded |= m
+    return Arrangement(kept, mask & ~melded)
+
+
 def best_arrangements(cards: Iterable[int | str] | str | int, limit: int = 256) -> list[Arrangement]:
-    """Every least-deadwood arrangement of exactly these cards (at most ``limit``), search order."""
+    """Every least-deadwood arrangement of exactly these cards (at most ``limit``), search order
+    (:func:`ginenv.kernels.least_arrangements`)."""
     mask = _as_mask(cards)
-    out = []
-    for melds in _enumerate_best(mask, limit):
-        melded = 0
-        for m in melds:
-            melded |= m
-        out.append(Arrangement(tuple(melds), mask & ~melded))
-    return out
+    return [_arrangement(mask, row) for row in kernels.least_arrangements(mask, max(1, limit)).tolist()]
 
 
 def best_arrangement(cards: Iterable[int | str] | str | int) -> Arrangement:
-    """The least-deadwood arrangement, ties broken by fewest layoff targets (see module docstring)."""
+    """The least-deadwood arrangement, ties broken by fewest layoff targets (see module docstring;
+    :func:`ginenv.kernels.showdown_melds`)."""
     mask = _as_mask(cards)
-    options = best_arrangements(mask)
-    # Only cards the knocker does not hold can be laid off: its own cards are no targets.
-    return min(options, key=lambda a: bin(layoff_targets(a.melds) & ~mask).count("1"))
+    return _arrangement(mask, kernels.showdown_melds(mask).tolist())

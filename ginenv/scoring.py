@@ -1,8 +1,12 @@
 """The showdown and the score of one hand: melds, layoffs, knock / undercut / gin / big gin.
 
-:func:`score_knock` is the single place where a knocked hand is scored; the engine calls it and so
-can anyone with two hands. The knocker lays down a least-deadwood arrangement (tie-break in
-:mod:`ginenv.melds`, independent of the defender's cards). After a knock that is not gin, the
+:func:`score_knock` scores a knocked hand and lays out its cards, for the engine's results and for
+anyone with two hands; the choices themselves are the compiled showdown's
+(:func:`ginenv.kernels.showdown_melds`, :func:`ginenv.kernels.best_layoffs`, the same functions the
+kernel's :func:`ginenv.kernels.knock_outcome` scores with), so a hand cannot be scored two ways.
+
+The knocker lays down a least-deadwood arrangement (tie-break in :mod:`ginenv.melds`, independent
+of the defender's cards). After a knock that is not gin, the
 defender's own melds and layoffs are chosen together for the least deadwood: every combination of
 layoffs (the fourth card of a 3-card set, chained extensions at either end of a run) is tried and
 the defender's remaining cards are melded optimally. No layoffs against gin or big gin. An equal
@@ -11,13 +15,15 @@ deadwood is an undercut.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ginenv.cards import CARD_NAMES, NUM_RANKS, CardError, cards_of, mask_of, parse_cards
-from ginenv.melds import Arrangement, best_arrangement, deadwood_of_mask, meld_kind
+import numpy as np
+
+from ginenv import kernels
+from ginenv.cards import CARD_NAMES, CardError, cards_of, mask_of, parse_cards
+from ginenv.melds import Arrangement, best_arrangement, deadwood_of_mask
 from ginenv.rules import Rules
 
 ResultKind = Literal["knock", "undercut", "gin", "big_gin"]
@@ -53,56 +59,6 @@ class KnockResult:
             f"(knocker deadwood {self.knocker_deadwood}, defender deadwood "
             f"{self.defender_deadwood}, layoffs {lay})"
         )
-
-
-def _layoff_options(meld: int, defender: int) -> list[int]:
-    """Every set of defender cards that can be laid off on one knocker meld (0 included)."""
-    cards = cards_of(meld)
-    if meld_kind(meld) == "set":
-        if len(cards) == 4:
-            return [0]
-        rank = cards[0] % NUM_RANKS
-        fourth = mask_of(rank + NUM_RANKS * s for s in range(4)) & ~meld
-        return [0, fourth] if defender & fourth else [0]
-    lows, highs = [0], [0]
-    lo, hi = cards[0], cards[-1]
-    chain = 0
-    card = lo - 1
-    while card >= 0 and card % NUM_RANKS != NUM_RANKS - 1 and defender >> card & 1:
-        chain |= 1 << card
-        lows.append(chain)
-        card -= 1
-    chain = 0
-    card = hi + 1
-    while card % NUM_RANKS != 0 and defender >> card & 1:
-        chain |= 1 << card
-        highs.append(chain)
-        card += 1
-    return [a | b for a in lows for b in highs]
-
-
-def _best_layoffs(knocker_melds: tuple[int, ...], defender: int) -> tuple[int, list[int]]:
-    """(least defender deadwood, layoff mask per knocker meld) over every layoff combination."""
-    options = [_layoff_options(m, defender) for m in knocker_melds]
-    best_dw = deadwood_of_mask(defender)
-    best: list[int] = [0] * len(knocker_melds)
-    best_count = 0
-    for combo in itertools.product(*options):
-        used = 0
-        clash = False
-        for part in combo:
-            if used & part:
-                clash = True
-                break
-            used |= part
-        if clash or not used:
-            continue
-        dw = deadwood_of_mask(defender & ~used)
-        count = used.bit_count()
-        # Ties: fewer cards laid off, then the first combination found (deterministic).
-        if dw < best_dw or (dw == best_dw and best_count and count < best_count):
-            best_dw, best, best_count = dw, list(combo), count
-    return best_dw, best
 
 
 def _mask(cards: Iterable[int | str] | str | int) -> int:
@@ -176,10 +132,11 @@ def score_knock(
             d_arr.deadwood_cards,
             d_dw_before,
         )
-    d_dw, per_meld = _best_layoffs(arrangement.melds, defender)
+    per_meld = kernels.best_layoffs(np.array(arrangement.melds, dtype=np.int64), defender).tolist()
     laid = 0
     for part in per_meld:
         laid |= part
+    d_dw = deadwood_of_mask(defender & ~laid)
     remaining = best_arrangement(defender & ~laid) if laid else d_arr
     targets = tuple((card, i) for i, part in enumerate(per_meld) for card in cards_of(part))
     common = dict(

@@ -463,11 +463,12 @@ def _branches(mask: int, melds: np.ndarray, leave: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def showdown_melds(hand: int) -> np.ndarray:
-    """The melds the knocker lays down: a least-deadwood arrangement of ``hand`` with the fewest
-    layoff targets, first in search order on ties (exactly ``ginenv.melds.best_arrangement``)."""
-    # A depth-first walk over the least-deadwood arrangements with an explicit stack (numba's
-    # on-disk cache cannot hold recursive functions that fill arrays): one frame per card decided.
+def least_arrangements(hand: int, limit: int) -> np.ndarray:
+    """Every least-deadwood arrangement of ``hand`` (at most ``limit``), in search order: runs from
+    the lowest card first, longest first, then its 4-card set, its 3-card sets, the card left out.
+    Row ``k`` holds arrangement ``k``'s melds as masks, 0-padded to 6 (a hand of 11 has at most 3)."""
+    # A depth-first walk with an explicit stack (numba's on-disk cache cannot hold recursive
+    # functions that fill arrays): one frame per card decided.
     frames = 13
     f_mask = np.zeros(frames, dtype=np.int64)
     f_melds = np.zeros((frames, 16), dtype=np.int64)
@@ -476,16 +477,14 @@ def showdown_melds(hand: int) -> np.ndarray:
     f_next = np.zeros(frames, dtype=np.int64)
     f_depth = np.zeros(frames, dtype=np.int64)
     stack = np.zeros(6, dtype=np.int64)
-    best = np.zeros(6, dtype=np.int64)
-    best_targets = 1 << 30
-    best_n = 0
+    out = np.zeros((max(1, limit), 6), dtype=np.int64)
     if hand == 0:
-        return best[:0].copy()
+        return out[:1]
     f_mask[0] = hand
     f_count[0] = _branches(hand, f_melds[0], f_leave[0])
     seen = 0
     sp = 0
-    while sp >= 0 and seen < MAX_ARRANGEMENTS:
+    while sp >= 0 and seen < limit:
         b = f_next[sp]
         if b >= f_count[sp]:
             sp -= 1
@@ -497,29 +496,55 @@ def showdown_melds(hand: int) -> np.ndarray:
             stack[depth] = f_melds[sp, b]
             depth += 1
         if rest == 0:
+            out[seen, :depth] = stack[:depth]
             seen += 1
-            targets = layoff_target_count(stack, depth, hand)
-            if targets < best_targets:
-                best_targets = targets
-                best_n = depth
-                best[:depth] = stack[:depth]
             continue
         sp += 1
         f_mask[sp] = rest
         f_depth[sp] = depth
         f_next[sp] = 0
         f_count[sp] = _branches(rest, f_melds[sp], f_leave[sp])
-    return best[:best_n].copy()
+    return out[:seen]
 
 
 @njit(cache=True)
-def layoff_deadwood(melds: np.ndarray, defender: int) -> int:
-    """The defender's least deadwood after laying off on the knocker's ``melds`` (masks), the
-    defender's own melds and layoffs chosen together (``ginenv.scoring``'s best layoffs)."""
+def showdown_melds(hand: int) -> np.ndarray:
+    """The melds the knocker lays down: a least-deadwood arrangement of ``hand`` with the fewest
+    layoff targets (cards it does not hold that could be laid off on them), first in search order
+    on ties. The tie-break depends on the knocker's own cards only, never on the defender's."""
+    options = least_arrangements(hand, MAX_ARRANGEMENTS)
+    best = 0
+    best_targets = 1 << 30
+    for k in range(options.shape[0]):
+        row = options[k]
+        n = 0
+        while n < 6 and row[n] != 0:
+            n += 1
+        targets = layoff_target_count(row, n, hand)
+        if targets < best_targets:
+            best_targets = targets
+            best = k
+    row = options[best]
+    n = 0
+    while n < 6 and row[n] != 0:
+        n += 1
+    return row[:n].copy()
+
+
+@njit(cache=True)
+def best_layoffs(melds: np.ndarray, defender: int) -> np.ndarray:
+    """The defender's layoffs on the knocker's ``melds`` (masks) that leave the least deadwood, the
+    defender's own melds and layoffs chosen together: the cards laid off on each meld (0: none).
+
+    Every combination is tried (the fourth card of a 3-card set, chains extending a run at either
+    end); ties go to fewer cards laid off, then to the first combination found, counting the last
+    meld's options fastest. No layoff at all unless one lowers the deadwood."""
     nm = melds.size
-    best = min_deadwood(defender)
+    chosen = np.zeros(max(1, nm), dtype=np.int64)
     if nm == 0:
-        return best
+        return chosen[:0]
+    best = min_deadwood(defender)
+    best_count = 0
     opts = np.zeros((nm, 64), dtype=np.int64)
     counts = np.ones(nm, dtype=np.int64)
     lows = np.zeros(14, dtype=np.int64)
@@ -570,19 +595,33 @@ def layoff_deadwood(melds: np.ndarray, defender: int) -> int:
             used |= part
         if not clash and used:
             dw = min_deadwood(defender & ~used)
-            if dw < best:
+            count = popcount(used)
+            if dw < best or (dw == best and best_count and count < best_count):
                 best = dw
-        # Next combination (mixed radix).
-        m = 0
-        while m < nm:
+                best_count = count
+                for m in range(nm):
+                    chosen[m] = opts[m, idx[m]]
+        # The next combination (mixed radix, the last meld fastest).
+        m = nm - 1
+        while m >= 0:
             idx[m] += 1
             if idx[m] < counts[m]:
                 break
             idx[m] = 0
-            m += 1
-        if m == nm:
+            m -= 1
+        if m < 0:
             break
-    return best
+    return chosen
+
+
+@njit(cache=True)
+def layoff_deadwood(melds: np.ndarray, defender: int) -> int:
+    """The defender's least deadwood after laying off on the knocker's ``melds`` (masks):
+    :func:`best_layoffs`' choice."""
+    laid = 0
+    for part in best_layoffs(melds, defender):
+        laid |= part
+    return min_deadwood(defender & ~laid)
 
 
 @njit(cache=True)
@@ -619,6 +658,7 @@ __all__ = [
     "KnockKind",
     "best_discard_deadwood",
     "best_discards",
+    "best_layoffs",
     "deadwood_many",
     "hand_features_many",
     "hand_value",
@@ -627,6 +667,7 @@ __all__ = [
     "knock_outcome",
     "layoff_deadwood",
     "layoff_target_count",
+    "least_arrangements",
     "lowest_card",
     "meldable",
     "min_deadwood",

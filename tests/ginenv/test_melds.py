@@ -10,8 +10,9 @@ import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ginenv import kernels, melds
+from ginenv import melds
 from ginenv.cards import NUM_CARDS, cards_of, mask_of, parse_cards
+from ginenv.kernels import melds as kernels
 from ginenv.melds import (
     best_arrangement,
     best_arrangements,
@@ -20,9 +21,27 @@ from ginenv.melds import (
     deadwood_of_mask,
     is_meld,
     knock_discards,
-    layoff_targets,
     meld_kind,
 )
+
+
+def layoff_targets(melds: tuple[int, ...]) -> int:
+    """Cards that could be laid off directly on these melds (a 3-card set's fourth card, the cards
+    touching a run's ends): the showdown's tie-break, restated here independently of the kernel."""
+    targets = 0
+    for meld in melds:
+        cards = [c for c in range(NUM_CARDS) if meld >> c & 1]
+        if len({c % 13 for c in cards}) == 1:
+            if len(cards) == 3:
+                targets |= sum(1 << (cards[0] % 13 + 13 * suit) for suit in range(4)) & ~meld
+        else:
+            lo, hi = cards[0], cards[-1]
+            if lo % 13 > 0:
+                targets |= 1 << (lo - 1)
+            if hi % 13 < 12:
+                targets |= 1 << (hi + 1)
+    return targets
+
 
 random_hands = st.lists(st.integers(0, NUM_CARDS - 1), unique=True, max_size=11)
 
