@@ -60,7 +60,10 @@ EXEC_PREFIX = "exec:"
 SpecKind = Literal["registered", "checkpoint", "module", "file", "exec"]
 
 #: What a spec may be, for error messages.
-SPEC_FORMS = "a registered name, checkpoint:PATH, package.module:Name, path/to/file.py:Name or exec:COMMAND"
+SPEC_FORMS = (
+    f"a registered name, {CHECKPOINT_PREFIX}PATH, package.module:Name, path/to/file.py:Name "
+    f"or {EXEC_PREFIX}COMMAND"
+)
 
 
 class AgentSpecError(registry.UnknownAgentError):
@@ -135,13 +138,15 @@ def resolve(spec: str | Spec) -> Spec:
         path = text[len(CHECKPOINT_PREFIX) :]
         if not path:
             raise AgentSpecError(
-                f"agent spec {text!r}: give the checkpoint file, e.g. checkpoint:runs/x/latest.pt"
+                f"agent spec {text!r}: give the checkpoint file, e.g. {CHECKPOINT_PREFIX}runs/x/latest.pt"
             )
         return Spec(text, "checkpoint", path)
     if text.startswith(EXEC_PREFIX):
         command = text[len(EXEC_PREFIX) :].strip()
         if not command:
-            raise AgentSpecError(f"agent spec {text!r}: give the command, e.g. exec:python my_client.py")
+            raise AgentSpecError(
+                f"agent spec {text!r}: give the command, e.g. {EXEC_PREFIX}python my_client.py"
+            )
         return Spec(text, "exec", command)
     left, colon, attr = text.rpartition(":")
     if colon and attr.isidentifier() and left:

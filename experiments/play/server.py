@@ -9,7 +9,9 @@ API (JSON; every error is a non-2xx answer ``{"error": "what was wrong and what 
 then nothing has changed):
 
 ====================================  ===============================================================
-``GET /api/options``                  opponents, rule presets, the computer's pace, the game of the day
+``GET /api/options``                  opponents, rule presets (name, label, help text, options:
+                                      :func:`~ginenv.experiments.play.presets.preset_options`),
+                                      the computer's pace, the game of the day
 ``POST /api/games``                   ``{"opponent", "preset", "daily", "seed"}`` (all optional): 201
                                       and the view of a new match
 ``GET /api/games/{id}``               the view (:meth:`Table.view`: only what the person may see)
@@ -48,6 +50,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from ginenv.agents import specs
+from ginenv.experiments.play.presets import preset_options
 from ginenv.experiments.play.table import (
     DAILY_OPPONENT,
     DAILY_PRESET,
@@ -72,13 +75,6 @@ MAX_GAMES = 64
 #: The largest replay file the replay page accepts (a 200-hand match is about 100 kB).
 MAX_REPLAY_BYTES = 5_000_000
 _REPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.json$")
-_PRESET_LABELS = {
-    "standard": "Standard (seeds 001/003)",
-    "seed000": "Seed 000: big gin 31, match bonuses",
-    "seed000_short": "Seed 000 short game: to 50",
-    "seed004": "Seed 004: undercut 20, big gin 31, re-discard allowed",
-    "oklahoma": "Oklahoma: the upcard sets the knock limit",
-}
 
 
 class _Strict(BaseModel):
@@ -209,10 +205,7 @@ def create_app(
             "opponents": [
                 {"name": n, "label": opponent_label(n), "description": _describe(n)} for n in allowed
             ],
-            "presets": [
-                {"name": n, "label": _PRESET_LABELS.get(n, n), "rules": r.to_dict()}
-                for n, r in PRESETS.items()
-            ],
+            "presets": preset_options(),
             "pace_ms": pace_ms,
             "daily": {"date": today().isoformat(), "opponent": DAILY_OPPONENT, "preset": DAILY_PRESET},
             "start": {"opponent": opponent, "preset": preset, "daily": daily, "autostart": autostart},

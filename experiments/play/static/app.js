@@ -50,72 +50,6 @@
     GinCommon.showMessage(text, kind, { rich: true, ms: kind === 'error' ? 8000 : 5000 });
   }
 
-  // ---------------------------------------------------------------- rules in words
-
-  const RULE_DEFAULTS = {
-    knock_limit: 10,
-    gin_bonus: 25,
-    undercut_bonus: 25,
-    big_gin_bonus: null,
-    discard_taken_card: false,
-    oklahoma: false,
-    dead_hand_stock: 2,
-    target: 100,
-    game_bonus: 0,
-    line_bonus: 0,
-    shutout_multiplier: 1,
-    next_dealer: 'alternate',
-  };
-
-  function ruleChange(key, value) {
-    switch (key) {
-      case 'knock_limit':
-        return `knock limit ${value}`;
-      case 'gin_bonus':
-        return `gin bonus ${value}`;
-      case 'undercut_bonus':
-        return `undercut bonus ${value}`;
-      case 'big_gin_bonus':
-        return value == null ? 'no big gin' : `big gin allowed (bonus ${value})`;
-      case 'discard_taken_card':
-        return value
-          ? 'the card just taken from the discard pile may be discarded again'
-          : 'the card just taken from the discard pile may not be discarded again';
-      case 'oklahoma':
-        return value ? 'Oklahoma: the first upcard sets the knock limit (ace: gin only)' : 'no Oklahoma';
-      case 'dead_hand_stock':
-        return `dead hand when ${value} cards are left in the stock`;
-      case 'target':
-        return `match to ${value} points`;
-      case 'game_bonus':
-        return value ? `game bonus ${value}` : 'no game bonus';
-      case 'line_bonus':
-        return value ? `line bonus ${value} per hand won` : 'no line bonus';
-      case 'shutout_multiplier':
-        return value === 2 ? 'a shutout doubles the winner\u2019s bonuses' : `shutout multiplies bonuses by ${value}`;
-      case 'next_dealer':
-        return value === 'alternate' ? 'the deal alternates' : `the hand\u2019s ${value} deals next`;
-      default:
-        return `${key.replace(/_/g, ' ')} ${JSON.stringify(value)}`;
-    }
-  }
-
-  function presetChanges(rules) {
-    const base = standardRules();
-    const out = [];
-    for (const [k, v] of Object.entries(rules || {})) {
-      if (k in base && JSON.stringify(base[k]) === JSON.stringify(v)) continue;
-      out.push(ruleChange(k, v));
-    }
-    return out;
-  }
-
-  function standardRules() {
-    const presets = (state.options && state.options.presets) || [];
-    const std = presets.find((p) => p.name === 'standard');
-    return std ? std.rules : RULE_DEFAULTS;
-  }
-
   // ---------------------------------------------------------------- setup
 
   async function loadOptions() {
@@ -178,14 +112,8 @@
     const opp = (o.opponents || []).find((x) => x.name === $('opponent-select').value);
     $('opponent-description').textContent = opp ? opp.description || '' : '';
     const pre = (o.presets || []).find((x) => x.name === $('preset-select').value);
-    if (pre) {
-      const ch = presetChanges(pre.rules);
-      $('preset-description').textContent = ch.length
-        ? 'Changes from the standard rules: ' + ch.join('; ') + '.'
-        : 'The standard rules: knock with 10 or less, gin 25, undercut 25, match to 100.';
-    } else {
-      $('preset-description').textContent = '';
-    }
+    // The presets, their labels and their help text come from the server (/api/options).
+    $('preset-description').textContent = pre ? pre.help || '' : '';
     renderHelp();
   }
 
@@ -730,20 +658,25 @@
 
   // ---------------------------------------------------------------- help
 
+  // The rules of the match being played, else of the preset chosen; null until the server answers.
   function currentRules() {
     if (state.view && state.view.rules) return state.view.rules;
     const pre = ((state.options && state.options.presets) || []).find(
       (p) => p.name === $('preset-select').value,
     );
-    return (pre && pre.rules) || RULE_DEFAULTS;
+    return (pre && pre.rules) || null;
   }
 
   function renderHelp() {
-    const r = { ...RULE_DEFAULTS, ...currentRules() };
+    const r = currentRules();
     const key = JSON.stringify(r);
     if (key === state.helpKey) return; // unchanged: keep the reader's place and selection
     state.helpKey = key;
     const body = $('help-body');
+    if (!r) {
+      body.textContent = 'The rules show here once the game server has answered.';
+      return;
+    }
     const esc = (s) => String(s).replace(/[&<>]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[ch]);
     const bigGin =
       r.big_gin_bonus == null

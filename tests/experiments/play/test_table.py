@@ -7,6 +7,7 @@ answer before a showdown names a card the person cannot know.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import random
@@ -24,14 +25,15 @@ import pytest
 from fastapi.testclient import TestClient
 from ginenv.agents.base import Agent, AgentForfeit
 from ginenv.experiments.eval.harness import make_agent as harness_make_agent
-from ginenv.experiments.play.server import add_table, create_app
+from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_help, rule_changes, rule_words
+from ginenv.experiments.play.server import STATIC_DIR, add_table, create_app
 from ginenv.experiments.play.table import Table, daily_seed, replay_frames
 from policies import deck
 
 from ginenv.actions import action_id, action_name
 from ginenv.cards import CARD_NAMES, cards_of
 from ginenv.replay import load_replay, play_replay
-from ginenv.rules import Rules
+from ginenv.rules import PRESETS, Rules
 
 CARD_TOKEN = re.compile(r"\b([A2-9TJQK][scdh])\b")
 
@@ -339,6 +341,52 @@ def test_two_games_are_independent(client: TestClient) -> None:
     a2 = move(client, a["id"], a["legal"][0])
     assert a2["events"] != a["events"]
     assert client.get(f"/api/games/{b['id']}").json() == b
+
+
+# ---------------------------------------------------------------------------- the rule presets
+
+
+def test_the_options_carry_every_preset_with_its_label_help_and_rules(client: TestClient) -> None:
+    presets = client.get("/api/options").json()["presets"]
+    assert [p["name"] for p in presets] == list(PRESETS)
+    for p in presets:
+        assert p["label"] == PRESET_LABELS[p["name"]]
+        assert p["help"] == preset_help(p["name"])
+        assert Rules.from_dict(p["rules"]) == PRESETS[p["name"]]
+    by_name = {p["name"]: p for p in presets}
+    assert by_name["standard"]["help"] == (
+        "The standard rules: knock with 10 or less, gin 25, undercut 25, match to 100."
+    )
+    assert by_name["seed000_short"]["help"] == (
+        "Changes from the standard rules: big gin allowed (bonus 31); match to 50 points; game bonus 100; "
+        "line bonus 25 per hand won; a shutout doubles the winner\u2019s bonuses."
+    )
+    assert by_name["seed004"]["help"] == (
+        "Changes from the standard rules: undercut bonus 20; big gin allowed (bonus 31); the card just "
+        "taken from the discard pile may be discarded again."
+    )
+
+
+def test_every_rule_option_has_words() -> None:
+    assert set(RULE_WORDS) == {f.name for f in dataclasses.fields(Rules)}
+    assert rule_words("oklahoma", False) == "no Oklahoma"
+    assert rule_words("next_dealer", "winner") == "the hand\u2019s winner deals next"
+
+
+def test_the_page_scripts_restate_no_preset() -> None:
+    """The presets, labels and help text are served by /api/options; the page's scripts hold none."""
+    scripts = "\n".join(p.read_text() for p in sorted(STATIC_DIR.glob("*.js")))
+    for name in PRESETS:
+        assert f"'{name}'" not in scripts and f'"{name}"' not in scripts, name
+    for label in PRESET_LABELS.values():
+        assert label not in scripts, label
+    for name, rules in PRESETS.items():
+        for words in [*rule_changes(rules), preset_help(name)]:
+            # The words as they stand, or as a template with the numbers left to fill in
+            # (`match to ${value} points`).
+            template = r"\$\{[^}]*\}".join(re.escape(part) for part in re.split(r"\d+", words))
+            assert words not in scripts and not re.search(template, scripts), words
+    assert "Changes from the standard rules" not in scripts
 
 
 # ---------------------------------------------------------------------------- daily game, replays
