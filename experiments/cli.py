@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import (
     DEFAULT_TIME_LIMIT,
     MAX_DEALS,
@@ -329,7 +330,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     try:
         run_dir = train(spec, resume=args.resume)
     except CheckpointError as err:
-        raise HarnessError(f"--resume: {err}") from None
+        raise UsageError(f"--resume: {err}") from None
     print(f"ginenv train: done; TensorBoard scalars and checkpoints in {run_dir}")
     print(f"  play it: ginenv match checkpoint:{run_dir / 'checkpoints' / 'latest.pt'} hard --hands 400")
     return 0
@@ -639,7 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(err.agent_traceback.rstrip(), file=sys.stderr)
         print(f"ginenv: {err}", file=sys.stderr)
         return 1
-    except (HarnessError, RulesError, ReplayError) as err:
+    except (UsageError, RulesError, ReplayError) as err:
         print(f"ginenv: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:

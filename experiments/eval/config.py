@@ -4,7 +4,7 @@ Evaluation configs (:class:`LadderFile`) and typed training configs (:func:`load
 :func:`apply_overrides`, e.g. ``ginenv.experiments.train.ppo.Args``).
 
 Every value is checked for its type here, before any game is played, so that a config error is one
-clear line (``HarnessError``) naming the setting, what was given and what is allowed.
+clear line (``UsageError``) naming the setting, what was given and what is allowed.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
+from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import (
     DEFAULT_TIME_LIMIT,
     MAX_DEALS,
     EvalConfig,
-    HarnessError,
     check_seed,
     check_specs,
     check_time_limit,
@@ -62,22 +62,22 @@ class LadderFile:
 
 
 def resolve_rules(spec: object) -> Rules:
-    """Rules from a preset name, a mapping of fields, or a Rules instance; else HarnessError."""
+    """Rules from a preset name, a mapping of fields, or a Rules instance; else UsageError."""
     if isinstance(spec, Rules):
         return spec
     if not isinstance(spec, (str, dict)):
-        raise HarnessError(f"rules must be a preset name or a mapping of rule options, got {spec!r}")
+        raise UsageError(f"rules must be a preset name or a mapping of rule options, got {spec!r}")
     try:
         return preset(spec) if isinstance(spec, str) else Rules.from_dict(spec)
     except (RulesError, TypeError, ValueError) as err:
-        raise HarnessError(f"rules: {err}") from None
+        raise UsageError(f"rules: {err}") from None
 
 
 def _check_fields(spec: LadderFile, path: str | Path) -> None:
     """Refuse values of the wrong type with the setting's name and what it allows."""
 
-    def bad(name: str, allowed: str) -> HarnessError:
-        return HarnessError(f"{path}: {name} must be {allowed}, got {getattr(spec, name)!r}")
+    def bad(name: str, allowed: str) -> UsageError:
+        return UsageError(f"{path}: {name} must be {allowed}, got {getattr(spec, name)!r}")
 
     if not (spec.agents == "all" or isinstance(spec.agents, list)):
         raise bad("agents", "'all' or a list of agent names")
@@ -98,32 +98,32 @@ def _check_fields(spec: LadderFile, path: str | Path) -> None:
 
 
 def _read_yaml(path: str | Path) -> Any:
-    """The parsed YAML of a config file; unreadable, binary or malformed files: HarnessError."""
+    """The parsed YAML of a config file; unreadable, binary or malformed files: UsageError."""
     try:
         return yaml.safe_load(Path(path).read_text())
     except OSError as err:
-        raise HarnessError(f"cannot read config {path}: {err.strerror or err}") from None
+        raise UsageError(f"cannot read config {path}: {err.strerror or err}") from None
     except UnicodeDecodeError:
-        raise HarnessError(f"config {path} is not a text file") from None
+        raise UsageError(f"config {path} is not a text file") from None
     except yaml.YAMLError as err:
-        raise HarnessError(f"config {path} is not valid YAML: {err}") from None
+        raise UsageError(f"config {path} is not valid YAML: {err}") from None
 
 
 def load_ladder_file(path: str | Path) -> LadderFile:
-    """Read a YAML evaluation config; a missing file, bad YAML, unknown keys or bad values: HarnessError."""
+    """Read a YAML evaluation config; a missing file, bad YAML, unknown keys or bad values: UsageError."""
     data = _read_yaml(path)
     if not isinstance(data, dict):
-        raise HarnessError(f"config {path} must be a mapping of settings")
+        raise UsageError(f"config {path} must be a mapping of settings")
     known = {f.name for f in dataclasses.fields(LadderFile)}
     odd = [k for k in data if not isinstance(k, str)]
     if odd:
-        raise HarnessError(
+        raise UsageError(
             f"config {path}: setting names must be strings, got {', '.join(repr(k) for k in odd)}; "
             f"known settings: {', '.join(sorted(known))}"
         )
     unknown = sorted(set(data) - known)
     if unknown:
-        raise HarnessError(
+        raise UsageError(
             f"unknown setting(s) in {path}: {', '.join(unknown)}; known settings: {', '.join(sorted(known))}"
         )
     spec = LadderFile(**data)
@@ -149,7 +149,7 @@ def to_eval_config(spec: LadderFile, registered: list[str]) -> EvalConfig:
     elif isinstance(spec.agents, list) and all(isinstance(a, str) for a in spec.agents):
         names = tuple(spec.agents)
     else:
-        raise HarnessError(f"agents must be 'all' or a list of names, got {spec.agents!r}")
+        raise UsageError(f"agents must be 'all' or a list of names, got {spec.agents!r}")
     check_agent_names(names)
     return EvalConfig(
         agents=names,
@@ -226,35 +226,33 @@ def _coerce(value: Any, tp: Any) -> tuple[bool, Any]:
 def check_dataclass_types(obj: Any, where: str) -> None:
     """Check (and normalise: ints to floats where a float is due) every field of a config dataclass.
 
-    A wrong type raises HarnessError naming the setting, the value given and the type allowed.
+    A wrong type raises UsageError naming the setting, the value given and the type allowed.
     """
     hints = typing.get_type_hints(type(obj))
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         ok, got = _coerce(value, hints[f.name])
         if not ok:
-            raise HarnessError(f"{where}: {f.name} must be {_type_name(hints[f.name])}, got {value!r}")
+            raise UsageError(f"{where}: {f.name} must be {_type_name(hints[f.name])}, got {value!r}")
         setattr(obj, f.name, got)
 
 
-def _unknown(keys: list[str], cls: type, where: str) -> HarnessError:
+def _unknown(keys: list[str], cls: type, where: str) -> UsageError:
     known = sorted(f.name for f in dataclasses.fields(cls))
-    return HarnessError(
-        f"unknown setting(s) in {where}: {', '.join(keys)}; known settings: {', '.join(known)}"
-    )
+    return UsageError(f"unknown setting(s) in {where}: {', '.join(keys)}; known settings: {', '.join(known)}")
 
 
 def load_dataclass_yaml(path: str | Path, cls: type[T]) -> T:
     """A config dataclass from a YAML mapping (missing keys keep their defaults); unknown keys,
-    non-string keys and values of the wrong type are refused with HarnessError."""
+    non-string keys and values of the wrong type are refused with UsageError."""
     data = _read_yaml(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise HarnessError(f"config {path} must be a mapping of settings")
+        raise UsageError(f"config {path} must be a mapping of settings")
     odd = [k for k in data if not isinstance(k, str)]
     if odd:
-        raise HarnessError(f"config {path}: setting names must be strings, got {', '.join(map(repr, odd))}")
+        raise UsageError(f"config {path}: setting names must be strings, got {', '.join(map(repr, odd))}")
     known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - known)
     if unknown:
@@ -273,13 +271,13 @@ def apply_overrides(obj: T, overrides: list[str]) -> T:
         key, sep, text = item.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise HarnessError(f"--set {item!r}: write key=value, e.g. --set learning_rate=1e-4")
+            raise UsageError(f"--set {item!r}: write key=value, e.g. --set learning_rate=1e-4")
         if key not in known:
             raise _unknown([key], type(obj), f"--set {item!r}")
         try:
             changes[key] = yaml.safe_load(text) if text.strip() else ""
         except yaml.YAMLError as err:
-            raise HarnessError(f"--set {item!r}: the value is not valid YAML: {err}") from None
+            raise UsageError(f"--set {item!r}: the value is not valid YAML: {err}") from None
     new = dataclasses.replace(obj, **changes)  # type: ignore[type-var]
     check_dataclass_types(new, "--set")
     return new

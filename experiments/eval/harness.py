@@ -69,6 +69,7 @@ from ginenv.agents import specs
 from ginenv.agents.arena import AgentError, GameRecord, agent_seed, deal_seed, is_legal_action, play_game
 from ginenv.agents.registry import UnknownAgentError
 from ginenv.agents.specs import CHECKPOINT_PREFIX, Spec
+from ginenv.experiments.errors import UsageError
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.rules import Rules
@@ -92,8 +93,9 @@ MAX_WORKERS = 1024
 DEFAULT_TIME_LIMIT = 10.0
 
 
-class HarnessError(ValueError):
-    """A harness configuration or run folder that cannot be used, with what is allowed."""
+#: A harness configuration or run folder that cannot be used, with what is allowed: the one usage
+#: error (:class:`ginenv.experiments.errors.UsageError`) under the name the harness has always used.
+HarnessError = UsageError
 
 
 def check_seed(seed: object, what: str = "seed", random_ok: bool = False) -> int:

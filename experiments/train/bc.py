@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.neural import MaskedPolicy, save_checkpoint
+from ginenv.experiments.errors import UsageError
 from torch import nn
 
 from ginenv import agents, gin_rummy_v0
@@ -56,7 +57,7 @@ def record(
     have passed (whichever is given; both: the first reached), saving its decisions in shards under
     ``out``. Returns the number of hands played."""
     if hands is None and seconds is None:
-        raise ValueError("give hands or seconds (or both)")
+        raise UsageError("give hands or seconds (or both)")
     out.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     observations: list[np.ndarray] = []
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if ns.command == "record":
             if not agents.specs.is_known(ns.level):
-                raise ValueError(f"unknown level {ns.level!r}; known: {', '.join(agents.available())}")
+                raise UsageError(f"unknown level {ns.level!r}; known: {', '.join(agents.available())}")
             played = record(ns.level, ns.out, ns.start, ns.hands, ns.seconds)
             print(f"recorded {played} hands of {ns.level} under {ns.out}")
         else:

@@ -1,4 +1,4 @@
-"""Stable-Baselines3 on the batched engine: a ``VecEnv`` over :class:`ginenv.vector.OpponentVectorGinRummy`.
+"""Stable-Baselines3 on the batched engine: a ``VecEnv`` over :class:`ginenv.vector_env.GinRummyVectorEnv`.
 
 Stable-Baselines3 trains on its own ``VecEnv`` interface, not on ``gymnasium.vector``; this module
 owns the adapter, so that SB3 and sb3-contrib code (``MaskablePPO`` with its action masks) train on
@@ -65,40 +65,36 @@ from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
 
 from ginenv.actions import NUM_ACTIONS
-from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.observation import OBS_SIZE
-from ginenv.rules import Rules
 from ginenv.vector import OpponentVectorGinRummy
-from ginenv.vector_env import learner_observation_space
+from ginenv.vector_env import GinRummyVectorEnv
 
 
 class GinRummyVecEnv(VecEnv):  # type: ignore[misc]
-    """``num_envs`` learner slots against a compiled opponent, as a Stable-Baselines3 ``VecEnv``."""
+    """``num_envs`` learner slots against a compiled opponent, as a Stable-Baselines3 ``VecEnv``: SB3's
+    face of :class:`ginenv.vector_env.GinRummyVectorEnv` (``vector_env``), the Gymnasium one."""
 
-    def __init__(
-        self,
-        num_envs: int = 8,
-        opponent: str = "greedy",
-        seat: int | None = None,
-        rules: Rules | None = None,
-        turn_limit: int = DEFAULT_TURN_LIMIT,
-        reward_scale: float = 1.0,
-        seed: int | None = None,
-    ) -> None:
-        """The slots of :class:`ginenv.vector.OpponentVectorGinRummy` (see it for each argument)."""
-        self.vector = OpponentVectorGinRummy(num_envs, opponent, seat, rules, seed, turn_limit, reward_scale)
+    def __init__(self, num_envs: int = 8, **settings: Any) -> None:
+        """The slots of :class:`ginenv.vector_env.GinRummyVectorEnv`, given its keyword arguments
+        (``opponent``, ``seat``, ``rules``, ``turn_limit``, ``reward_scale``, ``seed``: see it; any
+        other name is refused there)."""
+        self.vector_env = GinRummyVectorEnv(num_envs, **settings)
         super().__init__(
-            self.vector.num_envs,
-            learner_observation_space(rules or Rules()),
-            spaces.Discrete(NUM_ACTIONS),
+            self.vector_env.num_envs,
+            self.vector_env.single_observation_space,
+            self.vector_env.single_action_space,
         )
-        self._seed = seed
+        self._seed: int | None = settings.get("seed")
         self._actions: np.ndarray | None = None
-        self._masks = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+
+    @property
+    def vector(self) -> OpponentVectorGinRummy:
+        """The batched engine underneath (seats, results of the last step)."""
+        return self.vector_env.vector
 
     def reset(self) -> np.ndarray:
         """Deal every slot (with the seed given to :meth:`seed` or the constructor, once)."""
-        obs, self._masks = self.vector.reset(seed=self._seed)
+        obs, _ = self.vector_env.reset(seed=self._seed)
         self._seed = None
         return obs
 
@@ -110,17 +106,18 @@ class GinRummyVecEnv(VecEnv):  # type: ignore[misc]
         """Apply the actions, then the opponents' moves: SB3's ``(obs, rewards, dones, infos)``."""
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
-        obs, self._masks, rewards, terminated, truncated, final = self.vector.step(self._actions)
+        obs, rewards, terminated, truncated, found = self.vector_env.step(self._actions)
         self._actions = None
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        for i in np.flatnonzero(dones):
-            infos[i] = {"terminal_observation": final[i], "TimeLimit.truncated": bool(truncated[i])}
+        for i in np.flatnonzero(dones):  # then the ended hands' final views are in found["final_obs"]
+            final = found["final_obs"][i]
+            infos[i] = {"terminal_observation": final, "TimeLimit.truncated": bool(truncated[i])}
         return obs, rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, (num_envs, 108) bool."""
-        return self._masks.astype(bool)
+        return self.vector_env.action_masks()
 
     def env_method(
         self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ginenv.agents.arena import play_game
 from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
-from ginenv.experiments.eval.harness import HarnessError
+from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.bc import RECORD_SEED, BCArgs, load_shards, main, record, train_bc
 from ginenv.experiments.train.ppo import Args, train
 
@@ -62,9 +62,9 @@ def test_a_clone_plays_and_ppo_starts_from_it(greedy_data: Path, tmp_path: Path)
 
 def test_mismatched_or_missing_starting_points_are_refused(greedy_data: Path, tmp_path: Path) -> None:
     base = Args(hidden=[32], card_hidden=8, eval_every=0, runs_dir=str(tmp_path), progress=False)
-    with pytest.raises(HarnessError, match=r"init: no such checkpoint file 'nope.pt' \(allowed: a file\)"):
+    with pytest.raises(UsageError, match=r"init: no such checkpoint file 'nope.pt' \(allowed: a file\)"):
         dataclasses.replace(base, init="nope.pt").validate()
-    with pytest.raises(HarnessError, match=r"kickstart_teacher: no such checkpoint file .*greedy or a"):
+    with pytest.raises(UsageError, match=r"kickstart_teacher: no such checkpoint file .*greedy or a"):
         dataclasses.replace(base, kickstart_teacher="nope.pt").validate()
     other = tmp_path / "other.pt"
     save_checkpoint(MaskedPolicy(hidden=(32,), inputs="features", card_hidden=0), other)

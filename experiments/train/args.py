@@ -1,0 +1,209 @@
+"""The settings of a masked-PPO run (:mod:`ginenv.experiments.train.ppo`): :class:`Args`.
+
+``configs/ppo.yaml`` holds the defaults, one key per field; ``ginenv train --set key=value``
+overrides any of them. The config loader (:mod:`ginenv.experiments.eval.config`) checks each
+value's type; :meth:`Args.validate` checks the ranges and what the settings name (league members,
+checkpoint files, levels), refusing a bad one with :class:`ginenv.experiments.errors.UsageError`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.config import resolve_rules
+from ginenv.experiments.train.league import LEAGUE_KINDS
+
+from ginenv.engine import DEFAULT_TURN_LIMIT
+from ginenv.features import INPUT_KINDS
+
+RAY_MISSING = "backend ray needs Ray: pip install 'ray>=2.9'"
+
+
+@dataclass
+class Args:
+    """Every setting of a training run (``configs/ppo.yaml``; ``--set key=value`` overrides)."""
+
+    experiment: str = "ppo"
+    """Name of the run; the TensorBoard folder is ``{runs_dir}/{experiment}__{seed}__{time}``."""
+    seed: int = 1
+    """Seeds Python, numpy, torch and the minibatch order; each rollout worker's deals, league draws
+    and action samples follow from it and the worker's index."""
+    torch_deterministic: bool = True
+    """``torch.use_deterministic_algorithms``-style determinism for cuDNN (no effect on CPU)."""
+    device: str = "cpu"
+    """``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
+    threads: int = 1
+    """torch intra-op threads (0: torch's default). One thread: on 2 shared cores, torch's threads
+    spin-waiting beside the env and other processes made a forward pass 20x slower (measured)."""
+    total_steps: int = 20_000_000
+    """Env steps to train for (every seat's decisions, the opponent's included)."""
+    num_envs: int = 1024
+    """Hands stepped in lockstep by the batched engine."""
+    num_steps: int = 64
+    """Env steps per slot per rollout (about half of them are the learner's decisions)."""
+    backend: str = "local"
+    """Where the rollout workers run: ``local`` (in this process, one after another) or ``ray``
+    (Ray actors collecting in parallel: a local Ray instance, or the cluster named by
+    ``RAY_ADDRESS``)."""
+    workers: int = 1
+    """Rollout workers; each steps ``num_envs // workers`` slots (``num_envs`` must divide evenly)."""
+    learning_rate: float = 3e-4
+    """Adam's learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 over ``total_steps``."""
+    gamma: float = 0.995
+    """Discount per learner decision."""
+    gae_lambda: float = 0.95
+    """GAE's lambda."""
+    num_minibatches: int = 32
+    """Minibatches per epoch over a rollout's learner decisions."""
+    update_epochs: int = 2
+    """Passes over each rollout."""
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+    clip_coef: float = 0.2
+    """PPO's ratio clip."""
+    clip_vloss: bool = True
+    """Clip the value loss like the ratio."""
+    ent_coef: float = 0.01
+    """Weight of the (masked) entropy bonus."""
+    vf_coef: float = 0.5
+    """Weight of the value loss."""
+    aux_coef: float = 0.1
+    """Weight of the auxiliary opponent-hand loss (0 turns it off; its log-loss is still logged)."""
+    kickstart: float = 1.0
+    """Weight of the kickstarting loss (Schmitt et al. 2018): cross-entropy of the policy against the
+    compiled ``greedy`` policy's action at each learner decision, a teacher that gets the learner
+    past discarding meld cards and ignoring useful discard-pile cards in minutes instead of hours.
+    Annealed linearly to 0 over ``kickstart_steps``, after which PPO alone drives the policy (0: off)."""
+    kickstart_steps: int = 10_000_000
+    """Env steps over which the kickstarting weight decays to 0."""
+    kickstart_teacher: str = "greedy"
+    """The teacher: ``greedy`` (the compiled policy) or the path of a policy checkpoint (say, a
+    behaviour clone of ``expert`` from :mod:`ginenv.experiments.train.bc`) whose most likely legal action
+    teaches; it must read the same ``inputs``."""
+    init: str | None = None
+    """A policy checkpoint whose weights start the policy (a behaviour clone, say); its ``inputs``,
+    ``hidden`` and ``card_hidden`` must be this run's. The value and auxiliary heads start fresh.
+    Ignored when resuming."""
+    max_grad_norm: float = 0.5
+    """Gradient-norm clip."""
+    target_kl: float | None = None
+    """Stop an update's epochs early once the approximate KL exceeds this (None: never)."""
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer widths of the policy and of the value MLP."""
+    card_hidden: int = 64
+    """Width of the policy's card head (:class:`ginenv.agents.neural.MaskedPolicy`): one small MLP
+    shared by the 52 cards that adds to the logits of discarding, knocking with and taking each
+    card (0: a plain MLP)."""
+    inputs: str = "features"
+    """What the networks read (:mod:`ginenv.features`): ``features`` (the observation plus per-card
+    deadwood features of the own hand) or ``observation`` (the raw vector)."""
+    reward_scale: float = 0.01
+    """Reward per point won (hands score up to about 100 points)."""
+    shaping: float = 0.0
+    """Potential-based reward shaping (Ng, Harada and Russell 1999): the potential of a learner
+    decision is ``-shaping * reward_scale * own deadwood`` and 0 once the hand is over, so each
+    decision earns ``gamma * potential(next) - potential(now)``. Lowering deadwood pays at once
+    instead of only at the showdown; the optimal policy is unchanged (0: off)."""
+    rules: str | dict[str, Any] = "standard"
+    """A rules preset name or a mapping of Rules fields."""
+    turn_limit: int = DEFAULT_TURN_LIMIT
+    """Draws per hand before it is truncated (0 points; bootstrapped)."""
+    opponents: dict[str, float] = field(
+        default_factory=lambda: {"greedy": 0.5, "random": 0.05, "snapshot": 0.45}
+    )
+    """League mix, drawn per slot at every new hand: weights of greedy, random and snapshot."""
+    snapshot_every: int = 10
+    """Updates between snapshots of the learner joining the league."""
+    snapshot_pool: int = 10
+    """Most recent snapshots kept in the league (a slot's snapshot is drawn uniformly among them)."""
+    eval_every: int = 100
+    """Updates between duplicate-deal evaluations through the harness (0: none)."""
+    eval_deals: int = 100
+    """Duplicate deals per level in each evaluation."""
+    eval_levels: list[str] = field(default_factory=lambda: ["greedy", "normal", "hard"])
+    """The registered agents the learner is evaluated against."""
+    eval_workers: int = 1
+    """Processes for the evaluation (0: every core)."""
+    checkpoint_every: int = 25
+    """Updates between checkpoints (``checkpoints/latest.pt``; one is always written at the end)."""
+    runs_dir: str = "runs"
+    """Folder of the run folders."""
+    progress: bool = True
+    """Show a progress bar with the current figures."""
+
+    def validate(self) -> None:
+        """Refuse values out of range with UsageError (types are checked by the config loader)."""
+
+        def bad(name: str, allowed: str) -> UsageError:
+            return UsageError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
+
+        positive = ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "workers")
+        for name in (*positive, "turn_limit", "snapshot_every", "snapshot_pool", "eval_deals"):
+            if getattr(self, name) < 1:
+                raise bad(name, "a positive integer")
+        for name in ("seed", "threads", "eval_every", "checkpoint_every", "eval_workers"):
+            if getattr(self, name) < 0:
+                raise bad(name, "a non-negative integer")
+        for name in ("learning_rate", "clip_coef", "max_grad_norm", "reward_scale"):
+            if not getattr(self, name) > 0:
+                raise bad(name, "a positive number")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise bad(name, "a number from 0 to 1")
+        for name in ("ent_coef", "vf_coef", "aux_coef", "shaping", "kickstart", "kickstart_steps"):
+            if getattr(self, name) < 0:
+                raise bad(name, "a number >= 0")
+        if self.target_kl is not None and not self.target_kl > 0:
+            raise bad("target_kl", "a positive number or null")
+        if self.card_hidden < 0:
+            raise bad("card_hidden", "an integer >= 0")
+        if not self.hidden or any(h < 1 for h in self.hidden):
+            raise bad("hidden", "a non-empty list of positive layer widths")
+        if self.inputs not in INPUT_KINDS:
+            raise bad("inputs", " or ".join(INPUT_KINDS))
+        if self.device not in ("cpu", "cuda", "auto"):
+            raise bad("device", "cpu, cuda or auto")
+        if self.backend not in ("local", "ray"):
+            raise bad("backend", "local or ray")
+        if self.backend == "ray" and importlib.util.find_spec("ray") is None:
+            raise UsageError(RAY_MISSING)
+        if self.num_envs % self.workers:
+            raise bad(
+                "workers", f"a divisor of num_envs ({self.num_envs}), so every worker steps as many slots"
+            )
+        unknown = sorted(set(self.opponents) - set(LEAGUE_KINDS))
+        if unknown:
+            raise UsageError(
+                f"opponents: unknown league member(s) {', '.join(unknown)}; "
+                f"allowed: {', '.join(LEAGUE_KINDS)}"
+            )
+        weights = list(self.opponents.values())
+        if any(w < 0 for w in weights) or not sum(weights) > 0:
+            raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")
+        resolve_rules(self.rules)
+        for name, allowed in (
+            ("init", "a file"),
+            ("kickstart_teacher", "greedy or a policy checkpoint file"),
+        ):
+            path = getattr(self, name)
+            if path not in (None, "greedy") and not Path(path).is_file():
+                raise UsageError(f"{name}: no such checkpoint file {path!r} (allowed: {allowed})")
+        if self.eval_every:
+            from ginenv import agents
+
+            odd = [n for n in self.eval_levels if n not in agents.available()]
+            if odd:
+                raise UsageError(
+                    f"eval_levels: unknown agent(s) {', '.join(odd)}; known: {', '.join(agents.available())}"
+                )
+
+    @property
+    def batch_envs_steps(self) -> int:
+        """Env steps per rollout (all slots)."""
+        return self.num_envs * self.num_steps

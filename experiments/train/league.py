@@ -1,0 +1,100 @@
+"""The league a PPO learner trains against: who it faces in each slot of a rollout, and in which seat.
+
+At every new hand of a slot the learner's seat is drawn (so it plays both seats, dealer and
+non-dealer) and so is its opponent, from the mix of ``Args.opponents``: the batched engine's
+compiled ``greedy`` or ``random`` policies, or a frozen snapshot of the learner drawn uniformly
+from the pool of the most recent ``snapshot_pool`` ones. An opponent is a *league code* per slot:
+``0 .. len(COMPILED_OPPONENTS) - 1`` name a compiled policy, ``len(COMPILED_OPPONENTS) + j`` is
+snapshot ``j`` of the pool.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from ginenv.agents.neural import MaskedPolicy
+
+from ginenv.vector import VectorGinRummy
+
+#: League members besides snapshots: the batched engine's compiled policies.
+COMPILED_OPPONENTS = ("greedy", "random")
+LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
+
+
+class League:
+    """The per-slot seats and opponents of one rollout worker's ``slots`` hands, and the snapshot pool.
+
+    ``seats[i]`` is the learner's seat in slot ``i`` and ``opponent[i]`` the league code of its
+    opponent there; both are drawn from ``rng`` when the league starts and again by
+    :meth:`new_hands`, in that order, so a worker's draws follow from its seed alone.
+    """
+
+    def __init__(
+        self,
+        mix: dict[str, float],
+        pool: int,
+        first: MaskedPolicy,
+        slots: int,
+        rng: np.random.Generator,
+    ) -> None:
+        """A league of the members of ``mix`` with a positive weight (weights need not sum to 1),
+        keeping the ``pool`` most recent snapshots, the first of them ``first``."""
+        self.kinds = [k for k in LEAGUE_KINDS if mix.get(k, 0) > 0]
+        weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
+        self.p = weights / weights.sum()
+        self.pool = pool
+        self.rng = rng
+        self.snapshots: list[MaskedPolicy] = []
+        self.add_snapshot(first)
+        self.seats = rng.integers(0, 2, size=slots)
+        self.opponent = self.draw_opponents(slots)
+
+    def add_snapshot(self, policy: MaskedPolicy) -> None:
+        """A frozen copy of ``policy`` joins the pool (the oldest leaves beyond ``pool``)."""
+        self.snapshots.append(copy.deepcopy(policy).eval().requires_grad_(False))
+        del self.snapshots[: -self.pool]
+
+    def draw_opponents(self, k: int) -> np.ndarray:
+        """League codes of ``k`` new hands' opponents."""
+        picked = self.rng.choice(len(self.kinds), size=k, p=self.p)
+        codes = np.array([LEAGUE_KINDS.index(self.kinds[p]) for p in picked], dtype=np.int64)
+        is_snap = codes == LEAGUE_KINDS.index("snapshot")
+        found = len(self.snapshots)
+        codes[is_snap] = len(COMPILED_OPPONENTS) + self.rng.integers(0, found, size=int(is_snap.sum()))
+        return codes
+
+    def new_hands(self, slots: np.ndarray) -> None:
+        """Draw the learner's seat and its opponent again in ``slots`` (indices), dealt new hands."""
+        self.seats[slots] = self.rng.integers(0, 2, size=slots.size)
+        self.opponent[slots] = self.draw_opponents(slots.size)
+
+    def plays_a_network(self) -> np.ndarray:
+        """(N,) bool: the slots whose opponent is a snapshot (its moves need network inputs)."""
+        return self.opponent >= len(COMPILED_OPPONENTS)
+
+    def snapshot_turns(self, to_move: np.ndarray) -> list[tuple[MaskedPolicy, np.ndarray]]:
+        """Each snapshot with the slots (indices) where it is to move (``to_move`` (N,) bool), for
+        the snapshots that move somewhere."""
+        turns = []
+        for j, snap in enumerate(self.snapshots):
+            slots = np.flatnonzero(to_move & (self.opponent == len(COMPILED_OPPONENTS) + j))
+            if slots.size:
+                turns.append((snap, slots))
+        return turns
+
+    def compiled_moves(
+        self, venv: VectorGinRummy, actions: np.ndarray, to_move: np.ndarray, wanted: str | None = None
+    ) -> np.ndarray | None:
+        """The compiled opponents' moves into ``actions`` where they are to move (``to_move``), in
+        league order; returns every slot's action of the compiled policy ``wanted`` (computed even
+        where it moves nowhere: the kickstarting teacher), else None."""
+        chosen_by_wanted = None
+        for code, policy in enumerate(COMPILED_OPPONENTS):
+            slots = to_move & (self.opponent == code)
+            if slots.any() or policy == wanted:
+                chosen = venv.policy_actions(policy)
+                actions[slots] = chosen[slots]
+                if policy == wanted:
+                    chosen_by_wanted = chosen
+        return chosen_by_wanted

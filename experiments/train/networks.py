@@ -1,0 +1,95 @@
+"""The networks a PPO run trains and the masked-policy arithmetic of the update and the rollouts.
+
+:class:`ActorCritic` holds the policy, a :class:`ginenv.agents.neural.MaskedPolicy` (so a
+checkpoint plays in the harness as ``checkpoint:PATH``): an MLP plus a card head, one small MLP
+shared by the 52 cards over their columns of the 4x13 planes, which adds to the logits of
+discarding, knocking with and taking each card (``card_hidden``); the value function, a separate
+MLP; and an auxiliary head on the policy's last hidden layer that predicts the opponent's hand (52
+logits, binary cross-entropy on the unseen cards against the opponent's true cards: a training
+loss only, never an input). Both networks read the observation with per-card deadwood features
+(:mod:`ginenv.features`, ``inputs``).
+
+Illegal actions are masked out of the logits (``-inf``): they are never sampled, have exactly zero
+probability, and are left out of the entropy (:func:`masked_log_probs`).
+"""
+
+from __future__ import annotations
+
+import torch
+from ginenv.agents.neural import MaskedPolicy
+from ginenv.experiments.train.args import Args
+from torch import nn
+
+from ginenv.actions import NUM_ACTIONS
+from ginenv.cards import NUM_CARDS
+from ginenv.features import input_size
+from ginenv.observation import plane_slice
+
+_UNSEEN = plane_slice("unseen")
+
+
+class ActorCritic(nn.Module):
+    """The policy (a MaskedPolicy), a separate value MLP and the opponent-hand head."""
+
+    def __init__(
+        self, hidden: list[int] | tuple[int, ...], inputs: str = "features", card_hidden: int = 0
+    ) -> None:
+        """MLPs ``input -> hidden... -> 108`` (policy, with a card head of ``card_hidden`` units) and
+        ``-> 1`` (value); aux ``hidden[-1] -> 52``; ``inputs`` is the input kind of
+        :mod:`ginenv.features` both read."""
+        super().__init__()
+        self.actor = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs, card_hidden=card_hidden)
+        layers: list[nn.Module] = []
+        width = input_size(inputs)
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.Tanh()]
+            width = h
+        layers.append(nn.Linear(width, 1))
+        self.critic = nn.Sequential(*layers)
+        # Reads the policy's features, so predicting the opponent's cards shapes what the policy sees.
+        self.aux = nn.Linear(hidden[-1], NUM_CARDS)
+
+    @classmethod
+    def for_args(cls, args: Args) -> ActorCritic:
+        """The networks a run with ``args`` trains."""
+        return cls(args.hidden, args.inputs, args.card_hidden)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(logits, value, aux_logits)``: raw logits (mask them), value (B,), 52 card logits."""
+        logits, feats = self.actor.logits_and_features(obs)
+        return logits, self.critic(obs).squeeze(-1), self.aux(feats)
+
+
+def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities over the legal actions only, and the entropy over them.
+
+    Illegal actions (``mask`` False) get ``-inf`` logits, so exactly zero probability; their terms
+    are dropped from the entropy (``0 * -inf`` would be NaN). Every row needs a legal action.
+    """
+    logp = torch.log_softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
+    probs = logp.exp()
+    entropy = -(probs * logp.masked_fill(~mask, 0.0)).sum(-1)
+    return logp, entropy
+
+
+def sample_actions(logits: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One action per row from the masked policy (never an illegal one: its probability is 0)."""
+    logp, _ = masked_log_probs(logits, mask)
+    return torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
+
+
+def unseen_card_loss(aux_logits: torch.Tensor, opponent: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy of the opponent-hand head over the unseen cards of each input.
+
+    The other cards are known from the observation (own hand and discard pile: not the opponent's;
+    cards it took from the pile: its own), so only the unseen ones are worth predicting, and
+    :func:`ginenv.experiments.train.checkpoints.opponent_hand_predictor` fills in the known ones.
+    """
+    unseen = (inputs[:, _UNSEEN] > 0.5).float()
+    each = nn.functional.binary_cross_entropy_with_logits(aux_logits, opponent, reduction="none")
+    return (each * unseen).sum() / unseen.sum().clamp(min=1.0)
+
+
+def network_weights(net: nn.Module) -> dict[str, torch.Tensor]:
+    """``net``'s state dict on the CPU (what the learner sends its workers)."""
+    return {k: v.detach().cpu() for k, v in net.state_dict().items()}

@@ -1,0 +1,65 @@
+"""The settings of a PPO run (ginenv.experiments.train.args): the shipped config is the defaults, and
+bad settings are refused with a UsageError naming the setting, before any run folder or Ray."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from ginenv.experiments.cli import main
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.config import apply_overrides, load_dataclass_yaml
+from ginenv.experiments.eval.harness import HarnessError
+from ginenv.experiments.train.args import Args
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_the_shipped_config_is_the_dataclass_defaults() -> None:
+    assert load_dataclass_yaml(REPO / "configs" / "ppo.yaml", Args) == Args()
+
+
+def test_config_errors_name_the_setting(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("seed: 1\nlearning_rte: 0.1\n")
+    with pytest.raises(UsageError, match=r"unknown setting.*learning_rte"):
+        load_dataclass_yaml(cfg, Args)
+    cfg.write_text("hidden: [64, true]\n")
+    with pytest.raises(UsageError, match=r"hidden must be list\[int\], got \[64, True\]"):
+        load_dataclass_yaml(cfg, Args)
+    with pytest.raises(UsageError, match=r"seed must be int, got 1\.5"):
+        apply_overrides(Args(), ["seed=1.5"])
+    with pytest.raises(UsageError, match="write key=value"):
+        apply_overrides(Args(), ["seed"])
+    got = apply_overrides(Args(), ["learning_rate=1e-4", "hidden=[64, 64]", "opponents={greedy: 1}"])
+    assert (got.learning_rate, got.hidden, got.opponents) == (1e-4, [64, 64], {"greedy": 1.0})
+    with pytest.raises(UsageError, match="opponents: unknown league member"):
+        apply_overrides(Args(), ["opponents={master: 1}"]).validate()
+    with pytest.raises(UsageError, match="gamma must be a number from 0 to 1"):
+        apply_overrides(Args(), ["gamma=2"]).validate()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"backend": "spark"}, "backend must be local or ray, got 'spark'"),
+        ({"workers": 0}, "workers must be a positive integer, got 0"),
+        ({"workers": 3}, r"workers must be a divisor of num_envs \(1024\).*, got 3"),
+    ],
+)
+def test_bad_backends_and_worker_counts_are_refused(changes: dict, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        dataclasses.replace(Args(), **changes).validate()
+
+
+def test_the_train_command_refuses_uneven_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    argv = ["train", "--num-envs", "32", "--workers", "3", "--backend", "ray", "--set", f"runs_dir={runs}"]
+    assert main(argv) == 2
+    assert "workers must be a divisor of num_envs (32)" in capsys.readouterr().err
+    assert not runs.exists()  # refused before Ray or a run folder was started
+
+
+def test_the_harness_and_training_share_one_usage_error() -> None:
+    assert HarnessError is UsageError and issubclass(UsageError, ValueError)

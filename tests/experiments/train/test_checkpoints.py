@@ -1,0 +1,116 @@
+"""Training checkpoints (ginenv.experiments.train.checkpoints): a run resumes with everything restored,
+and policy-only, reshaped, tampered or torn checkpoints are refused before anything is loaded."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
+from ginenv.experiments.cli import main
+from ginenv.experiments.train.checkpoints import load_training_checkpoint
+from ginenv.experiments.train.networks import ActorCritic
+from ginenv.experiments.train.ppo import Args, train
+
+from ginenv import agents
+
+
+def test_resume_restores_everything_and_continues(smoke_run: tuple[Args, Path], scalars) -> None:  # type: ignore[no-untyped-def]
+    args, run_dir = smoke_run
+    path = str(run_dir / "checkpoints" / "latest.pt")
+    net = ActorCritic.for_args(args)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    progress = load_training_checkpoint(path, net, optimizer)
+    assert progress["update"] == 2
+    saved = read_checkpoint(path).training
+    assert saved is not None
+    for key, value in saved["critic"].items():
+        assert torch.equal(net.critic.state_dict()[key], value)
+    assert torch.equal(net.aux.weight, saved["aux"]["weight"])
+    assert optimizer.state_dict()["state"][0]["step"] == saved["optimizer"]["state"][0]["step"]
+    # Resuming runs only the updates that are left: 3 in all, so one more.
+    more = dataclasses.replace(args, total_steps=3 * args.num_envs * args.num_steps, eval_every=0)
+    resumed = train(more, resume=path)
+    assert resumed != run_dir  # its own folder, even when started within the same second
+    ckpt = read_checkpoint(resumed / "checkpoints" / "latest.pt")
+    assert ckpt.training is not None and ckpt.training["progress"]["update"] == 3
+    assert len(scalars(resumed)["losses/policy"]) == 1
+
+
+# --- refusals --------------------------------------------------------------------------------------
+
+
+def test_a_policy_only_checkpoint_cannot_resume(tmp_path: Path) -> None:
+    path = tmp_path / "policy.pt"
+    save_checkpoint(MaskedPolicy(hidden=(16,), inputs="features"), path)
+    net = ActorCritic([16])
+    with pytest.raises(CheckpointError, match="holds a policy only"):
+        load_training_checkpoint(str(path), net, torch.optim.Adam(net.parameters()))
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda a: ActorCritic([8], a.inputs, a.card_hidden), r"hidden layers \[16\], this run \[8\]"),
+        (lambda a: ActorCritic(a.hidden, a.inputs, 0), r"has card_hidden 8, this run 0"),
+        (lambda a: ActorCritic(a.hidden, "observation", a.card_hidden), r"reads inputs 'features', this run"),
+    ],
+)
+def test_another_network_shape_is_refused(smoke_run: tuple[Args, Path], build, message) -> None:  # type: ignore[no-untyped-def]
+    args, run_dir = smoke_run
+    net = build(args)
+    with pytest.raises(CheckpointError, match=message):
+        load_training_checkpoint(
+            str(run_dir / "checkpoints" / "latest.pt"), net, torch.optim.Adam(net.parameters())
+        )
+
+
+def rewritten(run_dir: Path, tmp_path: Path, change) -> str:  # type: ignore[no-untyped-def]
+    data = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
+    change(data)
+    path = tmp_path / "altered.pt"
+    torch.save(data, path)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(obs_format=OBS_FORMAT + 1), "trained on observation format 2"),
+        (lambda d: d["training"]["critic"].__setitem__("0.weight", torch.zeros(3, 3)), "shape"),
+        (lambda d: d["training"]["aux"].__setitem__("bias", torch.full((52,), float("nan"))), "NaN"),
+        (lambda d: d["training"]["optimizer"]["state"][0].__setitem__("exp_avg", torch.zeros(2)), "Adam"),
+        (lambda d: d["training"].__setitem__("progress", {"update": -1}), "progress"),
+        (lambda d: d.update(training=[1, 2]), "mapping with string keys"),
+    ],
+)
+def test_mismatched_checkpoints_are_refused(
+    smoke_run: tuple[Args, Path], tmp_path: Path, change, message
+) -> None:  # type: ignore[no-untyped-def]
+    args, run_dir = smoke_run
+    path = rewritten(run_dir, tmp_path, change)
+    net = ActorCritic.for_args(args)
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    with pytest.raises(CheckpointError, match=message):
+        load_training_checkpoint(path, net, torch.optim.Adam(net.parameters()))
+    if "observation format" not in message:
+        return
+    # Refused before anything was loaded into the network; the harness refuses it too.
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    with pytest.raises(CheckpointError, match="observation format"):
+        agents.make(f"checkpoint:{path}")
+
+
+def test_train_refuses_a_corrupted_checkpoint(
+    smoke_run: tuple[Args, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, run_dir = smoke_run
+    raw = (run_dir / "checkpoints" / "latest.pt").read_bytes()
+    bad = tmp_path / "torn.pt"
+    bad.write_bytes(raw[: len(raw) // 2])
+    runs = tmp_path / "runs"
+    assert main(["train", "--resume", str(bad), "--set", f"runs_dir={runs}", "--quiet"]) == 2
+    assert "--resume: " in capsys.readouterr().err
+    assert not runs.exists()  # refused before a run folder was made

@@ -1,0 +1,75 @@
+"""The league (ginenv.experiments.train.league): draws follow the mix and the seed, the snapshot pool
+keeps frozen copies of the most recent policies, and the compiled opponents move only in their slots."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from ginenv.agents.neural import MaskedPolicy
+from ginenv.experiments.train.league import COMPILED_OPPONENTS, League
+
+from ginenv.vector import VectorGinRummy
+
+SNAPSHOT = len(COMPILED_OPPONENTS)  # the league code of the pool's first snapshot
+
+
+def policy() -> MaskedPolicy:
+    return MaskedPolicy(hidden=(8,), inputs="features")
+
+
+def league(mix: dict[str, float], slots: int = 4000, seed: int = 0, pool: int = 3) -> League:
+    return League(mix, pool, policy(), slots, np.random.default_rng(seed))
+
+
+def test_draws_follow_the_mix_and_the_seed() -> None:
+    drawn = league({"greedy": 0.75, "random": 0.0, "snapshot": 0.25})
+    codes, counts = np.unique(drawn.opponent, return_counts=True)
+    assert codes.tolist() == [COMPILED_OPPONENTS.index("greedy"), SNAPSHOT]  # random has weight 0
+    assert abs(counts[0] / counts.sum() - 0.75) < 0.03
+    assert set(drawn.seats.tolist()) == {0, 1}
+    again = league({"greedy": 0.75, "random": 0.0, "snapshot": 0.25})
+    assert np.array_equal(again.opponent, drawn.opponent) and np.array_equal(again.seats, drawn.seats)
+    assert np.array_equal(drawn.plays_a_network(), drawn.opponent >= SNAPSHOT)
+
+
+def test_new_hands_redraw_only_their_slots() -> None:
+    drawn = league({"greedy": 1, "random": 1}, slots=64)
+    seats, opponent = drawn.seats.copy(), drawn.opponent.copy()
+    ended = np.arange(0, 64, 2)
+    drawn.new_hands(ended)
+    kept = np.arange(1, 64, 2)
+    assert np.array_equal(drawn.seats[kept], seats[kept])
+    assert np.array_equal(drawn.opponent[kept], opponent[kept])
+    changed = (drawn.seats[ended] != seats[ended]) | (drawn.opponent[ended] != opponent[ended])
+    assert changed.any()
+
+
+def test_the_pool_keeps_frozen_copies_of_the_most_recent_snapshots() -> None:
+    drawn = league({"snapshot": 1.0}, slots=600, pool=2)
+    learner = policy()
+    for _ in range(3):
+        drawn.add_snapshot(learner)
+    assert len(drawn.snapshots) == 2 and all(s is not learner for s in drawn.snapshots)
+    before = [p.clone() for p in drawn.snapshots[-1].parameters()]
+    with torch.no_grad():
+        next(learner.parameters()).add_(1.0)
+    assert all(torch.equal(a, b) for a, b in zip(before, drawn.snapshots[-1].parameters(), strict=True))
+    assert not any(p.requires_grad for s in drawn.snapshots for p in s.parameters())
+    # Snapshot opponents are drawn uniformly among the pool as it is at the draw.
+    assert set(drawn.draw_opponents(200).tolist()) == {SNAPSHOT, SNAPSHOT + 1}
+    turns = drawn.snapshot_turns(np.ones(600, dtype=bool))
+    assert sum(len(slots) for _, slots in turns) == 600
+
+
+def test_compiled_opponents_move_only_in_their_slots() -> None:
+    venv = VectorGinRummy(8, seed=3)
+    venv.reset()
+    drawn = league({"greedy": 1, "random": 1}, slots=8)
+    to_move = np.array([True, False] * 4)
+    actions = np.full(8, -7, dtype=np.int64)
+    greedy = drawn.compiled_moves(venv, actions, to_move, wanted="greedy")
+    assert greedy is not None and (greedy >= 0).all()  # the teacher's action in every slot
+    assert (actions[~to_move] == -7).all() and (actions[to_move] >= 0).all()
+    by_greedy = to_move & (drawn.opponent == COMPILED_OPPONENTS.index("greedy"))
+    assert np.array_equal(actions[by_greedy], greedy[by_greedy])
+    assert drawn.compiled_moves(venv, actions, np.zeros(8, dtype=bool)) is None

@@ -1,0 +1,80 @@
+"""Rollout collection (ginenv.experiments.train.rollouts): GAE over the learner's own decisions,
+potential shaping, the opponent's hand as 0/1 columns, and a worker's rollout holding only the
+learner's legal decisions, the same for the same seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from ginenv.experiments.train.networks import ActorCritic, network_weights
+from ginenv.experiments.train.rollouts import RolloutWorker, learner_gae, potential_shaping, unpack_card_masks
+
+from ginenv.cards import mask_of, parse_cards
+
+# --- GAE over the learner's own decisions ----------------------------------------------------------
+
+
+def gae(valid, term, trunc, rew, val, next_value, trunc_val=None, gamma=0.9, lam=0.5):  # type: ignore[no-untyped-def]
+    as_t = lambda x, d=torch.float32: torch.tensor(x, dtype=d)[:, None]  # noqa: E731
+    out = learner_gae(
+        as_t(rew), as_t(val), as_t(valid, torch.bool), as_t(term, torch.bool), as_t(trunc, torch.bool),
+        as_t(trunc_val or [0.0] * len(rew)), torch.tensor([next_value]), gamma, lam,
+    )  # fmt: skip
+    return out[:, 0].tolist()
+
+
+def test_gae_skips_the_opponents_steps_and_stops_at_the_hand_end() -> None:
+    # Steps 0, 2, 3 are the learner's; its hand ends after step 2 (reward 1.0 there); step 3 is
+    # the first decision of the next hand, still open at the end (bootstrap 0.5).
+    adv = gae(
+        valid=[1, 0, 1, 1], term=[0, 0, 1, 0], trunc=[0, 0, 0, 0],
+        rew=[0, 0, 1.0, 0], val=[0.2, 9.0, 0.4, 0.1], next_value=0.5,
+    )  # fmt: skip
+    d2 = 1.0 - 0.4  # terminated: no bootstrap
+    d0 = 0.9 * 0.4 - 0.2  # the opponent's step 1 is skipped: the next decision is step 2
+    assert adv[1] == 0.0
+    assert adv[2] == pytest.approx(d2)
+    assert adv[0] == pytest.approx(d0 + 0.9 * 0.5 * d2)
+    assert adv[3] == pytest.approx(0.9 * 0.5 - 0.1)  # not chained into the ended hand
+
+
+def test_a_truncated_hand_bootstraps_from_its_final_view() -> None:
+    adv = gae(
+        valid=[1, 1], term=[0, 0], trunc=[1, 0], rew=[0, 0], val=[0.3, 0.7], next_value=2.0,
+        trunc_val=[0.45, 0.0],
+    )  # fmt: skip
+    assert adv[0] == pytest.approx(0.9 * 0.45 - 0.3)  # the final view's value, not the next hand's
+
+
+def test_shaping_pays_the_change_of_potential_and_nothing_after_a_hand_ends() -> None:
+    # One slot: decisions at steps 0 and 2; the hand ends after step 2; the rollout ends open at 0.7.
+    potential = torch.tensor([[-0.5], [0.0], [-0.2]])
+    valid = torch.tensor([[True], [False], [True]])
+    ended = torch.tensor([[False], [False], [True]])
+    shaped = potential_shaping(potential, valid, ended, torch.tensor([0.7]), gamma=0.9)[:, 0].tolist()
+    assert shaped[0] == pytest.approx(0.9 * -0.2 + 0.5)  # the next decision is step 2's
+    assert shaped[1] == 0.0
+    assert shaped[2] == pytest.approx(0.2)  # its hand is over: the next potential is 0
+
+
+def test_card_masks_unpack_into_one_column_per_card() -> None:
+    masks = np.array([mask_of(parse_cards("As Td Kc")), 0], dtype=np.int64)
+    unpacked = unpack_card_masks(masks)
+    assert unpacked.shape == (2, 52) and unpacked.dtype == np.float32
+    assert sorted(np.flatnonzero(unpacked[0])) == sorted(parse_cards("As Td Kc"))
+    assert not unpacked[1].any()
+
+
+def test_a_rollout_holds_the_learners_legal_decisions_and_follows_the_seed(tiny) -> None:  # type: ignore[no-untyped-def]
+    args = tiny(eval_every=0)
+    weights = network_weights(ActorCritic.for_args(args))
+    first = RolloutWorker(args, 0, args.num_envs, weights).collect(None)
+    again = RolloutWorker(args, 0, args.num_envs, weights).collect(None)
+    other = RolloutWorker(args, 1, args.num_envs, weights).collect(None)
+    decisions = len(first.actions)
+    assert 0.3 * args.num_envs * args.num_steps < decisions < 0.7 * args.num_envs * args.num_steps
+    assert bool(first.mask[torch.arange(decisions), first.actions].all())
+    assert torch.allclose(first.returns, first.advantages + first.values)
+    assert torch.equal(first.actions, again.actions) and torch.equal(first.advantages, again.advantages)
+    assert not (len(other.actions) == decisions and torch.equal(other.actions, first.actions))
