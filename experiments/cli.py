@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import (
     DEFAULT_TIME_LIMIT,
@@ -332,7 +333,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     except CheckpointError as err:
         raise UsageError(f"--resume: {err}") from None
     print(f"ginenv train: done; TensorBoard scalars and checkpoints in {run_dir}")
-    print(f"  play it: ginenv match checkpoint:{run_dir / 'checkpoints' / 'latest.pt'} hard --hands 400")
+    print(
+        f"  play it: ginenv match {CHECKPOINT_PREFIX}{run_dir / 'checkpoints' / 'latest.pt'} hard --hands 400"
+    )
     return 0
 
 
@@ -348,7 +351,7 @@ def _cmd_export_sb3(args: argparse.Namespace) -> int:
     except OSError as err:
         raise HarnessError(f"cannot write {args.out}: {err.strerror or err}") from None
     print(f"ginenv export-sb3: wrote {args.out} (hidden layers {list(policy.hidden)}, {policy.activation})")
-    print(f"  play it: ginenv match checkpoint:{args.out} hard --hands 400")
+    print(f"  play it: ginenv match {CHECKPOINT_PREFIX}{args.out} hard --hands 400")
     return 0
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import (
@@ -148,7 +149,7 @@ def evaluate_checkpoint(path: Path, args: Args, out: Path) -> dict[str, dict[str
     from ginenv.experiments.eval.harness import EvalConfig, evaluate
     from ginenv.experiments.eval.report import summarise
 
-    name = f"checkpoint:{path}"
+    name = f"{CHECKPOINT_PREFIX}{path}"
     cfg = EvalConfig(
         agents=(name, *args.eval_levels),
         format="gauntlet",
