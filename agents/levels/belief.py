@@ -50,7 +50,7 @@ opponent's deadwood for the tilt).
 
 **Knocks against sampled hands** (:class:`Knock`): the knocker's showdown melds are arranged once
 (:func:`ginenv.kernels.showdown_melds`, the engine's tie-break) and scored against many defender
-hands with the compiled layoffs of :mod:`ginenv.kernels` (:func:`ginenv.agents.levels.common.knock_points`);
+hands with the compiled layoffs of :mod:`ginenv.kernels` (:func:`ginenv.agents.levels.kernels.knock_points`);
 ``tests/agents/test_belief.py`` checks them against :func:`ginenv.scoring.score_knock`.
 """
 
@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
-from ginenv.agents.levels.common import knock_points
+from ginenv.agents.levels.kernels import knock_points
 from numba import njit
 
 from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of

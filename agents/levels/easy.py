@@ -3,14 +3,14 @@
 Strategy, precisely:
 
 * **Melds and pairs.** The melds it has made are the cards melded in every least-deadwood
-  arrangement of its hand; the others are its deadwood (:func:`ginenv.agents.levels.common.deadwood_cards`). A
+  arrangement of its hand; the others are its deadwood (:func:`.heuristics.deadwood_cards`). A
   deadwood card with a *partner* among the other deadwood cards (same rank, or same suit within two
   ranks: a pair or a run draw) is kept; a deadwood card without one is *useless*.
 * **Draw.** A beginner sees pairs, not run draws: it takes the upcard or the top discard only when
   that card makes a set with a pair (or three) of its rank in the hand and the deadwood falls
   (:func:`makes_set`); otherwise it passes or draws from the stock. (Taking every discard that
   helps is the next level's skill.) It never takes a card only to throw an equal one: after a take
-  its discard must leave less deadwood than before the take (:class:`ginenv.agents.levels.common.TakeGuard`),
+  its discard must leave less deadwood than before the take (:class:`.base.TakeGuard`),
   so it cannot cycle cards through the discard pile with its opponent.
 * **Discard.** The highest-valued useless card; when every deadwood card has a partner, the highest
   deadwood card; with no deadwood at all (a full hand of melds and one extra card), the card whose
@@ -23,8 +23,8 @@ Strategy, precisely:
 from __future__ import annotations
 
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.common import (
-    HeuristicAgent,
+from ginenv.agents.levels.base import HeuristicAgent
+from ginenv.agents.levels.heuristics import (
     completes_meld,
     deadwood,
     deadwood_cards,
@@ -42,7 +42,7 @@ EASY_KNOCK_DEADWOOD = 3
 
 def makes_set(hand: int, card: int) -> bool:
     """Whether ``hand`` holds two or three cards of ``card``'s rank and taking ``card`` completes a
-    meld that lowers the deadwood (:func:`ginenv.agents.levels.common.completes_meld`)."""
+    meld that lowers the deadwood (:func:`.heuristics.completes_meld`)."""
     r = card % 13
     same_rank = sum(hand >> (s * 13 + r) & 1 for s in range(4))
     return same_rank >= 2 and completes_meld(hand, card)

@@ -5,10 +5,10 @@ the next stock card is taken as uniform over them) and, for a 10-card hand ``h``
 *expected cost after the next draw*: the mean over the cards ``c`` of ``U`` of ``x_c + m [x_c > L]``,
 where ``x_c`` is the least deadwood of ``h + c`` after its best discard, ``L`` the knock limit and
 ``m`` = :attr:`HardAgent.miss` a surcharge for still being unable to knock. With ``m = 0`` this is
-the expected deadwood after the next draw (:func:`.common.expected_deadwood`); it rewards
+the expected deadwood after the next draw (:func:`.heuristics.expected_deadwood`); it rewards
 hands with many live outs (the unseen cards that would help) and forgets dead draws (cards already
 in the pile or in its hand). ``D(c)`` is the *danger* of discarding ``c``
-(:func:`.common.danger_scores`: the meld windows through ``c`` the opponent could still fill
+(:func:`.heuristics.danger_scores`: the meld windows through ``c`` the opponent could still fill
 with cards it may hold, weighted up by the cards it took from the pile, down by the ranks and suits
 it discarded or passed), and ``w`` the danger weight, rising linearly from
 :attr:`HardAgent.danger_early` to :attr:`HardAgent.danger_late` as the stock runs down (offence
@@ -18,12 +18,12 @@ first, defence later, seed 004). The score of discarding ``d`` from an 11-card h
 * **Discard.** The allowed card with the least ``S`` (ties: the higher card, then the lower id).
 * **Draw.** Take the upcard or the top discard ``t`` when ``min_d S(H + t, d)`` is lower than the
   value of the stock, ``d`` ranging over the *useful* discards after the take (those leaving less
-  deadwood than before it, :func:`.common.useful_discards`; none: no take), and the
+  deadwood than before it, :func:`.heuristics.useful_discards`; none: no take), and the
   stock's value being the mean over ``c`` in ``U`` of ``min_d S(H + c, d)``
-  (:func:`.common.stock_value`): both are the expected cost after the *following* draw, so
+  (:func:`.heuristics.stock_value`): both are the expected cost after the *following* draw, so
   the comparison is like for like. A card that could neither meld nor replace a higher deadwood
   card is never taken (no search needed). After a take it discards by ``S`` among the useful
-  discards only (:class:`.common.TakeGuard`). Taking a card that lowers nothing only to
+  discards only (:class:`.base.TakeGuard`). Taking a card that lowers nothing only to
   throw an equal one (Ac for Ah) scored well when the equal card looked safer to throw, and two
   players doing it cycled the same cards through the pile forever; now every take lowers the
   deadwood, so play cannot cycle.
@@ -47,8 +47,8 @@ from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.common import (
-    HeuristicAgent,
+from ginenv.agents.levels.base import HeuristicAgent
+from ginenv.agents.levels.heuristics import (
     danger_scores,
     deadwood,
     discard_scores,

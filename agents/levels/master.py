@@ -29,9 +29,9 @@ random numbers, so the options' differences are measured far more precisely than
 * **take the top discard / draw from the stock**: a rollout that starts with that draw (after a
   take, the policy's discard; the take is scored against the stock draw in the same worlds).
 * **No cycling.** Only a take that lowers the deadwood is ever considered
-  (:func:`.common.take_is_useful`; any other top discard is passed over without
+  (:func:`.heuristics.take_is_useful`; any other top discard is passed over without
   simulating), and after a take only a card that keeps the deadwood lower than before may be thrown
-  (:class:`.common.TakeGuard`); the simulated candidates after a take are those cards
+  (:class:`.base.TakeGuard`); the simulated candidates after a take are those cards
   only. Without it, master and expert passed Ah, Ac and Ad back and forth through the pile forever
   on some deals.
 
@@ -65,8 +65,9 @@ import enum
 import numpy as np
 from ginenv.agents.base import Observation
 from ginenv.agents.levels.belief import Knock
-from ginenv.agents.levels.common import knock_points, legal_discards, legal_knocks, take_is_useful
 from ginenv.agents.levels.expert import ExpertAgent, discard_values
+from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, take_is_useful
+from ginenv.agents.levels.kernels import knock_points
 from numba import njit
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK

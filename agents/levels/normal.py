@@ -7,12 +7,12 @@ Strategy, precisely:
 * **Draw.** It takes the upcard or the top discard when it helps: when the card is melded after
   taking it and the deadwood (after the best other discard) falls, or when taking it allows a knock
   this very turn, and in both cases only if the deadwood then falls (a take that lowers nothing is
-  a wasted turn: :func:`.common.take_is_useful`). Otherwise it passes or draws from
+  a wasted turn: :func:`.heuristics.take_is_useful`). Otherwise it passes or draws from
   the stock. After a take it throws only a card that keeps the deadwood below what it was before
-  the take (:class:`.common.TakeGuard`), so it cannot cycle cards through the pile.
+  the take (:class:`.base.TakeGuard`), so it cannot cycle cards through the pile.
 * **Discard.** Among the discards leaving the least deadwood, in this order of preference:
   a card the opponent's visible history does not say is useful to it (it took no card of the same
-  rank, nor of the same suit within two ranks: :func:`.common.interest_cards` of the cards it
+  rank, nor of the same suit within two ranks: :func:`.heuristics.interest_cards` of the cards it
   picked up and still holds); a card of a rank the opponent already discarded or passed over; a card
   with no partner among its own deadwood (pairs and run draws are kept); the highest-valued card;
   the lowest card id. Deterministic.
@@ -23,8 +23,8 @@ Strategy, precisely:
 from __future__ import annotations
 
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.common import (
-    HeuristicAgent,
+from ginenv.agents.levels.base import HeuristicAgent
+from ginenv.agents.levels.heuristics import (
     completes_meld,
     deadwood,
     deadwood_cards,

@@ -72,7 +72,7 @@ def random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generato
 @njit(cache=True)
 def greedy_discard(hand: int, allowed: int) -> int:
     """The allowed card whose discard leaves the least deadwood, the highest-valued one on ties,
-    then the lowest card id (``greedy.best_discard``)."""
+    then the lowest card id (``GreedyAgent``'s discard)."""
     best = -1
     best_dw = 1 << 30
     rest = allowed
@@ -89,7 +89,7 @@ def greedy_discard(hand: int, allowed: int) -> int:
 
 @njit(cache=True)
 def greedy_takes(hand: int, card: int) -> bool:
-    """``greedy.melds_with``: after taking ``card`` and the best discard among the other cards,
+    """``GreedyAgent``'s take: after taking ``card`` and the best discard among the other cards,
     ``card`` is in a meld and the deadwood is lower than before."""
     bit = 1 << card
     kept = hand | bit
@@ -103,7 +103,7 @@ def greedy_takes(hand: int, card: int) -> bool:
 def useful_discards(grown: int, taken: int) -> int:
     """After taking ``taken`` (``grown`` holds it): the other cards whose discard leaves less deadwood
     than the hand before the take. Only these may follow a take, so no level cycles cards through
-    the pile (``ginenv.agents.levels.heuristics.TakeGuard``)."""
+    the pile (``ginenv.agents.levels.base.TakeGuard``)."""
     before = min_deadwood(grown ^ (1 << taken))
     out = 0
     rest = grown & ~(1 << taken)

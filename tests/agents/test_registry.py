@@ -40,6 +40,19 @@ def test_random_agent_is_legal_and_reproducible() -> None:
     assert [a.act(obs) for _ in range(10)] == first
 
 
+def test_random_agent_plays_the_random_policy_from_its_own_generator() -> None:
+    # One uniform choice (ginenv.wrappers.RandomPolicy): the agent reset with a seed draws what the
+    # policy seeded the same way draws, decision for decision.
+    from ginenv.wrappers import RandomPolicy
+
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask[[0, 5, 9, 40, 107]] = 1
+    obs = {"observation": np.zeros(1, dtype=np.float32), "action_mask": mask}
+    agent, policy = agents.make("random", seed=3), RandomPolicy(11)
+    agent.reset(seed=11)
+    assert [agent.act(obs) for _ in range(30)] == [policy(obs) for _ in range(30)]
+
+
 def deck_with(non_dealer: str, dealer: str, upcard: str) -> list[str]:
     used = parse_cards(f"{non_dealer} {dealer} {upcard}")
     rest = [c for c in range(52) if c not in used]

@@ -15,7 +15,8 @@ from ginenv.agents.levels.belief import (
     _marginals,
     _sample_subsets,
 )
-from ginenv.agents.levels.common import knock_points
+from ginenv.agents.levels.kernels import knock_points
+from scenarios import deck_with
 
 from ginenv import gin_rummy_v0, kernels
 from ginenv.actions import action_id
@@ -28,17 +29,10 @@ ME = "player_0"
 OPP = "player_1"
 
 
-def make_deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
-    """A dealing order from named hands; the unnamed cards follow the named stock."""
-    named = parse_cards(f"{non_dealer} {dealer} {upcard} {stock}")
-    rest = [c for c in range(52) if c not in set(named)]
-    return [CARD_NAMES[c] for c in named + rest]
-
-
 # The opponent (player_1) is the non-dealer and is offered the upcard 7h first.
 OPP_HAND = "7s 7c 2d 3d 4d Kc Qd Js 9s 5c"
 MY_HAND = "As 2s 3s Ah Kh Qh Jh 4c 9d Td"
-DECK = make_deck(OPP_HAND, MY_HAND, "7h", "6c 5h")
+DECK = deck_with(OPP_HAND, MY_HAND, "7h", "6c 5h")
 
 
 def model_after(opponent_actions: list[str]) -> tuple[OpponentModel, object]:

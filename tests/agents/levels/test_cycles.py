@@ -3,19 +3,21 @@
 Taking a discard that does not lower the deadwood, only to throw an equal card (Ac for Ah, 3c for
 3d), is a wasted turn; two players doing it pass the same cards back and forth forever. Every level
 now takes only a discard that can lower its deadwood and then throws only a card that keeps it lower
-than before the take (``ginenv.agents.levels.common.useful_discards`` and ``TakeGuard``). Each position
-below was found in real play of the previous code, which took the bait (noted per test).
+than before the take (``ginenv.agents.levels.heuristics.useful_discards`` and
+``ginenv.agents.levels.base.TakeGuard``). Each position below was found in real play of the previous
+code, which took the bait (noted per test).
 """
 
 from __future__ import annotations
 
-import pytest
-from ginenv.agents.levels.common import take_is_useful, useful_discards
-from ginenv.agents.levels.expert import ExpertAgent
-from ginenv.agents.levels.master import MasterAgent
-from scenarios import cards, deck_with, play, position, start
+from typing import Any
 
-from ginenv import agents, gin_rummy_v0
+import pytest
+from ginenv.agents.levels.heuristics import take_is_useful, useful_discards
+from levels.positions import play_hand
+from scenarios import DEALER, cards, decide, deck_with, play, position, start
+
+from ginenv import agents
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, KNOCK_BASE, action_name
 from ginenv.cards import CARD_NAMES, parse_cards
 from ginenv.engine import Phase
@@ -138,15 +140,10 @@ def test_normal_does_not_take_an_upcard_that_lowers_nothing_just_because_it_can_
     # Dealt 6 points; the upcard Kc melds nowhere. The old rule "take it if a knock is then possible"
     # took it and knocked with 10 points instead of 6 (the Kc could not be thrown back).
     hand = "As 2s 3s 7c 8c 9c Jd Qd Kd 6h"
-    env = start(deck_with(hand, "6s Ts Js 3d 6d 8d 3h 4h Jh 2c", "Kc", stock="Qh"))
+    env = start(deck_with(hand, DEALER, "Kc", stock="Qh"))
     assert agents.make("normal").act(play(env)) != DRAW_DISCARD
     for level in LEVELS:
-        agent = agents.make(level, seed=0)
-        agent.reset(0)
-        assert (
-            action_name(agent.act(play(start(deck_with(hand, "6s Ts Js 3d 6d 8d 3h 4h Jh 2c", "Kc")))))
-            == "pass"
-        )
+        assert decide(level, play(start(deck_with(hand, DEALER, "Kc")))) == "pass"
 
 
 def test_greedy_never_takes_an_equal_card() -> None:
@@ -166,53 +163,19 @@ ISSUE_DECK = parse_cards(
 
 def test_the_issue_deal_ends_without_truncation() -> None:
     """Master (player_0) against expert (player_1): the old code cycled Ah, Ac and Ad forever."""
-    env = gin_rummy_v0.raw_env()
-    env.reset(seed=2026173783544, options={"deck": ISSUE_DECK, "dealer": 1})
-    players = {"player_0": agents.make("master", seed=154), "player_1": agents.make("expert", seed=154)}
-    players["player_0"].reset(4052347567088)
-    players["player_1"].reset(4052347567089)
-    takes = 0
-    result = None
-    for agent_id in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        if term or trunc:
-            result = info["result"]
-            env.step(None)
-            continue
-        action = players[agent_id].act(obs)
-        takes += action == DRAW_DISCARD
-        env.step(action)
-    assert result is not None and result["kind"] != "truncated"
+    seeds = (4052347567088, 4052347567089)
+    actions, result = play_hand(("master", "expert"), 2026173783544, seeds, dealer=1, deck=ISSUE_DECK)
+    takes = actions.count(DRAW_DISCARD)
+    assert result and result["kind"] != "truncated"
     assert takes < 10  # the old code took from the pile on every turn of the cycle
 
 
-def play_hand(rules_name: str, names: tuple[str, str], seed: int) -> dict:
+def play_checked_hand(rules_name: str, names: tuple[str, str], seed: int) -> dict:
     """One hand under a rule preset; every action is checked against the mask, and after every take
     from the discard pile the next discard must keep the deadwood below what it was before."""
-    rules = PRESETS[rules_name]
-    env = gin_rummy_v0.raw_env(rules=rules)
-    env.reset(seed=seed, options={"dealer": seed % 2})
-    made = [
-        MasterAgent(seed=seed, rules=rules)
-        if n == "master"
-        else ExpertAgent(seed=seed, rules=rules)
-        if n == "expert"
-        else agents.make(n, seed=seed)
-        for n in names
-    ]
-    for i, agent in enumerate(made):
-        agent.reset(seed * 2 + i)
     taken: dict[int, tuple[int, int]] = {}
-    result: dict = {}
-    for agent_id in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        if term or trunc:
-            result = info["result"]
-            env.step(None)
-            continue
-        seat = int(agent_id[-1])
-        action = made[seat].act(obs)
-        assert obs["action_mask"][action] == 1, f"{names[seat]} played an illegal {action_name(action)}"
+
+    def watch(env: Any, seat: int, action: int) -> None:
         hand = env.unwrapped.hand.hands[seat]  # checking only; the agents never see the engine
         if action == DRAW_DISCARD:
             top = env.unwrapped.hand.discard_pile[-1]
@@ -224,8 +187,9 @@ def play_hand(rules_name: str, names: tuple[str, str], seed: int) -> dict:
             assert deadwood_of_mask(hand ^ 1 << card) < before
         else:
             taken.pop(seat, None)
-        env.step(action)
-    return result
+
+    seeds = (seed * 2, seed * 2 + 1)
+    return play_hand(names, seed, seeds, dealer=seed % 2, rules=PRESETS[rules_name], watch=watch)[1]
 
 
 @pytest.mark.parametrize("rules_name", ["standard", "seed004"])
@@ -235,5 +199,5 @@ def test_levels_play_legal_useful_takes_under_both_discard_rules(rules_name: str
     # the mask, never throw it back (no gain), and every take still lowers the deadwood.
     assert PRESETS["seed004"].discard_taken_card
     for seed in range(3):
-        result = play_hand(rules_name, (level, "hard" if level != "hard" else "expert"), seed)
+        result = play_checked_hand(rules_name, (level, "hard" if level != "hard" else "expert"), seed)
         assert result["kind"] != "truncated"

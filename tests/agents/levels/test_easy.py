@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ginenv.agents.levels.common import deadwood
+from ginenv.agents.levels.heuristics import deadwood
+from levels.positions import play_hand
 from scenarios import DEALER, decide, deck_with, play, start
 
-from ginenv import agents, gin_rummy_v0
 from ginenv.cards import mask_of, parse_cards
 
 
@@ -55,20 +55,7 @@ def test_easy_breaks_ties_with_its_seeded_generator() -> None:
 
 def test_easy_is_reproducible_over_whole_hands() -> None:
     def actions(seed: int) -> list[int]:
-        env = gin_rummy_v0.raw_env()
-        env.reset(seed=seed, options={"dealer": seed % 2})
-        players = [agents.make("easy"), agents.make("easy")]
-        for p, agent in enumerate(players):
-            agent.reset(100 * seed + p)
-        out = []
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            out.append(int(players[int(agent_id[-1])].act(obs)))
-            env.step(out[-1])
-        return out
+        return play_hand(("easy", "easy"), seed, (100 * seed, 100 * seed + 1), dealer=seed % 2)[0]
 
     for seed in range(4):
         first = actions(seed)

@@ -4,56 +4,24 @@ sees changes none of its decisions."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
 import pytest
 from ginenv.agents.levels.expert import ExpertAgent, meld_probability
+from levels.positions import late_position, play_out
+from levels.positions import play_hand as play_whole_hand
+from scenarios import decide as act
 from scenarios import position
 
 from ginenv import agents, gin_rummy_v0
-from ginenv.actions import (
-    action_name,
-)
-from ginenv.cards import CARD_NAMES, mask_of, parse_cards
+from ginenv.cards import parse_cards
 from ginenv.engine import Phase
 from ginenv.observation import decode
 
-
-def cards(text: str) -> int:
-    return mask_of(parse_cards(text)) if text else 0
-
-
-def observation(
-    hand: str,
-    top: str = "",
-    pile: str = "",
-    opp_taken: str = "",
-    opp_discarded: str = "",
-    opp_passed: str = "",
-    phase: Phase = Phase.DISCARD,
-) -> dict[str, np.ndarray]:
-    """A consistent observation built by hand (what the env would show this seat); discard phase by
-    default."""
-    return position(hand, top, pile, opp_taken, opp_discarded, opp_passed, phase=phase)
-
-
-def late_position(hand: str, stock: int, seed: int = 5) -> dict[str, np.ndarray]:
-    """``hand`` (11 cards) to discard with ``stock`` cards left; the pile is a random spread of
-    cards, every other one discarded by the opponent."""
-    used = set(parse_cards(hand))
-    rng = np.random.default_rng(seed)
-    rest = [CARD_NAMES[c] for c in rng.permutation([c for c in range(52) if c not in used])]
-    n = 31 - stock
-    return observation(
-        hand, top=rest[n - 1], pile=" ".join(rest[: n - 1]), opp_discarded=" ".join(rest[:n:2])
-    )
-
-
-def act(name: str, obs: dict[str, np.ndarray], seed: int = 0) -> str:
-    agent = agents.make(name, seed=seed)
-    agent.reset(seed)
-    return action_name(agent.act(obs))
+#: A consistent observation built from card names, in the discard phase unless ``phase`` says.
+observation = functools.partial(position, phase=Phase.DISCARD)
 
 
 def test_registered_after_hard() -> None:
@@ -107,24 +75,9 @@ def test_takes_a_discard_that_completes_a_set_and_passes_a_useless_one() -> None
 # ---------------------------------------------------------------------------- whole hands
 
 
-def play(names: tuple[str, str], seed: int, deck: list[int] | None = None, dealer: int = 0) -> list[int]:
-    """One hand; returns every action taken. Agents are reseeded with ``seed``."""
-    env = gin_rummy_v0.raw_env()
-    env.reset(seed=seed, options={"dealer": dealer} | ({"deck": deck} if deck else {}))
-    players = [agents.make(n) for n in names]
-    for i, p in enumerate(players):
-        p.reset(seed * 2 + i)
-    actions = []
-    for agent_id in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        a = players[int(agent_id[-1])].act(obs)
-        assert obs["action_mask"][a] == 1
-        actions.append(a)
-        env.step(a)
-    return actions
+def play(names: tuple[str, str], seed: int, dealer: int = 0) -> list[int]:
+    """One hand; returns every action taken (each checked legal). Agents are reseeded with ``seed``."""
+    return play_whole_hand(names, seed, (seed * 2, seed * 2 + 1), dealer=dealer)[0]
 
 
 @pytest.mark.parametrize("name", ["expert", "master"])
@@ -134,14 +87,51 @@ def test_legal_and_seeded(name: str) -> None:
         assert play((name, "hard"), seed, dealer=seed % 2) == first
 
 
-class Scripted:
-    """Replays a list of actions (the opponent's side of a recorded hand)."""
+def hand_seen_by(name: str, seed: int, deck: list[int]) -> tuple[int, list[int], list[int]]:
+    """One hand from ``deck`` of ``name`` (player_0, reset with ``seed``) against greedy: the cards
+    player_0 saw, its actions and the opponent's."""
+    env = gin_rummy_v0.raw_env()
+    env.reset(options={"deck": deck, "dealer": 1})
+    me = agents.make(name)
+    me.reset(seed)
+    opponent = agents.make("greedy")
+    seen = 0
+    mine: list[int] = []
+    theirs: list[int] = []
 
-    def __init__(self, actions: list[int]) -> None:
-        self.actions = list(actions)
+    def act(agent_id: str, obs: dict) -> int:
+        nonlocal seen
+        if agent_id == "player_0":
+            view = decode(obs["observation"])
+            seen |= view.hand | view.discard_pile | view.opponent_taken | view.opponent_discarded
+            mine.append(me.act(obs))
+            return mine[-1]
+        theirs.append(opponent.act(obs))
+        return theirs[-1]
 
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        return self.actions.pop(0)
+    play_out(env, act)
+    return seen, mine, theirs
+
+
+def replayed_against(name: str, seed: int, deck: list[int], theirs: list[int]) -> list[int]:
+    """player_0's actions when ``name`` (reset with ``seed``) plays the hand from ``deck`` against the
+    opponent's recorded actions ``theirs``, up to one the new cards no longer allow."""
+    env = gin_rummy_v0.raw_env()
+    env.reset(options={"deck": deck, "dealer": 1})
+    again = agents.make(name)
+    again.reset(seed)
+    script = list(theirs)
+    replay: list[int] = []
+
+    def act(agent_id: str, obs: dict) -> int | None:
+        if agent_id == "player_0":
+            replay.append(again.act(obs))
+            return replay[-1]
+        a = script.pop(0)
+        return a if obs["action_mask"][a] else None  # a knock the new cards no longer allow: stop here
+
+    play_out(env, act)
+    return replay
 
 
 @pytest.mark.parametrize("name", ["expert", "master"])
@@ -152,28 +142,7 @@ def test_hidden_cards_change_nothing(name: str) -> None:
         rnd = random.Random(seed)
         deck = list(range(52))
         rnd.shuffle(deck)
-        env = gin_rummy_v0.raw_env()
-        env.reset(options={"deck": deck, "dealer": 1})
-        me = agents.make(name)
-        me.reset(seed)
-        opponent = agents.make("greedy")
-        seen = 0
-        mine: list[int] = []
-        theirs: list[int] = []
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            if agent_id == "player_0":
-                view = decode(obs["observation"])
-                seen |= view.hand | view.discard_pile | view.opponent_taken | view.opponent_discarded
-                a = me.act(obs)
-                mine.append(a)
-            else:
-                a = opponent.act(obs)
-                theirs.append(a)
-            env.step(a)
+        seen, mine, theirs = hand_seen_by(name, seed, deck)
         hidden = [i for i, c in enumerate(deck) if not seen >> c & 1]
         assert len(hidden) >= 10
         shuffled = list(deck)
@@ -182,22 +151,5 @@ def test_hidden_cards_change_nothing(name: str) -> None:
         for i, c in zip(hidden, cards_hidden, strict=True):
             shuffled[i] = c
         assert shuffled != deck
-        env.reset(options={"deck": shuffled, "dealer": 1})
-        again = agents.make(name)
-        again.reset(seed)
-        script = Scripted(theirs)
-        replay: list[int] = []
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            if agent_id == "player_0":
-                a = again.act(obs)
-                replay.append(a)
-            else:
-                a = script.act(obs)
-                if not obs["action_mask"][a]:  # a knock the new cards no longer allow: stop here
-                    break
-            env.step(a)
+        replay = replayed_against(name, seed, shuffled, theirs)
         assert replay == mine[: len(replay)] and len(replay) >= len(mine) - 1

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ginenv.agents.levels.common import discard_scores
 from ginenv.agents.levels.hard import HardAgent
+from ginenv.agents.levels.heuristics import discard_scores
+from levels.positions import play_hand
 from scenarios import DEALER, decide, deck_with, play, start
 
-from ginenv import agents, gin_rummy_v0
+from ginenv import agents
 from ginenv.actions import action_name
 from ginenv.cards import CARD_NAMES, mask_of, parse_cards
 from ginenv.observation import decode
@@ -82,20 +83,7 @@ def test_hard_parameters_can_be_overridden_but_not_invented() -> None:
 
 def test_hard_is_deterministic_over_whole_hands() -> None:
     def actions(seed: int) -> list[int]:
-        env = gin_rummy_v0.raw_env()
-        env.reset(seed=seed, options={"dealer": seed % 2})
-        players = [agents.make("hard"), agents.make("normal")]
-        for p, agent in enumerate(players):
-            agent.reset(seed + p)
-        out = []
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            out.append(int(players[int(agent_id[-1])].act(obs)))
-            env.step(out[-1])
-        return out
+        return play_hand(("hard", "normal"), seed, (seed, seed + 1), dealer=seed % 2)[0]
 
     for seed in range(3):
         first = actions(seed)

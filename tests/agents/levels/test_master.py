@@ -15,27 +15,18 @@ from ginenv.agents.levels.master import (
     rollout,
     simulate_options,
 )
+from levels.positions import late_position
+from scenarios import cards
 
 from ginenv import agents
-from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_name
-from ginenv.cards import CARD_NAMES, FULL_DECK, cards_of, mask_of, parse_cards
-from ginenv.engine import Phase
+from ginenv.actions import DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, action_name
+from ginenv.cards import CARD_NAMES, cards_of, mask_of, parse_cards
 from ginenv.melds import best_arrangements, deadwood_of_mask
 from ginenv.observation import (
-    KNOCK_LIMIT,
-    OBS_SIZE,
-    PHASE_BASE,
-    STOCK_SIZE,
-    TO_MOVE,
     SeatView,
     decode,
-    plane_slice,
 )
 from ginenv.scoring import score_knock
-
-
-def cards(text: str) -> int:
-    return mask_of(parse_cards(text)) if text else 0
 
 
 def meld_rich(rng: np.random.Generator, size: int = 10) -> int:
@@ -176,49 +167,6 @@ def test_meld_rate_counts_sampled_hands() -> None:
     assert rate[parse_cards("9c")[0]] == 0.0
 
 
-def position(
-    hand: str, stock: int, seed: int = 5, top: str | None = None, taken: str = ""
-) -> dict[str, np.ndarray]:
-    """``hand`` (11 cards) to discard with ``stock`` cards left; a random spread of discards.
-
-    With ``top`` (a card name) and a 10-card ``hand``: the draw phase, that card on the pile.
-    ``taken``: cards the opponent took from the pile and holds."""
-    h = cards(hand)
-    held = cards(taken)
-    rng = np.random.default_rng(seed)
-    rest = [int(c) for c in rng.permutation([c for c in range(52) if not (h | held) >> c & 1])]
-    n = 31 - stock
-    if top is None:
-        top_card, pile = rest[n - 1], mask_of(rest[: n - 1])
-    else:
-        top_card = parse_cards(top)[0]
-        rest.remove(top_card)
-        pile = mask_of(rest[: n - 1])
-    unseen = FULL_DECK & ~(h | pile | held | 1 << top_card)
-    vec = np.zeros(OBS_SIZE, dtype=np.float32)
-    vec[STOCK_SIZE], vec[KNOCK_LIMIT] = stock, 10
-    vec[PHASE_BASE + (Phase.DISCARD if top is None else Phase.DRAW)] = vec[TO_MOVE] = 1
-    planes = (
-        ("hand", h),
-        ("top", 1 << top_card),
-        ("pile", pile),
-        ("unseen", unseen),
-        ("opponent_taken", held),
-    )
-    for name, mask in planes:
-        vec[plane_slice(name)] = [(mask >> c) & 1 for c in range(52)]
-    vec[plane_slice("opponent_discarded")] = [(mask_of(rest[:n:2]) >> c) & 1 for c in range(52)]
-    legal = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    if top is not None:
-        legal[DRAW_STOCK] = legal[DRAW_DISCARD] = 1
-    else:
-        for c in cards_of(h):
-            legal[DISCARD_BASE + c] = 1
-            legal[KNOCK_BASE + c] = deadwood_of_mask(h ^ 1 << c) <= 10
-    assert decode(vec).stock_size == stock
-    return {"observation": vec, "action_mask": legal}
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_knocks_or_plays_on_by_the_stage(seed: int) -> None:
     """One point of deadwood: knock while the opponent's hand is still poor, play on for gin (or an
@@ -228,12 +176,12 @@ def test_knocks_or_plays_on_by_the_stage(seed: int) -> None:
     decisions = {}
     for stock in (27, 16, 2):
         master.reset(seed)
-        decisions[stock] = action_name(master.act(position(hand, stock)))
+        decisions[stock] = action_name(master.act(late_position(hand, stock)))
     assert decisions == {27: "knock Kc", 16: "discard Kc", 2: "knock Kc"}
 
 
 def test_seeded_decisions_and_fresh_worlds_per_seed() -> None:
-    obs = position("As 2s 3s 4h 5h 6h 7c 7d 9h Ac Kc", 14)
+    obs = late_position("As 2s 3s 4h 5h 6h 7c 7d 9h Ac Kc", 14)
     a, b = MasterAgent(seed=3), MasterAgent(seed=3)
     assert a.act(obs) == b.act(obs)
     worlds_a = a.draw_worlds(16)[0]
@@ -261,7 +209,7 @@ def test_plain_discards_are_simulated(monkeypatch: pytest.MonkeyPatch) -> None:
     """No knock is legal: the best discards by the expert's score are played out in the worlds."""
     master = MasterAgent(seed=2)
     calls = spy_on_simulate(master, monkeypatch)
-    obs = position("As 2s 3s 4h 5h 6h 9c Jd Qc Kh 8d", 20)
+    obs = late_position("As 2s 3s 4h 5h 6h 9c Jd Qc Kh 8d", 20)
     action = master.act(obs)
     assert obs["action_mask"][action] and action < KNOCK_BASE
     assert calls == [([Option.PLAY_ON] * master.discard_candidates, master.worlds)]
@@ -272,12 +220,12 @@ def test_draws_are_simulated_only_for_useful_takes(monkeypatch: pytest.MonkeyPat
     calls = spy_on_simulate(master, monkeypatch)
     # 7d completes 7c 7h 7s: a useful take, weighed against a stock draw in the worlds.
     hand = "As 2s 3s 4h 5h 6h 7c 7h 7s Kd"
-    assert master.act(position(hand, 20, top="7d")) in (DRAW_DISCARD, DRAW_STOCK)
+    assert master.act(late_position(hand, 20, top="7d")) in (DRAW_DISCARD, DRAW_STOCK)
     assert calls == [([Option.TAKE_TOP, Option.DRAW], master.worlds)]
     # Qc lowers nothing (Kd for Qc is a wasted turn): never taken, nothing simulated.
     calls.clear()
     master.reset(2)
-    assert master.act(position(hand, 20, top="Qc")) == DRAW_STOCK
+    assert master.act(late_position(hand, 20, top="Qc")) == DRAW_STOCK
     assert calls == []
 
 
@@ -299,19 +247,19 @@ def test_a_card_that_completes_a_shown_meld_is_not_simulated(
 
     monkeypatch.setattr(master, "simulate", record)
     master.reset(seed)
-    assert action_name(master.act(position(hand, 20, taken="Js Jh"))) == "discard Tc"
+    assert action_name(master.act(late_position(hand, 20, taken="Js Jh"))) == "discard Tc"
     assert cards_simulated and all(jd not in cs for cs in cards_simulated)
     # The opponent shows tens instead: Jd is the expert's first choice and is simulated and played.
     cards_simulated.clear()
     master.reset(seed)
-    assert action_name(master.act(position(hand, 20, taken="Ts Th"))) == "discard Jd"
+    assert action_name(master.act(late_position(hand, 20, taken="Ts Th"))) == "discard Jd"
     assert cards_simulated and jd in cards_simulated[0]
 
 
 def test_default_rollouts_keep_meld_partners() -> None:
     """The default rollouts price the meld partners a discard gives up (partner_cost 1): the same
     worlds score differently without it."""
-    obs = position("As 2s 3s 4h 5h 6h 9c Jd Qc Kh 8d", 20)
+    obs = late_position("As 2s 3s 4h 5h 6h 9c Jd Qc Kh 8d", 20)
     view = decode(obs["observation"])
     options = [(Option.PLAY_ON, c) for c in parse_cards("9c Kh 8d")]
     means = {}

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from levels.positions import play_hand
 from scenarios import DEALER, decide, deck_with, play, start
-
-from ginenv import agents, gin_rummy_v0
 
 
 def test_normal_takes_a_discard_that_completes_a_meld_and_passes_otherwise() -> None:
@@ -46,20 +45,7 @@ def test_normal_avoids_a_discard_next_to_a_card_the_opponent_took() -> None:
 
 def test_normal_is_deterministic_over_whole_hands() -> None:
     def actions(seed: int, agent_seed: int) -> list[int]:
-        env = gin_rummy_v0.raw_env()
-        env.reset(seed=seed, options={"dealer": seed % 2})
-        players = [agents.make("normal"), agents.make("random")]
-        for p, agent in enumerate(players):
-            agent.reset(agent_seed + p)
-        out = []
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            out.append(int(players[int(agent_id[-1])].act(obs)))
-            env.step(out[-1])
-        return out
+        return play_hand(("normal", "random"), seed, (agent_seed, agent_seed + 1), dealer=seed % 2)[0]
 
     for seed in range(3):
         first = actions(seed, 7)
