@@ -6,9 +6,10 @@ Gymnasium wrappers, or Stable-Baselines3 through a ``VecEnv`` adapter). Every sl
 learner plays one seat (``seat=None``: drawn at random every hand), a compiled opponent the other
 (``opponent="greedy"``: ``ginenv.agents.baselines.greedy`` move for move; ``"random"``), and the opponent's
 moves are stepped inside the env so that every step is one learner decision. ``import ginenv``
-registers it as the vector entry point of ``"ginenv/GinRummy-v0"``::
+registers it as the vector entry point of ``"ginenv/GinRummyBatched-v0"``, whose defaults
+(:data:`DEFAULT_OPPONENT`, a random seat) are this class's for ``make_vec`` and ``make`` alike::
 
-    envs = gymnasium.make_vec("ginenv/GinRummy-v0", num_envs=256, vectorization_mode="vector_entry_point")
+    envs = gymnasium.make_vec("ginenv/GinRummyBatched-v0", num_envs=256)
 
 - **Observations**: the learner's observation vector (``Box(0, high, (532,), float32)`` per slot),
   exactly what ``gin_rummy_v0``'s ``observe()`` gives its seat.
@@ -40,6 +41,9 @@ from ginenv.observation import observation_high
 from ginenv.rules import Rules
 from ginenv.vector import OpponentVectorGinRummy
 
+#: The opponent when none is given (``"ginenv/GinRummyBatched-v0"``'s default too).
+DEFAULT_OPPONENT = "greedy"
+
 
 def learner_observation_space(rules: Rules) -> spaces.Box:
     """The space of one learner's observation vector in hand mode (``gin_rummy_v0``'s bounds)."""
@@ -56,7 +60,7 @@ class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
     def __init__(
         self,
         num_envs: int = 8,
-        opponent: str = "greedy",
+        opponent: str = DEFAULT_OPPONENT,
         seat: int | None = None,
         rules: Rules | None = None,
         turn_limit: int = DEFAULT_TURN_LIMIT,
@@ -109,4 +113,4 @@ class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
         return self._vec
 
 
-__all__ = ["GinRummyVectorEnv", "learner_observation_space"]
+__all__ = ["DEFAULT_OPPONENT", "GinRummyVectorEnv", "learner_observation_space"]

@@ -4,9 +4,16 @@
 It is a ``gymnasium.Env`` whose observation is the seat's ``"observation"`` vector (a ``Box``) and
 whose action is an action id (``Discrete(108)``); the legal actions are in ``info["action_mask"]``
 and in :meth:`SingleAgentEnv.action_masks`, the method sb3-contrib's ``MaskablePPO`` calls.
-``import ginenv`` registers it with Gymnasium as ``"ginenv/GinRummy-v0"``::
+``import ginenv`` registers it with Gymnasium as ``"ginenv/GinRummy-v0"``, whose default opponent is
+:data:`DEFAULT_OPPONENT` (``"normal"``) whether it is built by ``make`` or ``make_vec`` (which copies
+it, ``"sync"`` or ``"async"``)::
 
     env = gymnasium.make("ginenv/GinRummy-v0", opponent="hard", seat=None, reward_scale=0.01)
+    envs = gymnasium.make_vec("ginenv/GinRummy-v0", num_envs=8, opponent="hard")
+
+The batched engine's Gymnasium vector env (:mod:`ginenv.vector_env`) plays compiled opponents only,
+so it has its own id, ``"ginenv/GinRummyBatched-v0"``: its default opponent is ``"greedy"`` and its
+seat random, with ``make`` (this class, one slot's game) and ``make_vec`` (the batched env) alike.
 
 **The opponent** receives exactly what ``observe()`` gives its seat (``{"observation",
 "action_mask"}``), nothing more. It is one of:
@@ -45,20 +52,24 @@ Baselines3's vector envs included, the mask is the new hand's real one.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ginenv.actions import NUM_ACTIONS, UnknownActionError
-from ginenv.engine import DEFAULT_TURN_LIMIT, HandState
-from ginenv.gin_rummy_v0 import AGENTS, Mode, raw_env
-from ginenv.match import DEFAULT_HAND_LIMIT
+from ginenv.actions import NUM_ACTIONS
+from ginenv.aec import as_action, raw_env
+from ginenv.engine import HandState
 from ginenv.rules import Rules
-from ginenv.validation import finite_number
+from ginenv.settings import AGENTS, RENDER_MODES, EnvSettings
+from ginenv.validation import as_int, finite_number
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from ginenv.settings import EnvKwargs
 
 #: A policy: maps the observation dict of its seat to a legal action id.
 Policy = Callable[[Mapping[str, np.ndarray]], int]
@@ -121,22 +132,6 @@ def _resolve_opponent(
     )
 
 
-def _action_id(action: object) -> int:
-    """``action`` as an int: any integer type (numpy scalars, 0-d integer arrays); never a bool,
-    a float or a string."""
-    if not isinstance(action, (bool, np.bool_)) and not (
-        isinstance(action, np.ndarray) and action.dtype == np.bool_
-    ):
-        try:
-            return operator.index(action)  # type: ignore[arg-type]
-        except TypeError:
-            pass
-    raise UnknownActionError(
-        f"an action must be an integer action id 0..{NUM_ACTIONS - 1}, got {action!r} "
-        f"({type(action).__name__})"
-    )
-
-
 class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One seat of ``gin_rummy_v0`` as a Gymnasium env, the other seat played by ``opponent``.
 
@@ -144,44 +139,33 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     default is :data:`DEFAULT_OPPONENT` (``"normal"``). ``seat`` is 0 or 1 (``player_0`` /
     ``player_1``), or ``None`` to draw it at every reset. ``illegal_reward``: an illegal action ends
     the episode with this reward (as PettingZoo's ``env()`` does); ``None`` raises
-    :class:`ginenv.engine.IllegalActionError` instead. The remaining arguments (``turn_limit``
-    included) configure the underlying :class:`ginenv.gin_rummy_v0.raw_env` and survive resets.
+    :class:`ginenv.engine.IllegalActionError` instead. The other keyword arguments are the table's
+    settings, as ``gin_rummy_v0.env()`` takes them (the fields of
+    :class:`ginenv.settings.EnvSettings` one by one, ``settings=EnvSettings(...)``, or both); they
+    configure the underlying :class:`ginenv.gin_rummy_v0.raw_env` and survive resets.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 1}  # noqa: RUF012
 
     def __init__(
         self,
         opponent: str | AgentLike | Policy | None = DEFAULT_OPPONENT,
         seat: int | None = 0,
-        rules: Rules | None = None,
-        mode: Mode = "hand",
-        reward_scale: float = 1.0,
-        oracle: bool = False,
-        dealer: int | None = None,
+        *,
         illegal_reward: float | None = -1.0,
-        render_mode: str | None = None,
-        turn_limit: int = DEFAULT_TURN_LIMIT,
-        hand_limit: int = DEFAULT_HAND_LIMIT,
+        settings: EnvSettings | None = None,
+        **kwargs: Unpack[EnvKwargs],
     ) -> None:
         """Build the AEC env underneath, the opponent and the spaces; see the class docstring."""
-        if seat not in (None, 0, 1) or isinstance(seat, bool):
+        seat_number = None if seat is None else as_int(seat)
+        if seat is not None and seat_number not in (0, 1):
             raise ValueError(f"seat must be 0, 1 or None (random at each reset), got {seat!r}")
         if illegal_reward is not None:
             illegal_reward = finite_number("illegal_reward", illegal_reward)
-        self.env = raw_env(
-            rules=rules,
-            mode=mode,
-            render_mode=render_mode,
-            reward_scale=reward_scale,
-            oracle=oracle,
-            dealer=dealer,
-            turn_limit=turn_limit,
-            hand_limit=hand_limit,
-        )
-        self.render_mode = render_mode
-        self.seat_option = seat
-        self.seat = 0 if seat is None else seat
+        self.env = raw_env(settings=settings, **kwargs)
+        self.render_mode = self.env.render_mode
+        self.seat_option = seat_number
+        self.seat = 0 if seat_number is None else seat_number
         self.illegal_reward = illegal_reward
         self.opponent = DEFAULT_OPPONENT if opponent is None else opponent
         self._act, self._reset_opponent = _resolve_opponent(self.opponent, self.env.rules)
@@ -233,7 +217,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         moves until the learner decides again or the episode ends."""
         if self._done:
             raise RuntimeError("the episode is over: call reset()")
-        action = _action_id(action)
+        action = as_action(action)
         env = self.env
         reward = self._pending_reward
         self._pending_reward = 0.0

@@ -7,9 +7,11 @@ the non-dealer, 10-19 to the dealer, 20 the upcard, 21.. the stock with 21 drawn
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
+import pettingzoo
 import pytest
 from pettingzoo.test import api_test, seed_test
 
@@ -19,6 +21,7 @@ from ginenv.cards import CARD_NAMES, parse_cards
 from ginenv.engine import DeckError, IllegalActionError
 from ginenv.observation import KNOCK_LIMIT, OBS_SIZE, ORACLE_OBS_SIZE, decode, plane_slice
 from ginenv.rules import Rules
+from ginenv.settings import EnvKwargs, EnvSettings
 
 
 def make_deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
@@ -121,6 +124,87 @@ def test_configuration_survives_seeded_resets() -> None:
         assert obs.shape == (ORACLE_OBS_SIZE,)
         assert obs[KNOCK_LIMIT] == 5
         assert env.infos["player_0"]["scores"] == [0, 0]
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+def test_settings_hold_the_defaults_and_normalise() -> None:
+    s = EnvSettings()
+    assert (s.rules, s.mode, s.render_mode, s.reward_scale, s.oracle, s.dealer) == (
+        Rules(),
+        "hand",
+        None,
+        1.0,
+        False,
+        None,
+    )
+    assert (s.turn_limit, s.hand_limit) == (gin_rummy_v0.DEFAULT_TURN_LIMIT, gin_rummy_v0.DEFAULT_HAND_LIMIT)
+    s = EnvSettings(rules=None, reward_scale=np.float32(2), dealer="player_1", turn_limit=np.int64(30))
+    assert s.rules == Rules() and s.dealer == 1 and s.turn_limit == 30
+    assert type(s.reward_scale) is float and type(s.turn_limit) is int
+    assert EnvSettings(dealer=np.int8(0)).dealer == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.mode = "match"  # type: ignore[misc]
+    assert hash(s) == hash(dataclasses.replace(s)) and s == eval(
+        repr(s), vars(gin_rummy_v0) | {"Rules": Rules}
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"rules": {"knock_limit": 5}}, TypeError, "rules must be a ginenv.rules.Rules"),
+        ({"mode": "tournament"}, ValueError, "mode must be 'hand' or 'match'"),
+        ({"render_mode": "rgb_array"}, ValueError, "render_mode must be None, 'ansi' or 'human'"),
+        ({"reward_scale": float("inf")}, ValueError, "reward_scale must be a finite number"),
+        ({"reward_scale": True}, TypeError, "reward_scale must be a finite number"),
+        ({"oracle": 1}, TypeError, "oracle must be True or False"),
+        ({"dealer": True}, ValueError, "dealer must be 0, 1, 'player_0' or 'player_1'"),
+        ({"dealer": 2}, ValueError, "dealer must be 0, 1"),
+        ({"turn_limit": 0}, ValueError, "turn_limit must be a positive integer"),
+        ({"turn_limit": True}, ValueError, "turn_limit"),
+        ({"hand_limit": 2.0}, ValueError, "hand_limit must be a positive integer"),
+    ],
+)
+def test_every_face_refuses_a_bad_setting_alike(kwargs: dict, error: type, message: str) -> None:
+    from ginenv.wrappers import SingleAgentEnv
+
+    faces = [EnvSettings, gin_rummy_v0.env, gin_rummy_v0.raw_env, gin_rummy_v0.parallel_env]
+    faces.append(lambda **kw: SingleAgentEnv(opponent="random", **kw))
+    for face in faces:
+        with pytest.raises(error, match=message):
+            face(**kwargs)
+    with pytest.raises(error, match=message):
+        dataclasses.replace(EnvSettings(), **kwargs)
+
+
+def test_settings_or_keywords_or_both_build_the_same_env() -> None:
+    from ginenv.wrappers import SingleAgentEnv
+
+    base = EnvSettings(rules=Rules(target=40), mode="match", dealer=1)
+    assert gin_rummy_v0.env(settings=base).unwrapped.settings is base
+    by_keywords = gin_rummy_v0.raw_env(rules=Rules(target=40), mode="match", dealer=1)
+    assert by_keywords.settings == base
+    assert (by_keywords.rules, by_keywords.mode, by_keywords.dealer) == (Rules(target=40), "match", 1)
+    # Keywords replace those fields of the settings given, and are checked again.
+    both = gin_rummy_v0.parallel_env(settings=base, render_mode="ansi", dealer="player_0")
+    assert both.aec_env.settings == dataclasses.replace(base, render_mode="ansi", dealer=0)
+    assert both.render_mode == "ansi"
+    single = SingleAgentEnv(opponent="random", settings=base, reward_scale=0.5)
+    assert single.env.settings == dataclasses.replace(base, reward_scale=0.5)
+    assert base.mode == "match" and base.reward_scale == 1.0  # unchanged
+    for face in (gin_rummy_v0.env, gin_rummy_v0.raw_env, gin_rummy_v0.parallel_env, SingleAgentEnv):
+        with pytest.raises(TypeError, match=r"unknown env setting.*the settings are rules, mode"):
+            face(turn_limt=10)
+        with pytest.raises(TypeError, match=r"settings must be a ginenv\.settings\.EnvSettings"):
+            face(settings={"mode": "match"})
+    with pytest.raises(TypeError, match="illegal_reward"):
+        gin_rummy_v0.raw_env(illegal_reward=-1.0)  # env() only
+
+
+def test_the_keyword_types_name_every_setting() -> None:
+    assert list(EnvKwargs.__annotations__) == [f.name for f in dataclasses.fields(EnvSettings)]
 
 
 def test_dealer_is_drawn_from_the_seed_by_default() -> None:
@@ -488,6 +572,120 @@ def test_wrapped_env_enforces_reset_first() -> None:
     assert env.agent_selection in env.possible_agents
 
 
+def test_wrapped_env_refuses_everything_but_reset_before_reset() -> None:
+    env = gin_rummy_v0.env()
+    assert str(env) == "gin_rummy_v0" and env.possible_agents == ["player_0", "player_1"]
+    for name in (
+        "agents",
+        "num_agents",
+        "rewards",
+        "terminations",
+        "truncations",
+        "infos",
+        "_cumulative_rewards",
+    ):
+        with pytest.raises(AttributeError, match=f"{name} cannot be accessed before reset"):
+            getattr(env, name)
+    with pytest.raises(AttributeError, match="before reset"):
+        env.last()
+    calls = {
+        "step": lambda: env.step(0),
+        "observe": lambda: env.observe("player_0"),
+        "state": env.state,
+        "render": env.render,
+        "agent_iter": env.agent_iter,
+    }
+    for name, call in calls.items():
+        with pytest.raises(AssertionError, match=f"reset\\(\\) needs to be called before {name}"):
+            call()
+    with pytest.raises(DeckError):
+        env.reset(options={"deck": ["As"]})  # a failed first reset: still not reset
+    with pytest.raises(AttributeError, match="before reset"):
+        _ = env.agents
+    env.reset(seed=0)
+    assert env.num_agents == 2 and env.state().shape == (gin_rummy_v0.STATE_SIZE,)
+
+
+def test_agent_iter_asserts_a_step_per_agent() -> None:
+    env = gin_rummy_v0.env()
+    env.reset(seed=0)
+    agents = env.agent_iter()
+    next(agents)
+    with pytest.raises(AssertionError, match="need to call step"):
+        next(agents)
+    env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+    assert next(agents) == env.agent_selection
+    assert list(env.agent_iter(max_iter=0)) == []
+
+
+def pettingzoo_chain(illegal_reward: float, **settings) -> object:
+    """raw_env in PettingZoo's own three wrappers, as its classic envs build env()."""
+    from pettingzoo.utils.wrappers import (
+        AssertOutOfBoundsWrapper,
+        OrderEnforcingWrapper,
+        TerminateIllegalWrapper,
+    )
+
+    raw = gin_rummy_v0.raw_env(**settings)
+    return OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(raw, illegal_reward)))
+
+
+def same_step_view(ours, theirs) -> None:
+    assert ours.agents == theirs.agents
+    if not theirs.agents:
+        return
+    assert ours.agent_selection == theirs.agent_selection
+    for name in ("rewards", "terminations", "truncations", "infos"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.unwrapped._cumulative_rewards == theirs.unwrapped._cumulative_rewards
+    (obs, *rest), (want, *want_rest) = ours.last(), theirs.last()
+    assert rest == want_rest
+    assert all(np.array_equal(obs[k], want[k]) for k in ("observation", "action_mask"))
+
+
+@pytest.mark.skipif(
+    tuple(int(p) for p in pettingzoo.__version__.split(".")[:3]) < (1, 24, 3),
+    reason="PettingZoo before 1.24.3 keeps an illegal move's termination on its wrapper, not on the env, "
+    "so the env's own observations and masks do not show it (env() follows 1.24.3 and later)",
+)
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_the_wrapper_chain_behaves_as_pettingzoos_own_wrappers(mode: str) -> None:
+    # Random play with now and then an illegal action (ending the episode) or one out of range
+    # (an assertion, nothing changes), through env() and through PettingZoo's own wrapper classes.
+    rng = np.random.default_rng(5)
+    illegal_ends = 0
+    for episode in range(25):
+        settings = {"mode": mode, "hand_limit": 2, "turn_limit": 40}
+        ours, theirs = gin_rummy_v0.env(illegal_reward=-3.0, **settings), pettingzoo_chain(-3.0, **settings)
+        for env in (ours, theirs):
+            env.reset(seed=episode)
+        same_step_view(ours, theirs)
+        while theirs.agents:
+            observation, _, term, trunc, _ = theirs.last()
+            roll = rng.random()
+            if term or trunc:
+                action = None
+            elif roll < 0.01:
+                action = int(rng.choice([-1, 108, 200]))
+                for env in (ours, theirs):
+                    with pytest.raises(AssertionError, match="action space"):
+                        env.step(action)
+                same_step_view(ours, theirs)
+                continue
+            elif roll < 0.02:
+                action = int(rng.integers(108))  # usually illegal
+                illegal_ends += not observation["action_mask"][action]
+            else:
+                action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+                if roll > 0.9:
+                    action = np.int64(action)
+            for env in (ours, theirs):
+                env.step(action)
+            same_step_view(ours, theirs)
+        assert ours.agents == [] and ours.unwrapped.state().tobytes() == theirs.unwrapped.state().tobytes()
+    assert illegal_ends > 0
+
+
 # ---------------------------------------------------------------------------- observation and oracle
 
 
@@ -807,3 +1005,17 @@ def test_a_match_of_dead_hands_truncates_at_the_hand_limit() -> None:
     assert match.truncated and match.result is None and len(match.records) == 5
     with pytest.raises(ValueError, match="hand_limit"):
         gin_rummy_v0.env(mode="match", hand_limit=0)
+
+
+@pytest.mark.parametrize("make", [gin_rummy_v0.env, gin_rummy_v0.raw_env, gin_rummy_v0.parallel_env])
+def test_pickle_rebuilds_a_fresh_env_from_its_settings(make) -> None:
+    import pickle
+
+    env = make(mode="match", rules=Rules(target=40), dealer=1, render_mode="ansi", hand_limit=7)
+    env.reset(seed=3)
+    twin = pickle.loads(pickle.dumps(env))
+    aec, twin_aec = (getattr(e, "aec_env", e).unwrapped for e in (env, twin))
+    assert twin_aec.settings == aec.settings and twin_aec is not aec
+    for e in (env, twin):
+        e.reset(seed=4)
+    assert np.array_equal(twin.state(), env.state())

@@ -76,3 +76,10 @@ def test_always_taking_the_discard_truncates_through_the_parallel_api() -> None:
     assert infos["player_1"]["result"]["kind"] == "truncated"
     assert env.state_space.contains(env.state())
     assert env.state()[5] == 20  # draws
+
+
+def test_step_before_reset_says_to_reset() -> None:
+    env = gin_rummy_v0.parallel_env(settings=gin_rummy_v0.EnvSettings(mode="match"))
+    assert env.aec_env.mode == "match" and env.metadata["is_parallelizable"]
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step({"player_0": 0})

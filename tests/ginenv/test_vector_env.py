@@ -3,6 +3,8 @@ apply to a vector env: spaces, seeding, data not reused between steps, SAME_STEP
 
 from __future__ import annotations
 
+import inspect
+
 import gymnasium
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ from gymnasium.vector import AutoresetMode
 import ginenv
 from ginenv.observation import PHASE_BASE, TO_MOVE
 from ginenv.vector import VectorError
-from ginenv.vector_env import GinRummyVectorEnv
+from ginenv.vector_env import DEFAULT_OPPONENT, GinRummyVectorEnv
 
 
 def masked_random(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -29,12 +31,45 @@ def rollout(envs: GinRummyVectorEnv, seed: int, steps: int) -> list[np.ndarray]:
 
 
 def test_make_vec_builds_the_batched_env() -> None:
-    assert ginenv.GYMNASIUM_ID == "ginenv/GinRummy-v0"
-    envs = gymnasium.make_vec("ginenv/GinRummy-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    assert ginenv.GYMNASIUM_BATCHED_ID == "ginenv/GinRummyBatched-v0"
+    envs = gymnasium.make_vec(ginenv.GYMNASIUM_BATCHED_ID, num_envs=4)  # the vector entry point
     assert isinstance(envs, GinRummyVectorEnv)
     assert envs.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     obs, info = envs.reset(seed=0)
     assert obs.shape == (4, 532) and info["action_mask"].shape == (4, 108)
+
+
+def test_each_id_has_one_default_opponent_for_make_and_make_vec() -> None:
+    from gymnasium.envs.registration import registry
+
+    from ginenv.wrappers import DEFAULT_OPPONENT as SINGLE_DEFAULT
+
+    # ginenv/GinRummy-v0: "normal", the learner in seat 0, whether made or vectorised (copies).
+    single = gymnasium.make(ginenv.GYMNASIUM_ID).unwrapped
+    copies = gymnasium.make_vec(ginenv.GYMNASIUM_ID, num_envs=2)
+    assert isinstance(copies, gymnasium.vector.SyncVectorEnv)
+    made = [single, *(e.unwrapped for e in copies.envs)]
+    assert {(e.opponent, e.seat_option) for e in made} == {(SINGLE_DEFAULT, 0)} and SINGLE_DEFAULT == "normal"
+    with pytest.raises(gymnasium.error.Error, match="vector entry point"):
+        gymnasium.make_vec(ginenv.GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point")
+    # ginenv/GinRummyBatched-v0: "greedy", a random seat, in the batched env and in one slot's game.
+    single = gymnasium.make(ginenv.GYMNASIUM_BATCHED_ID).unwrapped
+    batched = gymnasium.make_vec(ginenv.GYMNASIUM_BATCHED_ID, num_envs=2)
+    assert (single.opponent, single.seat_option) == ("greedy", None)
+    assert (batched.vector.opponent, batched.vector.seat) == ("greedy", None)
+    # The id's defaults are GinRummyVectorEnv's own, so a direct build agrees too.
+    defaults = inspect.signature(GinRummyVectorEnv).parameters
+    assert registry[ginenv.GYMNASIUM_BATCHED_ID].kwargs == {
+        "opponent": defaults["opponent"].default,
+        "seat": defaults["seat"].default,
+    }
+    assert defaults["opponent"].default == DEFAULT_OPPONENT == "greedy"
+    # Either id takes another opponent the same way through make and make_vec.
+    assert gymnasium.make(ginenv.GYMNASIUM_BATCHED_ID, opponent="random").unwrapped.opponent == "random"
+    assert (
+        gymnasium.make_vec(ginenv.GYMNASIUM_BATCHED_ID, num_envs=2, opponent="random").vector.opponent
+        == "random"
+    )
 
 
 def test_spaces_seeding_and_no_data_reuse() -> None:

@@ -128,8 +128,11 @@ def test_random_seat_covers_both_seats() -> None:
 
 
 def test_bad_seat_is_refused() -> None:
-    with pytest.raises(ValueError, match="seat"):
-        SingleAgentEnv(seat=2)
+    for seat in (2, True, 1.0, "player_1"):
+        with pytest.raises(ValueError, match="seat must be 0, 1 or None"):
+            SingleAgentEnv(seat=seat)  # type: ignore[arg-type]
+    env = SingleAgentEnv(opponent="random", seat=np.int64(1))  # type: ignore[arg-type]
+    assert env.seat == 1 and type(env.seat) is int and env.agent == "player_1"
 
 
 def test_render_delegates_to_the_aec_env() -> None:
@@ -341,21 +344,48 @@ def test_gymnasium_make_builds_the_wrapper() -> None:
         check_env(env.unwrapped, skip_render_check=True)
 
 
-@pytest.mark.parametrize("gymnasium_first", [False, True])
-def test_import_ginenv_registers_without_importing_gymnasium(gymnasium_first: bool) -> None:
+def run_python(code: str) -> str:
+    """``code`` in a fresh interpreter (nothing of ginenv or Gymnasium imported yet); its output."""
     import subprocess
     import sys
 
-    code = (
-        ("import gymnasium\n" if gymnasium_first else "")
-        + "import sys, ginenv\n"
-        + ("" if gymnasium_first else "assert 'gymnasium' not in sys.modules\nimport gymnasium\n")
-        + "env = gymnasium.make('ginenv/GinRummy-v0', opponent='random')\n"
-        + "obs, info = env.reset(seed=1)\n"
-        + "assert info['action_mask'].any() and obs.shape == (532,)\n"
-        + "assert 'ginenv.agents' in sys.modules\n"
-        + "print('ok')\n"
-    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    return out.stdout.strip()
+
+
+def test_the_module_prefix_imports_ginenv_and_registers() -> None:
+    # gymnasium.make("ginenv:...") imports ginenv, whose import registers the ids.
+    code = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import gymnasium\n"
+        "assert 'ginenv' not in sys.modules\n"
+        "env = gymnasium.make('ginenv:ginenv/GinRummy-v0', opponent='random', seat=1)\n"
+        "obs, info = env.reset(seed=1)\n"
+        "assert info['action_mask'].any() and obs.shape == (532,) and env.unwrapped.seat == 1\n"
+        "envs = gymnasium.make_vec('ginenv:ginenv/GinRummyBatched-v0', num_envs=2)\n"
+        "print(type(env.unwrapped).__name__, type(envs).__name__)\n"
+    )
+    assert run_python(code) == "SingleAgentEnv GinRummyVectorEnv"
+
+
+def test_import_ginenv_registers_once_and_plainly() -> None:
+    # Registration is plain (at import, no import hook) and idempotent: registering again, or
+    # reloading the package, warns of no override and leaves the specs as they were.
+    code = (
+        "import importlib, sys, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import ginenv\n"
+        "from gymnasium.envs.registration import registry\n"
+        "specs = [registry[i] for i in (ginenv.GYMNASIUM_ID, ginenv.GYMNASIUM_BATCHED_ID)]\n"
+        "ginenv.register_gymnasium()\n"
+        "importlib.reload(ginenv)\n"
+        "assert [registry[i] for i in (ginenv.GYMNASIUM_ID, ginenv.GYMNASIUM_BATCHED_ID)] == specs\n"
+        "assert sorted(i for i in registry if i.startswith('ginenv/')) == "
+        "['ginenv/GinRummy-v0', 'ginenv/GinRummyBatched-v0']\n"
+        "assert not any(type(f).__module__.startswith('ginenv') for f in sys.meta_path)\n"
+        "assert 'ginenv.wrappers' not in sys.modules and 'ginenv.vector_env' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    assert run_python(code) == "ok"

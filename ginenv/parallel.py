@@ -1,0 +1,123 @@
+"""The Parallel face of the env: :class:`ParallelGinRummy` and :func:`parallel_env`.
+
+Import them from ``ginenv.gin_rummy_v0`` (the env card documents them, "Parallel API").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from ginenv.aec import AGENTS, EpisodeOverError, raw_env
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from ginenv.settings import EnvKwargs, EnvSettings
+
+__all__ = ["ParallelGinRummy", "parallel_env"]
+
+# PettingZoo's aec_to_parallel needs agents that move in a fixed cycle; in gin rummy the same seat
+# draws and then discards, so it refuses the game. The class below is the turn-based form instead.
+
+
+class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
+    """Gin rummy through PettingZoo's Parallel API: at each step only one agent is to move.
+
+    ``step(actions)`` applies ``actions[agent]`` for the agent to move (``infos[a]["active_agent"]``
+    names it, and only its ``action_mask`` has legal actions) and ignores the other agent's entry,
+    which may be anything or absent. An illegal action raises
+    :class:`ginenv.engine.IllegalActionError` and changes nothing (as ``raw_env``). Observations,
+    rewards, terminations, truncations and infos are those of :class:`raw_env` after the step; once
+    the episode has ended ``agents`` is empty.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {**raw_env.metadata, "is_parallelizable": True}
+
+    def __init__(self, *, settings: EnvSettings | None = None, **kwargs: Unpack[EnvKwargs]) -> None:
+        """Build the AEC env underneath; the arguments are :class:`raw_env`'s (its settings)."""
+        self.aec_env = raw_env(settings=settings, **kwargs)
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        self._dealt = False  # reset() was called
+        self.render_mode = self.aec_env.render_mode
+        self.state_space = self.aec_env.state_space
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        """The observation space of ``agent`` (the AEC env's)."""
+        return self.aec_env.observation_space(agent)
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """The action space of ``agent``: ``Discrete(108)``."""
+        return self.aec_env.action_space(agent)
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]]]:
+        """Deal a new episode (see :meth:`raw_env.reset`); both agents' observations and infos."""
+        aec = self.aec_env
+        aec.reset(seed=seed, options=options)
+        self._dealt = True
+        self.agents = list(aec.agents)
+        return {a: aec.observe(a) for a in self.agents}, self._infos()
+
+    def step(
+        self, actions: Mapping[str, Any]
+    ) -> tuple[
+        dict[str, dict[str, np.ndarray]],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, dict[str, Any]],
+    ]:
+        """Apply the action of the agent to move; the other agent's entry is ignored."""
+        aec = self.aec_env
+        if not self.agents:
+            if not self._dealt:
+                raise RuntimeError("call reset() before step()")
+            raise EpisodeOverError.after("step")
+        mover = aec.agent_selection
+        if not isinstance(actions, Mapping) or mover not in actions:
+            raise ValueError(
+                f"actions must be a dict holding the action of {mover!r}, the agent to move "
+                f"(the other agent's entry is ignored), got {actions!r}"
+            )
+        aec.step(actions[mover])
+        rewards = {a: float(aec.rewards[a]) for a in AGENTS}
+        terminations = dict(aec.terminations)
+        truncations = dict(aec.truncations)
+        observations = {a: aec.observe(a) for a in AGENTS}
+        infos = self._infos()
+        if all(terminations[a] or truncations[a] for a in AGENTS):
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _infos(self) -> dict[str, dict[str, Any]]:
+        aec = self.aec_env
+        infos = {a: dict(aec.infos[a]) for a in AGENTS}
+        ended = aec.terminations[aec.agent_selection] or aec.truncations[aec.agent_selection]
+        for info in infos.values():
+            info["active_agent"] = None if ended else aec.agent_selection
+        return infos
+
+    def state(self) -> np.ndarray:
+        """The full state (see :meth:`raw_env.state`)."""
+        return self.aec_env.state()
+
+    def render(self) -> str | None:
+        """Render the AEC env (``ansi`` returns the text, ``human`` prints it)."""
+        return self.aec_env.render()
+
+    def close(self) -> None:
+        """Close the AEC env."""
+        self.aec_env.close()
+
+
+def parallel_env(*, settings: EnvSettings | None = None, **kwargs: Unpack[EnvKwargs]) -> ParallelGinRummy:
+    """The env through PettingZoo's Parallel API (see :class:`ParallelGinRummy`); the settings as
+    ``env()``'s (``settings`` and/or its fields), without ``illegal_reward``."""
+    return ParallelGinRummy(settings=settings, **kwargs)
