@@ -21,11 +21,19 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from ginenv import actions as _actions
-from ginenv.actions import DISCARD_BASE, NUM_ACTIONS, UnknownActionError
+from ginenv.actions import NUM_ACTIONS, UnknownActionError
 from ginenv.cards import CARD_NAMES, cards_of
 from ginenv.engine import DeckError, HandResult, HandState, IllegalActionError, parse_deck
+from ginenv.kernels import hand as H
 from ginenv.match import Match
-from ginenv.observation import Knowledge, Tracker, encode_state, observation_high, state_high
+from ginenv.observation import (
+    OBS_SIZE,
+    ORACLE_OBS_SIZE,
+    Knowledge,
+    encode_state,
+    observation_high,
+    state_high,
+)
 from ginenv.render import render_table
 from ginenv.rules import Rules
 from ginenv.settings import AGENTS, RENDER_MODES, EnvSettings, Mode, seat_of
@@ -40,13 +48,6 @@ __all__ = ["AGENTS", "EpisodeOverError", "as_action", "raw_env"]
 
 _SEAT = {"player_0": 0, "player_1": 1}
 _RESET_OPTIONS = frozenset({"deck", "decks", "dealer"})
-# Bytes of a legal-action bitmask (108 bits) for np.unpackbits.
-_MASK_BYTES = (NUM_ACTIONS + 7) // 8
-# Legal masks below this use only the draw / pass / big gin ids: precomputed, copied on demand.
-_LOW_ACTIONS = 1 << DISCARD_BASE
-_LOW_MASKS = tuple(
-    np.array([m >> a & 1 for a in range(NUM_ACTIONS)], dtype=np.int8) for m in range(_LOW_ACTIONS)
-)
 # The most a seat's running score can reach: just under the target, plus one hand's points (the
 # largest bonus plus at most 100 deadwood points).
 _MAX_HAND_DEADWOOD = 100
@@ -120,7 +121,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         self.state_space = spaces.Box(
             low=0.0, high=state_high(knock_high, score_high, self.rules.target, self.turn_limit)
         )
-        self._tracker = Tracker(oracle)
+        # Both seats' observations and the mover's mask, rewritten by one compiled call per action
+        # (ginenv.kernels.hand.write_views); observe() copies them out.
+        self._views = np.zeros((2, ORACLE_OBS_SIZE if oracle else OBS_SIZE), dtype=np.float32)
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._score_view = (0, 0, 0)
         self._rng: random.Random | None = None
         self._match: Match | None = None
         self._state: HandState | None = None
@@ -209,7 +214,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         """The public record of the current hand (what both seats have seen moved)."""
         if self._state is None:
             raise RuntimeError("call reset() before reading the knowledge")
-        return self._tracker.knowledge
+        return Knowledge.of(self._state)
 
     # ------------------------------------------------------------------ reset
 
@@ -270,7 +275,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
                 rng=self._rng,
                 turn_limit=self.turn_limit,
             )
-        self._tracker.deal(self._state, *self._scores())
+        self._refresh(self._state, *self._scores())
         self._finished = None
         self._hand_index = 0
 
@@ -290,21 +295,18 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         state = self._state
         if state is None:
             raise RuntimeError("call reset() before observe()")
-        vec = self._tracker.observe(_SEAT[agent])
+        vec = self._views[_SEAT[agent]].copy()
         if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
-            legal = state.legal_mask()
-            if legal < _LOW_ACTIONS:
-                # Upcard offers and draws: one of a few masks, copied from a table.
-                mask = _LOW_MASKS[legal].copy()
-            else:
-                mask = np.unpackbits(
-                    np.frombuffer(legal.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8),
-                    count=NUM_ACTIONS,
-                    bitorder="little",
-                ).view(np.int8)
+            mask = self._mask.copy()
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": vec, "action_mask": mask}
+
+    def _refresh(self, state: HandState, scores: list[int] | None = None, target: int = 0) -> None:
+        """Rewrite both seats' views and the mover's mask (after a deal, an action, new scores)."""
+        self._score_view = (0, 0, 0) if scores is None else (scores[0], scores[1], target)
+        s0, s1, t = self._score_view
+        H.write_views(state.record, 0, state.rule_array, self._views, self._mask, s0, s1, t, self.oracle)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last``; after every agent has left a finished episode it raises
@@ -349,10 +351,6 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         assert state is not None
         if type(action) is not int:
             action = as_action(action)
-        pile = state.discard_pile
-        top = pile[-1] if pile else -1
-        player = state.player
-        hand_before = state.hands[player]
         try:
             if self._match is None:
                 state.step(action)
@@ -368,10 +366,10 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             self._rewards_dirty = False
         self._cumulative_rewards[agent] = 0.0
         if result is None:
-            self._tracker.record(state, player, action, top, hand_before)
+            s0, s1, t = self._score_view
+            H.write_views(state.record, 0, state.rule_array, self._views, self._mask, s0, s1, t, self.oracle)
             self.agent_selection = AGENTS[state.player]
         else:
-            self._tracker.knowledge.record(player, action, top)
             self._end_of_hand(state, result)
         if self.render_mode == "human":
             self.render()
@@ -389,11 +387,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             # learners bootstrap instead of scoring it. A dead last hand still scores nothing.
             self.truncations = {a: True for a in AGENTS}
             self.agent_selection = AGENTS[1 - state.player]
-            self._tracker.refresh(state, *self._scores())
+            self._refresh(state, *self._scores())
         elif match is None:
             self.terminations = {a: True for a in AGENTS}
             self.agent_selection = AGENTS[1 - state.player]
-            self._tracker.refresh(state)
+            self._refresh(state)
         elif match.result is not None:
             # The match is over: the final hand's rewards also carry the bonus difference, so that
             # a match's return is each seat's total minus the opponent's.
@@ -405,11 +403,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             info_result["match_result"] = final
             self.terminations = {a: True for a in AGENTS}
             self.agent_selection = AGENTS[1 - state.player]
-            self._tracker.refresh(state, match.scores, self.rules.target)
+            self._refresh(state, match.scores, self.rules.target)
         else:
             self._hand_index += 1
             self._state = match.hand
-            self._tracker.deal(match.hand, match.scores, self.rules.target)
+            self._refresh(match.hand, match.scores, self.rules.target)
             self.agent_selection = AGENTS[match.hand.player]
         self.rewards = {AGENTS[0]: rewards[0], AGENTS[1]: rewards[1]}
         self._rewards_dirty = True

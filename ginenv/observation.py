@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import FULL_DECK, NUM_CARDS, cards_of
 from ginenv.engine import HandState, Phase
 from ginenv.kernels import hand as H
@@ -116,25 +115,6 @@ class Knowledge:
         knowledge.pile = int(row[H.PILE_MASK])
         return knowledge
 
-    # TEMPORARY (until the env reads the record): the env's old bookkeeping.
-    def record(self, player: int, action: int, top: int) -> None:
-        """Note ``player``'s ``action``; ``top`` is the top discard just *before* it (-1 if none).
-
-        Call it for every action applied to the hand, after the engine accepted it.
-        """
-        if action >= DISCARD_BASE:
-            bit = 1 << (action - KNOCK_BASE if action >= KNOCK_BASE else action - DISCARD_BASE)
-            self.discarded[player] |= bit
-            self.taken[player] &= ~bit
-            self.pile |= bit
-        elif action == DRAW_DISCARD:
-            bit = 1 << top
-            self.taken[player] |= bit
-            self.pile &= ~bit
-        elif action in (DRAW_STOCK, PASS) and top >= 0:
-            self.passed[player] |= 1 << top
-        # BIG_GIN moves no card.
-
     def copy(self) -> Knowledge:
         """An independent copy."""
         other = Knowledge.__new__(Knowledge)
@@ -165,53 +145,6 @@ def encode(
     own, other = (0, 0) if scores is None else (scores[seat], scores[1 - seat])
     H.encode(state.record, 0, seat, out, own, other, target, oracle)
     return out
-
-
-class Tracker:
-    """Both seats' observation vectors of the current hand, rewritten by one compiled call per action.
-
-    TEMPORARY signature of the old incremental tracker (``deal``/``refresh``/``record``/``observe``)."""
-
-    __slots__ = ("_mask", "_oracle", "_scores", "_state", "_views")
-
-    def __init__(self, oracle: bool = False) -> None:
-        """An empty tracker; call :meth:`deal` before anything else."""
-        self._oracle = oracle
-        self._views = np.zeros((2, ORACLE_OBS_SIZE if oracle else OBS_SIZE), dtype=np.float32)
-        self._mask = np.zeros(108, dtype=np.int8)
-        self._scores = (0, 0, 0)
-        self._state: HandState | None = None
-
-    @property
-    def knowledge(self) -> Knowledge:
-        """The public record of the tracked hand."""
-        return Knowledge(0) if self._state is None else Knowledge.of(self._state)
-
-    @property
-    def oracle(self) -> bool:
-        """Whether the vectors carry the opponent's hand (oracle plane)."""
-        return self._oracle
-
-    def deal(self, state: HandState, scores: Sequence[int] | None = None, target: int = 0) -> None:
-        """Start tracking a freshly dealt hand (no action applied yet)."""
-        self.refresh(state, scores, target)
-
-    def refresh(self, state: HandState, scores: Sequence[int] | None = None, target: int = 0) -> None:
-        """Rebuild both vectors (at a deal, at the end of a hand, after new scores)."""
-        self._scores = (0, 0, 0) if scores is None else (scores[0], scores[1], target)
-        self._state = state
-        s0, s1, t = self._scores
-        H.write_views(state.record, 0, state.rule_array, self._views, self._mask, s0, s1, t, self._oracle)
-
-    def observe(self, seat: int) -> np.ndarray:
-        """A fresh copy of ``seat``'s observation vector."""
-        return self._views[seat].copy()
-
-    def record(self, state: HandState, player: int, action: int, top: int, hand_before: int) -> None:
-        """Note an action that did not end the hand; ``state`` is the hand *after* it."""
-        self._state = state
-        s0, s1, t = self._scores
-        H.write_views(state.record, 0, state.rule_array, self._views, self._mask, s0, s1, t, self._oracle)
 
 
 @dataclass(frozen=True)
