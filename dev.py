@@ -106,8 +106,10 @@ def typecheck_tree() -> Path:
         shutil.rmtree(tree)
     package = tree / "ginenv"
     package.mkdir(parents=True)
-    for source in (ROOT / "ginenv").glob("*.py"):
-        (package / source.name).symlink_to(source)
+    for source in (ROOT / "ginenv").iterdir():
+        # Its modules and its subpackages (ginenv.kernels); caches and data stay out.
+        if source.suffix == ".py" or (source / "__init__.py").is_file():
+            (package / source.name).symlink_to(source, target_is_directory=source.is_dir())
     for sub in ("agents", "experiments"):
         (package / sub).symlink_to(ROOT / sub, target_is_directory=True)
     return package

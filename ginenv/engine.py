@@ -245,7 +245,7 @@ class HandState:
 
     @property
     def rule_array(self) -> np.ndarray:
-        """The rule options as the compiled code reads them (read-only; :func:`ginenv.kernels.hand.rules_array`)."""
+        """The rule options as the compiled code reads them (read-only; ``kernels.hand.rules_array``)."""
         return self._cfg
 
     @property
