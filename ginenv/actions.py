@@ -12,9 +12,8 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-
 from ginenv.cards import CARD_NAMES, NUM_CARDS, CardError, parse_card, short_repr
+from ginenv.validation import as_int
 
 DRAW_STOCK = 0
 DRAW_DISCARD = 1
@@ -57,12 +56,13 @@ def action_card(action: int) -> int | None:
 
 def action_name(action: int) -> str:
     """Readable name of an action id: ``"draw_stock"``, ``"discard 7h"``, ``"knock Td"``, ..."""
-    # numbers.Integral admits numpy integers (actions picked from a numpy mask); bools are refused.
-    if isinstance(action, bool) or not isinstance(action, Integral) or not 0 <= action < NUM_ACTIONS:
+    # Numpy integers are admitted (actions picked from a numpy mask); bools are refused.
+    index = as_int(action)
+    if index is None or not 0 <= index < NUM_ACTIONS:
         raise UnknownActionError(
             f"unknown action id {short_repr(action)}; action ids are 0..{NUM_ACTIONS - 1}"
         )
-    return ACTION_NAMES[int(action)]
+    return ACTION_NAMES[index]
 
 
 def action_id(name: str) -> int:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Iterable
-from numbers import Integral
+
+from ginenv.validation import as_int
 
 RANKS = "A23456789TJQK"
 SUITS = "scdh"
@@ -83,9 +84,9 @@ def parse_card(token: str | int) -> int:
 
     Integer ids of any integer type (numpy's too) come back as plain ints; bools are refused.
     """
-    # numbers.Integral admits numpy integers (a deck drawn from a numpy array); bools are not cards.
-    if isinstance(token, Integral) and not isinstance(token, bool):
-        card = int(token)
+    # Numpy integers are admitted (a deck drawn from a numpy array); bools are not cards.
+    card = as_int(token)
+    if card is not None:
         if 0 <= card < NUM_CARDS:
             return card
         raise UnknownCardError(f"card id {card} is out of range; card ids are 0..51")

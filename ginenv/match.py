@@ -23,7 +23,6 @@ import itertools
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from numbers import Integral
 
 from ginenv.engine import (
     DEFAULT_TURN_LIMIT,
@@ -34,6 +33,7 @@ from ginenv.engine import (
     check_turn_limit,
 )
 from ginenv.rules import Rules
+from ginenv.validation import as_int
 
 #: Hands after which a match without a winner is truncated: far above any real match (a match to
 #: 100 takes about 5 to 15 hands; even 1-point hands shared out reach the target within 199).
@@ -107,12 +107,13 @@ def match_bonuses(
 
 def check_hand_limit(hand_limit: object) -> int:
     """``hand_limit`` as a positive int; anything else raises ``ValueError`` saying what is allowed."""
-    if isinstance(hand_limit, bool) or not isinstance(hand_limit, Integral) or hand_limit < 1:
+    limit = as_int(hand_limit)
+    if limit is None or limit < 1:
         raise ValueError(
             f"hand_limit must be a positive integer (hands per match; default {DEFAULT_HAND_LIMIT}), "
             f"got {hand_limit!r}"
         )
-    return int(hand_limit)
+    return limit
 
 
 class Match:

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ginenv.validation import is_int
+
 NextDealer = Literal["alternate", "winner", "loser"]
 _NEXT_DEALER = ("alternate", "winner", "loser")
 # Short, depth-limited reprs in messages: a value read from a config may be huge or deeply nested.
@@ -88,13 +90,13 @@ class Rules:
             "shutout_multiplier",
         ):
             value = getattr(self, name)
-            need(isinstance(value, int) and not isinstance(value, bool), name, "an integer")
+            need(is_int(value), name, "an integer")
         need(0 <= self.knock_limit <= 100, "knock_limit", "between 0 and 100")
         need(self.gin_bonus >= 0, "gin_bonus", ">= 0")
         need(self.undercut_bonus >= 0, "undercut_bonus", ">= 0")
         big = self.big_gin_bonus
         need(
-            big is None or (isinstance(big, int) and not isinstance(big, bool) and big >= 0),
+            big is None or (is_int(big) and big >= 0),
             "big_gin_bonus",
             "None (big gin off) or an integer >= 0",
         )

@@ -36,6 +36,7 @@ from ginenv.kernels import policies as P
 from ginenv.kernels.melds import KnockKind
 from ginenv.observation import OBS_SIZE
 from ginenv.rules import Rules
+from ginenv.validation import as_int, finite_number
 
 #: Compiled policies for batched opponents and playouts (:mod:`ginenv.kernels.policies`).
 POLICIES = P.POLICIES
@@ -241,11 +242,12 @@ def play_random_hands(
 ) -> StepResults:
     """Play ``num_hands`` whole hands of uniformly random legal actions in compiled code (no
     observations): the engine's raw speed, and a baseline of how random play ends."""
-    if isinstance(num_hands, bool) or not isinstance(num_hands, (int, np.integer)) or num_hands < 0:
+    count = as_int(num_hands)
+    if count is None or count < 0:
         raise VectorError(f"num_hands must be a non-negative integer, got {num_hands!r}")
-    results = np.full((int(num_hands), 5), H.NO_RESULT, dtype=np.int64)
+    results = np.full((count, 5), H.NO_RESULT, dtype=np.int64)
     cfg = rules_array(rules or Rules(), check_turn_limit(turn_limit))
-    _random_hands(int(num_hands), cfg, np.random.default_rng(seed), results)
+    _random_hands(count, cfg, np.random.default_rng(seed), results)
     return StepResults(results[:, 0], results[:, 1], results[:, 2], results[:, 3:5])
 
 
@@ -290,21 +292,19 @@ class VectorGinRummy:
         observations: bool = True,
     ) -> None:
         """Allocate ``num_envs`` slots (call :meth:`reset` before :meth:`step`)."""
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        n = as_int(num_envs)
+        if n is None or n < 1:
             raise VectorError(f"num_envs must be a positive integer, got {num_envs!r}")
         if rules is not None and not isinstance(rules, Rules):
             raise VectorError(f"rules must be a ginenv.rules.Rules, got {type(rules).__name__}")
-        if (
-            isinstance(reward_scale, bool)
-            or not isinstance(reward_scale, (int, float))
-            or not np.isfinite(reward_scale)
-        ):
-            raise VectorError(f"reward_scale must be a finite number, got {reward_scale!r}")
-        n = int(num_envs)
+        try:
+            scale = finite_number("reward_scale", reward_scale)
+        except (TypeError, ValueError):
+            raise VectorError(f"reward_scale must be a finite number, got {reward_scale!r}") from None
         self.num_envs = n
         self.rules = rules or Rules()
         self.turn_limit = check_turn_limit(turn_limit)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = scale
         self.observations = bool(observations)
         #: The rule options as the compiled code reads them.
         self.rule_array = rules_array(self.rules, self.turn_limit)
@@ -469,7 +469,7 @@ class OpponentVectorGinRummy:
             raise VectorError(
                 f"opponent must be one of {', '.join(POLICIES)} (compiled policies), got {opponent!r}"
             )
-        if seat is not None and (isinstance(seat, bool) or seat not in (0, 1)):
+        if seat is not None and as_int(seat) not in (0, 1):
             raise VectorError(f"seat must be 0, 1 or None (a random seat every hand), got {seat!r}")
         self._engine = VectorGinRummy(num_envs, rules, seed, turn_limit, reward_scale)
         self.num_envs = self._engine.num_envs
