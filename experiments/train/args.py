@@ -169,6 +169,14 @@ class Args:
             raise bad("inputs", " or ".join(INPUT_KINDS))
         if self.device not in ("cpu", "cuda", "auto"):
             raise bad("device", "cpu, cuda or auto")
+        if self.device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise UsageError(
+                    f"device: cuda, but this torch ({torch.__version__}) sees no CUDA device; "
+                    "use device: cpu, or auto (cuda when there is one)"
+                )
         if self.backend not in ("local", "ray"):
             raise bad("backend", "local or ray")
         if self.backend == "ray" and importlib.util.find_spec("ray") is None:

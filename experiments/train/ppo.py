@@ -163,10 +163,34 @@ def evaluate_checkpoint(path: Path, args: Args, out: Path) -> dict[str, dict[str
     return {
         pair["b"]: {
             "points_per_hand": pair["points_per_hand"]["mean"],
+            "ci_low": pair["points_per_hand"]["low"],
+            "ci_high": pair["points_per_hand"]["high"],
             "win_rate": pair["a_hand_win_rate"]["rate"],
         }
         for pair in summary["pairs"]
     }
+
+
+def _run_folder(args: Args, resume: str | None) -> Path:
+    """The run folder: a resumed checkpoint's own (``RUN/checkpoints/x.pt``), else a new
+    ``runs/{experiment}__{seed}__{time}``."""
+    if resume is not None:
+        folder = Path(resume).resolve().parent.parent
+        # A checkpoint inside a run folder (its TensorBoard events beside checkpoints/) resumes there.
+        if Path(resume).resolve().parent.name == "checkpoints" and any(folder.glob("events.out.tfevents*")):
+            return folder
+    run_name = f"{args.experiment}__{args.seed}__{int(time.time())}"
+    run_dir = Path(args.runs_dir) / run_name
+    Path(args.runs_dir).mkdir(parents=True, exist_ok=True)
+    for extra in range(2, 1000):
+        # Two runs started in the same second get their own folders.
+        try:
+            run_dir.mkdir()
+            break
+        except FileExistsError:
+            run_dir = run_dir.with_name(f"{run_name}-{extra}")
+    (run_dir / "checkpoints").mkdir()
+    return run_dir
 
 
 # --------------------------------------------------------------------------- training
@@ -197,18 +221,16 @@ def train(args: Args, resume: str | None = None) -> Path:
     elif args.init is not None:
         net.actor.load_state_dict(policy_from(args.init, net.actor, "init").state_dict())
 
-    run_name = f"{args.experiment}__{args.seed}__{int(time.time())}"
-    run_dir = Path(args.runs_dir) / run_name
-    Path(args.runs_dir).mkdir(parents=True, exist_ok=True)
-    for extra in range(2, 1000):
-        # Two runs started in the same second (a resume right after a run) get their own folders.
-        try:
-            run_dir.mkdir()
-            break
-        except FileExistsError:
-            run_dir = run_dir.with_name(f"{run_name}-{extra}")
-    (run_dir / "checkpoints").mkdir()
-    writer = SummaryWriter(str(run_dir))
+    run_dir = _run_folder(args, resume)
+    if resume is not None:
+        print(
+            f"ginenv train: resuming {run_dir} from update {progress['update']} "
+            f"(env step {progress['global_step']}, {progress['hands']} hands)",
+            flush=True,
+        )
+    # purge_step: events a killed run logged after its last checkpoint are dropped, so the curves
+    # of a resumed run stay one run.
+    writer = SummaryWriter(str(run_dir), purge_step=progress["global_step"] + 1 if resume else None)
     writer.add_text(
         "hyperparameters",
         "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
@@ -277,9 +299,10 @@ def train(args: Args, resume: str | None = None) -> Path:
                 writer.add_scalar(f"timing/{key}_share", seconds / max(elapsed, 1e-9), step)
             if ep_returns:
                 figures["return"] = float(np.mean(ep_returns))
-                figures["points"] = float(np.mean(ep_points))
+                # Against the training mix (the league), not a level: the eval figures are vs_<level>.
+                figures["mix_points"] = float(np.mean(ep_points))
                 writer.add_scalar("charts/episodic_return", figures["return"], step)
-                writer.add_scalar("charts/points_per_hand", figures["points"], step)
+                writer.add_scalar("charts/points_per_hand", figures["mix_points"], step)
                 writer.add_scalar("charts/hand_win_rate", float(np.mean(ep_wins)), step)
                 ep_returns.clear()
                 ep_points.clear()
@@ -297,6 +320,8 @@ def train(args: Args, resume: str | None = None) -> Path:
                 results = evaluate_checkpoint(frozen, args, run_dir / "eval" / f"update_{update}")
                 for level, figs in results.items():
                     writer.add_scalar(f"eval/{level}", figs["points_per_hand"], step)
+                    writer.add_scalar(f"eval/{level}_ci_low", figs["ci_low"], step)
+                    writer.add_scalar(f"eval/{level}_ci_high", figs["ci_high"], step)
                     writer.add_scalar(f"eval/{level}_win_rate", figs["win_rate"], step)
                     figures[f"vs_{level}"] = figs["points_per_hand"]
             writer.flush()

@@ -4,12 +4,14 @@ and policy-only, reshaped, tampered or torn checkpoints are refused before anyth
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
 from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.cli import main
+from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.checkpoints import load_training_checkpoint
 from ginenv.experiments.train.networks import ActorCritic
 from ginenv.experiments.train.ppo import Args, train
@@ -17,7 +19,9 @@ from ginenv.experiments.train.ppo import Args, train
 from ginenv import agents
 
 
-def test_resume_restores_everything_and_continues(smoke_run: tuple[Args, Path], scalars) -> None:  # type: ignore[no-untyped-def]
+def test_resume_restores_everything_and_continues(  # type: ignore[no-untyped-def]
+    smoke_run: tuple[Args, Path], scalars, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     args, run_dir = smoke_run
     path = str(run_dir / "checkpoints" / "latest.pt")
     net = ActorCritic.for_args(args)
@@ -30,13 +34,37 @@ def test_resume_restores_everything_and_continues(smoke_run: tuple[Args, Path], 
         assert torch.equal(net.critic.state_dict()[key], value)
     assert torch.equal(net.aux.weight, saved["aux"]["weight"])
     assert optimizer.state_dict()["state"][0]["step"] == saved["optimizer"]["state"][0]["step"]
-    # Resuming runs only the updates that are left: 3 in all, so one more.
+    # Resuming runs only the updates that are left (3 in all, so one more), in the run's own folder
+    # (a copy here: other tests read the shared run), so the TensorBoard curves stay one run.
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
     more = dataclasses.replace(args, total_steps=3 * args.num_envs * args.num_steps, eval_every=0)
-    resumed = train(more, resume=path)
-    assert resumed != run_dir  # its own folder, even when started within the same second
+    resumed = train(more, resume=str(copy / "checkpoints" / "latest.pt"))
+    assert resumed == copy
+    out = capsys.readouterr().out
+    assert f"resuming {copy} from update 2 (env step {2 * args.num_envs * args.num_steps}" in out
     ckpt = read_checkpoint(resumed / "checkpoints" / "latest.pt")
     assert ckpt.training is not None and ckpt.training["progress"]["update"] == 3
-    assert len(scalars(resumed)["losses/policy"]) == 1
+    assert len(scalars(resumed)["losses/policy"]) == 3
+    # A checkpoint outside a run folder starts a new one.
+    loose = tmp_path / "loose.pt"
+    shutil.copy(path, loose)
+    elsewhere = train(dataclasses.replace(more, runs_dir=str(tmp_path / "runs")), resume=str(loose))
+    assert elsewhere.parent == tmp_path / "runs" and len(scalars(elsewhere)["losses/policy"]) == 1
+
+
+def test_cuda_is_refused_in_one_line_where_torch_has_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = Args(device="cuda", runs_dir=str(tmp_path))
+    if torch.cuda.is_available():
+        args.validate()  # a CUDA machine: accepted
+        return
+    with pytest.raises(UsageError, match="sees no CUDA device"):
+        args.validate()
+    assert main(["train", "--set", "device=cuda", "--set", f"runs_dir={tmp_path}", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "sees no CUDA device" in err and "Traceback" not in err and len(err.splitlines()) == 1
 
 
 # --- refusals --------------------------------------------------------------------------------------
