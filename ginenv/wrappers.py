@@ -42,6 +42,12 @@ mode) or the match (match mode) ends by the rules, and with ``truncated`` when a
 env's turn limit (``turn_limit`` draws; :data:`ginenv.engine.DEFAULT_TURN_LIMIT`): no points, and
 ``info["result"]["kind"] == "truncated"``.
 
+**The mask in the observation.** ``mask_in_observation=True`` makes the observation a ``Dict`` of
+``"observation"`` (the vector) and ``"action_mask"`` (int8, 108), as the AEC env's observations
+are, so that masked-action wrappers that read the mask from the observation work (TorchRL's
+``ActionMask`` transform, RLlib's action-masking models); ``info["action_mask"]`` and
+:meth:`action_masks` stay as they are.
+
 **Action masks.** During an episode the mask holds the learner's legal actions. On the step that
 ends an episode no action is legal, but Gymnasium's default vector autoreset (``NEXT_STEP``) still
 asks the policy for one action on the final observation, and discards it; an all-zero mask there
@@ -132,7 +138,7 @@ def _resolve_opponent(
     )
 
 
-class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
+class SingleAgentEnv(gymnasium.Env[Any, np.int64]):
     """One seat of ``gin_rummy_v0`` as a Gymnasium env, the other seat played by ``opponent``.
 
     ``opponent``: a registry name, an agent object or a policy callable (module docstring); the
@@ -153,6 +159,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         seat: int | None = 0,
         *,
         illegal_reward: float | None = -1.0,
+        mask_in_observation: bool = False,
         settings: EnvSettings | None = None,
         **kwargs: Unpack[EnvKwargs],
     ) -> None:
@@ -162,7 +169,10 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise ValueError(f"seat must be 0, 1 or None (random at each reset), got {seat!r}")
         if illegal_reward is not None:
             illegal_reward = finite_number("illegal_reward", illegal_reward)
+        if not isinstance(mask_in_observation, bool):
+            raise TypeError(f"mask_in_observation must be True or False, got {mask_in_observation!r}")
         self.env = raw_env(settings=settings, **kwargs)
+        self.mask_in_observation = mask_in_observation
         self.render_mode = self.env.render_mode
         self.seat_option = seat_number
         self.seat = 0 if seat_number is None else seat_number
@@ -171,7 +181,9 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._act, self._reset_opponent = _resolve_opponent(self.opponent, self.env.rules)
         inner = self.env.observation_space(AGENTS[0])
         assert isinstance(inner, spaces.Dict)
-        self.observation_space = inner["observation"]
+        # Either the vector alone (the mask in info and action_masks()) or, for libraries whose
+        # masked-action wrappers read the mask from the observation (TorchRL, RLlib), both.
+        self.observation_space: spaces.Space[Any] = inner if mask_in_observation else inner["observation"]
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._pending_reward = 0.0
@@ -185,7 +197,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         """Deal a new episode and play the opponent until the learner's first decision.
 
         ``options`` go to the AEC env's ``reset`` (``deck``, ``decks``, ``dealer``). In hand mode, a
@@ -212,7 +224,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._done = False
         return self._observation(), self._info()
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Apply the learner's action (an integer id of any integer type), then the opponent's
         moves until the learner decides again or the episode ends."""
         if self._done:
@@ -230,7 +242,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             self._mask = _ALL_ACTIONS.copy()
             info = self._info()
             info["illegal_action"] = action
-            return env.observe(self.agent)["observation"], reward + penalty, True, False, info
+            return self._shown(env.observe(self.agent)["observation"]), reward + penalty, True, False, info
         env.step(action)
         reward += float(env.rewards[self.agent])
         reward += self._play_opponent()
@@ -259,11 +271,16 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             reward += float(env.rewards[me])
         return reward
 
-    def _observation(self) -> np.ndarray:
+    def _observation(self) -> Any:
         obs = self.env.observe(self.agent)
         # The final observation gets the placeholder mask (module docstring), never all zeros.
         self._mask = _ALL_ACTIONS.copy() if self._episode_over() else obs["action_mask"]
-        return obs["observation"]
+        return self._shown(obs["observation"])
+
+    def _shown(self, vector: np.ndarray) -> Any:
+        if self.mask_in_observation:
+            return {"observation": vector, "action_mask": self._mask.copy()}
+        return vector
 
     def _info(self) -> dict[str, Any]:
         info = dict(self.env.infos[self.agent])

@@ -69,15 +69,26 @@ from ginenv.observation import OBS_SIZE
 from ginenv.vector import OpponentVectorGinRummy
 from ginenv.vector_env import GinRummyVectorEnv
 
+#: The reward per point of :class:`GinRummyVecEnv` unless told otherwise: the trainer's own scale
+#: (``configs/ppo.yaml``). A hand is worth up to about 100 points; raw points as rewards give value
+#: targets in the tens and SB3's default learning rates and clipping (tuned for rewards near 1) then
+#: learn poorly.
+SB3_REWARD_SCALE = 0.01
+
 
 class GinRummyVecEnv(VecEnv):  # type: ignore[misc]
     """``num_envs`` learner slots against a compiled opponent, as a Stable-Baselines3 ``VecEnv``: SB3's
-    face of :class:`ginenv.vector_env.GinRummyVectorEnv` (``vector_env``), the Gymnasium one."""
+    face of :class:`ginenv.vector_env.GinRummyVectorEnv` (``vector_env``), the Gymnasium one.
+
+    Rewards are points times ``reward_scale``, by default :data:`SB3_REWARD_SCALE` (0.01, the
+    trainer's scale, chosen for learning), not the Gymnasium env's 1.0 (raw points); pass
+    ``reward_scale=1.0`` for raw points."""
 
     def __init__(self, num_envs: int = 8, **settings: Any) -> None:
         """The slots of :class:`ginenv.vector_env.GinRummyVectorEnv`, given its keyword arguments
-        (``opponent``, ``seat``, ``rules``, ``turn_limit``, ``reward_scale``, ``seed``: see it; any
-        other name is refused there)."""
+        (``opponent``, ``seat``, ``rules``, ``turn_limit``, ``reward_scale`` (default
+        :data:`SB3_REWARD_SCALE`), ``seed``: see it; any other name is refused there)."""
+        settings.setdefault("reward_scale", SB3_REWARD_SCALE)
         self.vector_env = GinRummyVectorEnv(num_envs, **settings)
         super().__init__(
             self.vector_env.num_envs,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -389,3 +390,40 @@ def test_import_ginenv_registers_once_and_plainly() -> None:
         "print('ok')\n"
     )
     assert run_python(code) == "ok"
+
+
+# ---------------------------------------------------------------------------- the mask in the observation
+
+
+def test_the_mask_can_travel_inside_the_observation() -> None:
+    env = SingleAgentEnv(opponent="greedy", mask_in_observation=True)
+    assert isinstance(env.observation_space, gymnasium.spaces.Dict)
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    assert np.array_equal(obs["action_mask"], info["action_mask"])
+    assert np.array_equal(obs["action_mask"].astype(bool), env.action_masks())
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        obs, _, terminated, truncated, info = env.step(action)
+        assert np.array_equal(obs["action_mask"], info["action_mask"])
+        if terminated or truncated:
+            obs, info = env.reset()
+    with pytest.raises(TypeError, match="mask_in_observation"):
+        SingleAgentEnv(mask_in_observation=1)  # type: ignore[arg-type]
+
+
+def test_torchrl_action_mask_plays_only_legal_actions() -> None:
+    # TorchRL's GymEnv alone samples an illegal action and the episode ends after one step; with the
+    # mask in the observation its ActionMask transform keeps every sampled action legal.
+    from torchrl.envs import GymWrapper, TransformedEnv
+    from torchrl.envs.transforms import ActionMask
+
+    base = SingleAgentEnv(opponent="greedy", seat=None, mask_in_observation=True, reward_scale=0.01)
+    env = TransformedEnv(GymWrapper(base, categorical_action_encoding=True), ActionMask())
+    env.set_seed(5)
+    td = env.rollout(300, break_when_any_done=False)
+    actions = td["action"].long().unsqueeze(-1)
+    assert bool(td["action_mask"].gather(-1, actions).all())
+    episodes = int(td["next", "done"].sum())
+    assert 1 <= episodes < 300 / 5  # whole hands, not one-step episodes ended by an illegal move

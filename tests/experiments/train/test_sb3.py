@@ -16,7 +16,7 @@ import pytest
 import torch
 from ginenv.agents.neural import NeuralAgent, read_checkpoint
 from ginenv.experiments.cli import main
-from ginenv.experiments.train.sb3 import GinRummyVecEnv, SB3ExportError, export_maskable_ppo
+from ginenv.experiments.train.sb3 import SB3_REWARD_SCALE, GinRummyVecEnv, SB3ExportError, export_maskable_ppo
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import (
@@ -57,8 +57,24 @@ def test_sb3_semantics_terminal_observations_and_masks() -> None:
         env.env_method("render")
 
 
+def test_rewards_default_to_the_trainers_scale() -> None:
+    # 0.01 per point (SB3_REWARD_SCALE), not the Gymnasium env's raw points; reward_scale overrides it.
+    scaled, raw = GinRummyVecEnv(num_envs=32, seed=4), GinRummyVecEnv(num_envs=32, seed=4, reward_scale=1.0)
+    assert SB3_REWARD_SCALE == 0.01 and scaled.vector_env.vector is not raw.vector_env.vector
+    scaled.reset(), raw.reset()
+    rng = np.random.default_rng(4)
+    total_scaled = total_raw = 0.0
+    for _ in range(300):
+        masks = scaled.action_masks()
+        assert (masks == raw.action_masks()).all()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        total_scaled += float(scaled.step(actions)[1].sum())
+        total_raw += float(raw.step(actions)[1].sum())
+    assert total_raw != 0 and total_scaled == pytest.approx(total_raw * 0.01, rel=1e-5)
+
+
 def test_maskable_ppo_learns_on_it() -> None:
-    env = GinRummyVecEnv(num_envs=16, opponent="greedy", reward_scale=0.01, seed=0)
+    env = GinRummyVecEnv(num_envs=16, opponent="greedy", seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, verbose=0)
     model.learn(total_timesteps=16 * 16 * 3)
     obs = env.reset()
