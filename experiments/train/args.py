@@ -20,6 +20,9 @@ from ginenv.experiments.train.league import LEAGUE_KINDS
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS
 
+#: The values of Args.precision.
+PRECISIONS = ("fp32", "bf16")
+
 RAY_MISSING = "backend ray needs Ray: pip install 'ray>=2.9'"
 
 
@@ -36,9 +39,16 @@ class Args:
     """``torch.use_deterministic_algorithms``-style determinism for cuDNN (no effect on CPU)."""
     device: str = "cpu"
     """``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
-    threads: int = 1
-    """torch intra-op threads (0: torch's default). One thread: on 2 shared cores, torch's threads
-    spin-waiting beside the env and other processes made a forward pass 20x slower (measured)."""
+    threads: int = 2
+    """torch intra-op threads (0: torch's default). Two: the update, two thirds of a run's time, uses
+    both cores of this project's machine (1.5x faster than one, measured). Use 1 when other work
+    shares the cores: torch's threads spin-waiting beside other processes made a forward pass 20x
+    slower (measured)."""
+    precision: str = "fp32"
+    """``fp32`` or ``bf16``: the networks' matrix products in bfloat16 (``torch.autocast``) in the
+    rollouts and in the update alike, so the PPO ratio compares like with like; weights, optimizer,
+    losses and log-probabilities stay fp32. On CPUs with AVX512-BF16 a minibatch step is 2.6x faster
+    (README, "Training speed")."""
     total_steps: int = 20_000_000
     """Env steps to train for (every seat's decisions, the opponent's included)."""
     num_envs: int = 1024
@@ -167,6 +177,8 @@ class Args:
             raise bad("hidden", "a non-empty list of positive layer widths")
         if self.inputs not in INPUT_KINDS:
             raise bad("inputs", " or ".join(INPUT_KINDS))
+        if self.precision not in PRECISIONS:
+            raise bad("precision", " or ".join(PRECISIONS))
         if self.device not in ("cpu", "cuda", "auto"):
             raise bad("device", "cpu, cuda or auto")
         if self.device == "cuda":

@@ -60,6 +60,12 @@ class ActorCritic(nn.Module):
         return logits, self.critic(obs).squeeze(-1), self.aux(feats)
 
 
+def matmul_precision(precision: str, device: torch.device) -> torch.autocast:
+    """The autocast context of ``Args.precision``: bfloat16 matrix products for ``"bf16"``, a no-op
+    for ``"fp32"``. Callers take ``.float()`` of what comes out before any softmax or loss."""
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
 def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Log-probabilities over the legal actions only, and the entropy over them.
 

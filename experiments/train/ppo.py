@@ -54,7 +54,13 @@ from ginenv.experiments.train.checkpoints import (
     save_training_checkpoint,
 )
 from ginenv.experiments.train.distributed import RolloutWorkers
-from ginenv.experiments.train.networks import ActorCritic, masked_log_probs, network_weights, unseen_card_loss
+from ginenv.experiments.train.networks import (
+    ActorCritic,
+    masked_log_probs,
+    matmul_precision,
+    network_weights,
+    unseen_card_loss,
+)
 from ginenv.experiments.train.rollouts import Rollout
 from torch import nn
 
@@ -92,7 +98,9 @@ def ppo_update(
         chunks = torch.tensor_split(order, min(args.num_minibatches, max(1, batch // 2)))
         for mb in chunks:
             o, m = f_obs[mb].to(device), f_mask[mb].to(device)
-            logits, value, aux_logits = net(o)
+            with matmul_precision(args.precision, device):
+                logits, value, aux_logits = net(o)
+            logits, value, aux_logits = logits.float(), value.float(), aux_logits.float()
             logp_all, entropy = masked_log_probs(logits, m)
             new_logp = logp_all.gather(1, f_act[mb, None].to(device)).squeeze(1)
             log_ratio = new_logp - f_logp[mb].to(device)

@@ -34,7 +34,7 @@ from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import policy_from
 from ginenv.experiments.train.league import League
-from ginenv.experiments.train.networks import ActorCritic, masked_log_probs, sample_actions
+from ginenv.experiments.train.networks import ActorCritic, masked_log_probs, matmul_precision, sample_actions
 
 from ginenv import kernels
 from ginenv.actions import NUM_ACTIONS
@@ -216,6 +216,8 @@ class RolloutWorker:
         ``snapshot``: these weights join the league first; ``teach``: record the kickstarting
         teacher's (compiled greedy's) action at every learner decision."""
         args, venv, net, device, league = self.args, self.venv, self.net, self.device, self.league
+        # The same matrix precision as the update (Args.precision), so the PPO ratio compares like with like.
+        precision = matmul_precision(args.precision, device)
         if weights is not None:
             net.load_state_dict(weights)
         if snapshot:
@@ -243,10 +245,11 @@ class RolloutWorker:
             mask_t = torch.from_numpy(mask_np.astype(np.bool_))
             tock = time.perf_counter()
             env_s += tock - tick
-            with torch.no_grad():
+            with torch.no_grad(), precision:
                 if li.size:
                     o, m = obs_t[li].to(device), mask_t[li].to(device)
                     logits, value, _ = net(o)
+                    logits, value = logits.float(), value.float()
                     a = sample_actions(logits, m, self.sampler)
                     logp, _ = masked_log_probs(logits, m)
                     actions[li] = a.cpu().numpy()
@@ -255,7 +258,7 @@ class RolloutWorker:
                     self.b_opp[t, li] = torch.from_numpy(opp_hand)
                     self.b_act[t, li] = a.cpu()
                     if teach and self.teacher is not None:
-                        self.b_teacher[t, li] = self.teacher(o, m).argmax(1).cpu()
+                        self.b_teacher[t, li] = self.teacher(o, m).float().argmax(1).cpu()
                     self.b_logp[t, li] = logp.gather(1, a[:, None]).squeeze(1).cpu()
                     self.b_val[t, li] = value.cpu()
                     self.b_valid[t, li] = True
@@ -265,7 +268,7 @@ class RolloutWorker:
                         self.b_phi[t, li] = torch.from_numpy(-args.shaping * args.reward_scale * dead)
                 for snap, sj in league.snapshot_turns(~learner):
                     o, m = obs_t[sj].to(device), mask_t[sj].to(device)
-                    actions[sj] = sample_actions(snap(o), m, self.sampler).cpu().numpy()
+                    actions[sj] = sample_actions(snap(o).float(), m, self.sampler).cpu().numpy()
             tick = time.perf_counter()
             inference_s += tick - tock
             taught = teach and self.teacher is None and li.size > 0
@@ -288,8 +291,9 @@ class RolloutWorker:
                 cut = own[truncated[own]]
                 if cut.size:
                     final = venv.final_observations[cut, seats[cut]]
-                    with torch.no_grad():
-                        self.b_trunc_val[last[cut], cut] = net(self.prepare(final).to(device))[1].cpu()
+                    with torch.no_grad(), precision:
+                        value = net(self.prepare(final).to(device))[1]
+                    self.b_trunc_val[last[cut], cut] = value.float().cpu()
                 last[ended] = -1
                 league.new_hands(ended)
             env_s += time.perf_counter() - tick
@@ -297,9 +301,9 @@ class RolloutWorker:
 
         # Bootstrap: the open hands' value from the learner's current view of its hand.
         tick = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), precision:
             view = self.prepare(venv.observe(seats)).to(device)
-            next_value = net(view)[1].cpu()
+            next_value = net(view)[1].float().cpu()
             if args.shaping:
                 dead = own_deadwood(venv.hands()[np.arange(N), seats])
                 end_phi = torch.from_numpy(-args.shaping * args.reward_scale * dead)

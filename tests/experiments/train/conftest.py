@@ -16,7 +16,7 @@ def tiny_args(root: Path, **changes: object) -> Args:
     base = Args(
         num_envs=32, num_steps=16, total_steps=32 * 16 * 2, hidden=[16], card_hidden=8, update_epochs=2,
         num_minibatches=2, snapshot_every=1, eval_every=2, eval_deals=1, eval_levels=["greedy"],
-        runs_dir=str(root / "runs"), progress=False,
+        runs_dir=str(root / "runs"), progress=False, threads=1,
     )  # fmt: skip
     return dataclasses.replace(base, **changes)
 

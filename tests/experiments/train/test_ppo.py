@@ -11,6 +11,7 @@ import pytest
 import torch
 from ginenv.agents.neural import OBS_FORMAT, read_checkpoint
 from ginenv.experiments.cli import main
+from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.networks import ActorCritic, network_weights
 from ginenv.experiments.train.ppo import Args, train
 from ginenv.experiments.train.rollouts import RolloutWorker
@@ -100,6 +101,17 @@ def test_a_run_full_of_truncated_hands_trains(tiny, scalars) -> None:  # type: i
     found = scalars(run_dir)
     assert all(math.isfinite(v) for v in found["losses/value"] + found["losses/policy"])
     assert found["charts/points_per_hand"]  # hands ended (truncated ones score 0)
+
+
+def test_bfloat16_matrix_products_train_and_save_fp32_weights(tiny, scalars) -> None:  # type: ignore[no-untyped-def]
+    run_dir = train(tiny(precision="bf16", eval_every=0))
+    found = scalars(run_dir)
+    assert all(math.isfinite(v) for v in found["losses/value"] + found["losses/policy"])
+    assert found["losses/approx_kl"][0] < 1.0  # the ratio compares bf16 with bf16, not with fp32
+    policy = read_checkpoint(run_dir / "checkpoints" / "latest.pt").policy
+    assert all(p.dtype == torch.float32 for p in policy.parameters())
+    with pytest.raises(UsageError, match="precision must be fp32 or bf16"):
+        tiny(precision="fp16").validate()
 
 
 # --- kickstarting ----------------------------------------------------------------------------------
