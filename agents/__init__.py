@@ -46,6 +46,19 @@ register_builtin(
     "neural", _neural, "shipped network: a behaviour clone of expert improved by PPO against a league"
 )
 
+
+def _master_net(seed: int | None = None, **kwargs: Any) -> Agent:
+    from ginenv.agents.neural.search import NetMasterAgent
+
+    return NetMasterAgent(seed=seed, **kwargs)
+
+
+register_builtin(
+    "master_net",
+    _master_net,
+    "master's search in worlds drawn from the shipped network's reading of the hand",
+)
+
 __all__ = [
     "Agent",
     "AgentSpecError",

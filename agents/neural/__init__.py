@@ -61,7 +61,7 @@ import threading
 import warnings
 import zipfile
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -660,13 +660,62 @@ def export_policy(source: PathLike, target: PathLike, keep: Sequence[str] = ("au
 
     The file keeps the training ``config``, the observation format, the input encoding and the
     entries of ``training`` named in ``keep`` that the source has (by default the auxiliary
-    opponent-hand head, small, which :func:`ginenv.experiments.train.ppo.opponent_hand_predictor` reads).
+    opponent-hand head, small, which :func:`opponent_hand_predictor` reads).
     ``source`` is validated like any checkpoint.
     """
     ckpt = read_checkpoint(source)
     kept = {k: v for k, v in (ckpt.training or {}).items() if k in keep}
     save_checkpoint(ckpt.policy, target, config=ckpt.config, training=kept or None)
     return read_checkpoint(target)
+
+
+_UNSEEN = plane_slice("unseen")
+_OPPONENT_TAKEN = plane_slice("opponent_taken")
+
+
+def check_state(module: nn.Module, state: Any, what: str, path: str) -> dict[str, torch.Tensor]:
+    """``state`` checked against ``module``'s own parameters (names, shapes, finite floats)."""
+    own = module.state_dict()
+    if not isinstance(state, dict) or set(state) != set(own):
+        keys = sorted(state) if isinstance(state, dict) else type(state).__name__
+        raise CheckpointError(f"{path}: training[{what!r}] must hold exactly {sorted(own)}, got {keys}")
+    for key, ref in own.items():
+        t = state[key]
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.shape != ref.shape:
+            raise CheckpointError(
+                f"{path}: training[{what!r}][{key!r}] must be a float tensor of shape {list(ref.shape)}"
+            )
+        if not bool(torch.isfinite(t).all()):
+            raise CheckpointError(f"{path}: training[{what!r}][{key!r}] holds NaN or infinite values")
+    return {k: v.to(torch.float32) for k, v in state.items()}
+
+
+def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarray]:
+    """The auxiliary head of a training checkpoint as a function of observations.
+
+    Returns ``predict(observations) -> probabilities``: for a batch of one seat's observation
+    vectors (B, OBS_SIZE), the probability (B, 52) that the opponent holds each card: the head's for
+    the unseen cards, and the facts of the observation for the others (1 for the cards it took from
+    the discard pile, 0 for the own hand and the pile). It reads the observation only, like the
+    policy it was trained beside. A policy-only checkpoint (no ``training['aux']``) raises
+    CheckpointError.
+    """
+    ckpt = read_checkpoint(path)
+    if ckpt.training is None or "aux" not in ckpt.training:
+        raise CheckpointError(f"{path} holds no auxiliary opponent-hand head (a policy-only checkpoint)")
+    policy = ckpt.policy.eval().requires_grad_(False)
+    head = nn.Linear(policy.hidden[-1], NUM_CARDS)
+    head.load_state_dict(check_state(head, ckpt.training["aux"], "aux", str(path)))
+    head.eval().requires_grad_(False)
+
+    def predict(observations: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observations, dtype=np.float32)
+        with torch.no_grad():
+            probs = torch.sigmoid(head(policy.net[:-1](policy.prepare(obs)))).numpy()
+        probs = np.where(obs[:, _UNSEEN] > 0.5, probs, 0.0)
+        return np.where(obs[:, _OPPONENT_TAKEN] > 0.5, 1.0, probs).astype(np.float32)
+
+    return predict
 
 
 #: The network shipped inside the package as the agent ``neural`` (the policy and its auxiliary

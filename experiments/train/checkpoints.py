@@ -11,39 +11,19 @@ policy-only file or a malformed entry is refused with CheckpointError before any
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
+from ginenv.agents.neural import (
+    CheckpointError,
+    MaskedPolicy,
+    check_state,
+    read_checkpoint,
+    save_checkpoint,
+)
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.networks import ActorCritic
-from torch import nn
-
-from ginenv.cards import NUM_CARDS
-from ginenv.observation import plane_slice
-
-_UNSEEN = plane_slice("unseen")
-_OPPONENT_TAKEN = plane_slice("opponent_taken")
-
-
-def _check_state(module: nn.Module, state: Any, what: str, path: str) -> dict[str, torch.Tensor]:
-    """``state`` checked against ``module``'s own parameters (names, shapes, finite floats)."""
-    own = module.state_dict()
-    if not isinstance(state, dict) or set(state) != set(own):
-        keys = sorted(state) if isinstance(state, dict) else type(state).__name__
-        raise CheckpointError(f"{path}: training[{what!r}] must hold exactly {sorted(own)}, got {keys}")
-    for key, ref in own.items():
-        t = state[key]
-        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.shape != ref.shape:
-            raise CheckpointError(
-                f"{path}: training[{what!r}][{key!r}] must be a float tensor of shape {list(ref.shape)}"
-            )
-        if not bool(torch.isfinite(t).all()):
-            raise CheckpointError(f"{path}: training[{what!r}][{key!r}] holds NaN or infinite values")
-    return {k: v.to(torch.float32) for k, v in state.items()}
 
 
 def _check_optimizer(optimizer: torch.optim.Optimizer, state: Any, path: str) -> None:
@@ -119,8 +99,8 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
         raise CheckpointError(
             f"{path} holds a policy only (no value head, optimizer or progress); it cannot resume a run"
         )
-    critic = _check_state(net.critic, training.get("critic"), "critic", path)
-    aux = _check_state(net.aux, training.get("aux"), "aux", path)
+    critic = check_state(net.critic, training.get("critic"), "critic", path)
+    aux = check_state(net.aux, training.get("aux"), "aux", path)
     progress = training.get("progress")
     names = ("global_step", "update", "hands")
     if not isinstance(progress, dict) or not all(
@@ -133,31 +113,3 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
     net.aux.load_state_dict(aux)
     _check_optimizer(optimizer, training.get("optimizer"), path)
     return {k: int(progress[k]) for k in names}
-
-
-def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarray]:
-    """The auxiliary head of a training checkpoint as a function of observations.
-
-    Returns ``predict(observations) -> probabilities``: for a batch of one seat's observation
-    vectors (B, OBS_SIZE), the probability (B, 52) that the opponent holds each card: the head's for
-    the unseen cards, and the facts of the observation for the others (1 for the cards it took from
-    the discard pile, 0 for the own hand and the pile). It reads the observation only, like the
-    policy it was trained beside. A policy-only checkpoint (no ``training['aux']``) raises
-    CheckpointError.
-    """
-    ckpt = read_checkpoint(path)
-    if ckpt.training is None or "aux" not in ckpt.training:
-        raise CheckpointError(f"{path} holds no auxiliary opponent-hand head (a policy-only checkpoint)")
-    policy = ckpt.policy.eval().requires_grad_(False)
-    head = nn.Linear(policy.hidden[-1], NUM_CARDS)
-    head.load_state_dict(_check_state(head, ckpt.training["aux"], "aux", str(path)))
-    head.eval().requires_grad_(False)
-
-    def predict(observations: np.ndarray) -> np.ndarray:
-        obs = np.asarray(observations, dtype=np.float32)
-        with torch.no_grad():
-            probs = torch.sigmoid(head(policy.net[:-1](policy.prepare(obs)))).numpy()
-        probs = np.where(obs[:, _UNSEEN] > 0.5, probs, 0.0)
-        return np.where(obs[:, _OPPONENT_TAKEN] > 0.5, 1.0, probs).astype(np.float32)
-
-    return predict

@@ -1,0 +1,90 @@
+"""master_net: master's search, with the opponent's hand read by the shipped network instead.
+
+master (:mod:`ginenv.agents.levels.master`) decides by playing each option out in hundreds of worlds,
+each an opponent hand and a stock order drawn from its Bayesian opponent model
+(:class:`ginenv.agents.levels.belief.OpponentModel`). That model's probabilities are overconfident:
+in notebook 03 its 0.95 came true 0.83 of the time. The shipped network's opponent-hand head, trained
+beside the policy on the true hands, is calibrated (its 0.94 came true 0.94 of the time; README,
+"Training").
+
+Strategy, precisely: master's, decision for decision (the same candidates, worlds, rollouts,
+margins and tie-breaks), except that the weight of each unseen card in the world sampler is the
+head's odds ``p / (1 - p)`` for that card at this decision, read from this seat's observation alone
+(:func:`ginenv.agents.neural.opponent_hand_predictor`), instead of the model's event factors. The
+sampled hands then go through master's own hand-quality tilt (a hand the opponent would have knocked
+with is less likely), and the expert's evaluation, which master prunes with, reads the same
+weights. One small forward pass a decision; everything else is master's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from ginenv.agents.base import Observation
+from ginenv.agents.levels.belief import BeliefParams, OpponentModel
+from ginenv.agents.levels.master import MasterAgent
+from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor
+
+from ginenv.rules import Rules
+
+#: Probabilities are kept inside [EPS, 1 - EPS] before they become odds (a card the head is sure
+#: of must still be possible in a world).
+EPS = 1e-3
+
+
+class HeadBelief(OpponentModel):
+    """The opponent model with its card weights replaced by the network head's odds (when set)."""
+
+    def __init__(self, params: BeliefParams | None = None) -> None:
+        """As :class:`OpponentModel`; :meth:`set_head` gives the weights of the next decision."""
+        super().__init__(params)
+        self._head_logw: np.ndarray | None = None
+
+    def set_head(self, probabilities: np.ndarray) -> None:
+        """The head's probability for each of the 52 cards at this decision (unseen cards used)."""
+        p = np.clip(np.asarray(probabilities, dtype=np.float64), EPS, 1.0 - EPS)
+        self._head_logw = np.log(p) - np.log1p(-p)
+        self._cache.clear()
+
+    def log_weights(self) -> np.ndarray:
+        """The head's log-odds when set, else the model's own factors."""
+        if self._head_logw is None:
+            return super().log_weights()
+        return self._head_logw
+
+
+@lru_cache(maxsize=8)
+def _predictor(path: str) -> Callable[[np.ndarray], np.ndarray]:
+    # One read of the checkpoint per process: every agent of a run shares it (read-only).
+    return opponent_hand_predictor(path)
+
+
+class NetMasterAgent(MasterAgent):
+    """master's search in worlds drawn from the network's reading of the opponent's hand."""
+
+    name = "master_net"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        rules: Rules | None = None,
+        checkpoint: str | Path = SHIPPED_CHECKPOINT,
+        **params: float,
+    ) -> None:
+        """As :class:`MasterAgent`; ``checkpoint``: a checkpoint with an opponent-hand head (the
+        shipped network by default)."""
+        super().__init__(seed, rules, **params)
+        self.model = HeadBelief(self.model.params)
+        self.predict = _predictor(str(checkpoint))
+
+    def act(self, observation: Observation) -> int:
+        """Read the opponent's hand with the head, then decide as master does."""
+        vector = np.asarray(observation["observation"], dtype=np.float32)[None]
+        self.model.set_head(self.predict(vector)[0])
+        return super().act(observation)
+
+
+__all__ = ["EPS", "HeadBelief", "NetMasterAgent"]
