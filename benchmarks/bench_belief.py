@@ -14,7 +14,7 @@ The deadwood of the sampled hands (with and without the hand-quality tilt) is co
 opponent's true deadwood by the opponent's turns played.
 
 ``--aux CHECKPOINT`` (repeatable) also scores the auxiliary opponent-hand head of a PPO training
-checkpoint (``ginenv.experiments.train.ppo.opponent_hand_predictor``) at the same decisions: the head is fed
+checkpoint (``ginenv.agents.neural.opponent_hand_predictor``) at the same decisions: the head is fed
 exactly the deciding seat's observation vector (``observation["observation"]``, what the agent sees)
 and scored on the same unseen cards with the same metrics (log-loss and Brier per unseen card by
 stage, gain over the uniform baseline, its own calibration table), printed beside the model and the
@@ -133,7 +133,7 @@ def aux_names(count: int) -> list[str]:
 
 def aux_predictions(records: list[Record], path: str, batch: int = 4096) -> np.ndarray:
     """The auxiliary head of checkpoint ``path`` on every record's observation: (len(records), 52)."""
-    from ginenv.experiments.train.ppo import opponent_hand_predictor
+    from ginenv.agents.neural import opponent_hand_predictor
 
     predict = opponent_hand_predictor(path)
     out = np.zeros((len(records), 52))

@@ -89,7 +89,7 @@ def unseen_card_loss(aux_logits: torch.Tensor, opponent: torch.Tensor, inputs: t
 
     The other cards are known from the observation (own hand and discard pile: not the opponent's;
     cards it took from the pile: its own), so only the unseen ones are worth predicting, and
-    :func:`ginenv.experiments.train.checkpoints.opponent_hand_predictor` fills in the known ones.
+    :func:`ginenv.agents.neural.opponent_hand_predictor` fills in the known ones.
     """
     unseen = (inputs[:, _UNSEEN] > 0.5).float()
     each = nn.functional.binary_cross_entropy_with_logits(aux_logits, opponent, reduction="none")

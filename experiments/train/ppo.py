@@ -49,7 +49,6 @@ from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import (
     load_training_checkpoint,
-    opponent_hand_predictor,
     policy_from,
     save_training_checkpoint,
 )
@@ -65,7 +64,7 @@ from ginenv.experiments.train.rollouts import Rollout
 from torch import nn
 
 # Re-exported: the settings and the opponent-hand reader have always been found here.
-__all__ = ["Args", "evaluate_checkpoint", "opponent_hand_predictor", "ppo_update", "train"]
+__all__ = ["Args", "evaluate_checkpoint", "ppo_update", "train"]
 
 
 # --------------------------------------------------------------------------- the update

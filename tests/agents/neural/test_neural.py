@@ -579,7 +579,7 @@ def test_the_shipped_network_plays_as_neural() -> None:
     assert ckpt.policy.inputs == "features" and ckpt.policy.card_hidden > 0
     a, b = agents.make("neural", seed=0), agents.make("neural", seed=0)
     assert a is not b and a.policy is b.policy  # fresh agents, one shared read-only network
-    from ginenv.experiments.train.ppo import opponent_hand_predictor
+    from ginenv.agents.neural import opponent_hand_predictor
 
     env = gin_rummy_v0.env()
     env.reset(seed=4)
