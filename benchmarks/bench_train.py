@@ -1,0 +1,88 @@
+"""Training throughput: env steps/s of PPO including learning, with the split, on a device.
+
+Protocol: the shipped network's shape and recipe (``configs/ppo.yaml``), ``--updates`` updates of
+``num_envs x num_steps`` env steps each after one warm-up update (compilation, allocation), no
+evaluation, nothing else running. It prints env steps/s and the share of the env, the inference
+(learner, snapshots, teacher) and the update, for each ``--precision`` asked, as a table and (with
+``--json``) as JSON. The short GPU check of issue 20 is this script on a CUDA machine::
+
+    python benchmarks/bench_train.py --device cuda --precision fp32 bf16
+    python benchmarks/bench_train.py --device cpu --threads 2        # this project's 2-core machine
+
+``--device cuda`` where torch has no CUDA is refused in one line (exit 2), as ``ginenv train`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def measure(device: str, precision: str, threads: int, updates: int, num_envs: int) -> dict[str, float]:
+    """One run of ``updates`` timed updates after a warm-up; its figures."""
+    from ginenv.experiments.eval.config import load_dataclass_yaml
+    from ginenv.experiments.train.ppo import Args, train
+
+    base = load_dataclass_yaml(REPO / "configs" / "ppo.yaml", Args)
+    per_update = num_envs * base.num_steps
+    with tempfile.TemporaryDirectory() as tmp:
+        args = dataclasses.replace(
+            base, device=device, precision=precision, threads=threads, num_envs=num_envs,
+            total_steps=(updates + 1) * per_update, eval_every=0, checkpoint_every=0,
+            runs_dir=tmp, progress=False, experiment="bench",
+        )  # fmt: skip
+        started = time.perf_counter()
+        run_dir = train(args)
+        wall = time.perf_counter() - started
+        timing = (run_dir / "timing.txt").read_text()
+    # timing.txt: "env steps S in W s (R/s); env a s (p%), inference ..., gather ..., update ..."
+    shares = {}
+    for part in timing.split(";", 1)[1].split(","):
+        name, rest = part.strip().split(" ", 1)
+        shares[name] = float(rest.split("(")[1].rstrip("%)\n"))
+    steps = (updates + 1) * per_update
+    return {"steps_per_s": steps / wall, "wall_s": wall, **{f"{k}_share": v for k, v in shares.items()}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"))
+    p.add_argument("--precision", nargs="+", default=["fp32"], choices=("fp32", "bf16"))
+    p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    p.add_argument("--updates", type=int, default=5, help="timed updates after the warm-up (default 5)")
+    p.add_argument("--num-envs", type=int, default=1024)
+    p.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
+    args = p.parse_args(argv)
+    import torch
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print(
+            f"bench_train: --device cuda, but this torch ({torch.__version__}) sees no CUDA device",
+            file=sys.stderr,
+        )
+        return 2
+    name = torch.cuda.get_device_name(0) if args.device != "cpu" and torch.cuda.is_available() else "cpu"
+    print(f"bench_train: torch {torch.__version__}, device {args.device} ({name}), {args.threads} threads")
+    print(f"{'precision':<10} {'env steps/s':>12} {'env':>6} {'infer':>6} {'gather':>7} {'update':>7}")
+    results = {}
+    for precision in args.precision:
+        fig = measure(args.device, precision, args.threads, args.updates, args.num_envs)
+        results[precision] = fig
+        print(
+            f"{precision:<10} {fig['steps_per_s']:>12,.0f} {fig['env_share']:>5.0f}% "
+            f"{fig['inference_share']:>5.0f}% {fig['gather_share']:>6.0f}% {fig['update_share']:>6.0f}%"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": name, "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
