@@ -355,9 +355,25 @@ def _cmd_export_sb3(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lan_address(host: str) -> str | None:
+    """The address other machines reach this one at when listening on every interface, else None."""
+    import socket
+
+    if host not in ("0.0.0.0", "::", ""):
+        return None
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))  # no packet is sent: this only picks the interface
+            return str(probe.getsockname()[0])
+    except OSError:
+        return None
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     single_thread_torch()  # one decision at a time; torch's threads would only spin
+    import contextlib
     import ipaddress
+    import signal
     import socket
     import webbrowser
 
@@ -375,10 +391,12 @@ def _cmd_play(args: argparse.Namespace) -> int:
     args.rules = args.rules or "standard"
     check_agent_names([args.opponent])
     replay_dir = Path(args.replay_dir).expanduser()
-    try:
-        replay_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise HarnessError(f"--replay-dir {replay_dir}: cannot create it ({err.strerror or err})") from None
+    state_dir = Path(args.state_dir).expanduser()
+    for flag, folder in (("--replay-dir", replay_dir), ("--state-dir", state_dir)):
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700 if flag == "--state-dir" else 0o777)
+        except OSError as err:
+            raise HarnessError(f"{flag} {folder}: cannot create it ({err.strerror or err})") from None
     # A port that is taken is said plainly, before uvicorn logs its own traceback-like lines.
     with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
         try:
@@ -387,9 +405,11 @@ def _cmd_play(args: argparse.Namespace) -> int:
             raise HarnessError(
                 f"cannot listen on {args.host}:{args.port} ({err.strerror or err}); choose another --port"
             ) from None
+    lan = _lan_address(args.host)
     try:
         app = create_app(
             replay_dir=replay_dir,
+            state_dir=state_dir,
             pace_ms=args.pace_ms,
             opponent=args.opponent,
             preset=args.rules,
@@ -398,34 +418,61 @@ def _cmd_play(args: argparse.Namespace) -> int:
         )
     except PlayError as err:
         raise HarnessError(str(err)) from None
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the server the way Ctrl-C does
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    with contextlib.suppress(ValueError):  # not the main thread: only Ctrl-C stops it
+        signal.signal(signal.SIGTERM, stop)
     server = serve_in_background(app, host=args.host, port=args.port)
-    url = server.url if ":" not in args.host else server.url.replace(args.host, f"[{args.host}]")
-    if args.daily:
-        what = "the game of the day against normal"
-    elif autostart:
-        what = f"{args.opponent}, rules {args.rules!r}"
-    else:
-        what = "choose an opponent and the rules"
-    print(f"ginenv play: {what} at {url}  (replays in {replay_dir}; Ctrl-C stops)", flush=True)
     try:
-        loopback = ipaddress.ip_address(socket.gethostbyname(args.host)).is_loopback
-    except (OSError, ValueError):
-        loopback = False
-    if not loopback:
-        print(f"ginenv play: warning: listening on {args.host}, reachable from other machines", flush=True)
-    if not args.no_browser:
-        webbrowser.open(url)
-    try:
+        url = server.url if ":" not in args.host else server.url.replace(args.host, f"[{args.host}]")
+        if lan is not None:
+            # Invitation links must name an address the friend's device can reach.
+            app.state.share_base = f"http://{lan}:{url.rsplit(':', 1)[1]}"
+        if args.daily:
+            what = "the game of the day against normal"
+        elif autostart:
+            what = f"{args.opponent}, rules {args.rules!r}"
+        else:
+            what = "choose an opponent and the rules"
+        print(f"ginenv play: {what} at {url}  (replays in {replay_dir}; Ctrl-C stops)", flush=True)
+        kept = len(app.state.store)
+        if kept:
+            print(f"ginenv play: {kept} table(s) kept in {state_dir} resume where they stopped", flush=True)
+        try:
+            loopback = ipaddress.ip_address(socket.gethostbyname(args.host)).is_loopback
+        except (OSError, ValueError):
+            loopback = False
+        if not loopback:
+            print(
+                f"ginenv play: warning: listening on {args.host}: anyone on this network can reach the page"
+                + (f" (at {app.state.share_base})" if lan is not None else "")
+                + "; only an invitation link gives a seat at a friend's table",
+                flush=True,
+            )
+        if not args.no_browser:
+            webbrowser.open(url)
         while server.thread.is_alive():
             server.thread.join(timeout=0.5)
     except KeyboardInterrupt:
-        pass  # Ctrl-C is how the server is meant to stop
+        pass  # Ctrl-C (or SIGTERM) is how the server is meant to stop
     finally:
+        for sig in previous:
+            with contextlib.suppress(ValueError):
+                signal.signal(sig, signal.SIG_IGN)  # nothing interrupts the saving
         server.stop()
-        # Matches left unfinished are saved too: every game is kept as a replay.
+        # Matches left unfinished are saved too: every game is kept as a replay, every table resumes.
         saved = save_open_games(app)
+        for sig, handler in previous.items():
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(sig, handler)
     if saved:
-        print(f"ginenv play: stopped; {len(saved)} unfinished match(es) saved in {replay_dir}")
+        print(
+            f"ginenv play: stopped; {len(saved)} unfinished match(es) saved in {replay_dir} "
+            f"(they resume from {state_dir} when the server starts again)"
+        )
     else:
         print("ginenv play: stopped")
     return 0
@@ -577,7 +624,10 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--rules", help="rules preset (default standard)")
     play.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765; 0: any free)")
     play.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: a friend on your "
+        "network can join through an invitation link)",
     )
     play.add_argument("--no-browser", action="store_true", help="print the address, do not open a browser")
     play.add_argument(
@@ -589,6 +639,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--replay-dir",
         default=str(Path("~") / ".ginenv" / "replays"),
         help="where every game is saved as a replay (default ~/.ginenv/replays)",
+    )
+    play.add_argument(
+        "--state-dir",
+        default=str(Path("~") / ".ginenv" / "tables"),
+        help="where the tables are kept, so that a reload or a restart resumes them "
+        "(default ~/.ginenv/tables)",
     )
     play.add_argument(
         "--pace-ms", type=int, default=800, help="milliseconds shown per computer move (default 800)"

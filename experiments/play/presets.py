@@ -17,13 +17,14 @@ from ginenv.rules import PRESETS, Rules
 
 #: The preset every other one is described against.
 BASE_PRESET = "standard"
-#: How the rules menu names each preset (a preset without one is shown by its name).
+#: How the rules menu names each preset, as a player knows the game (a preset without one is shown
+#: by its name). The source of each (the seed that describes it) is in :data:`ginenv.rules.PRESETS`.
 PRESET_LABELS = {
-    "standard": "Standard (seeds 001/003)",
-    "seed000": "Seed 000: big gin 31, match bonuses",
-    "seed000_short": "Seed 000 short game: to 50",
-    "seed004": "Seed 004: undercut 20, big gin 31, re-discard allowed",
-    "oklahoma": "Oklahoma: the upcard sets the knock limit",
+    "standard": "Standard",
+    "seed000": "Classic (match bonuses)",
+    "seed000_short": "Classic short game (to 50)",
+    "seed004": "Online (undercut 20, big gin)",
+    "oklahoma": "Oklahoma",
 }
 
 
@@ -83,9 +84,38 @@ def preset_help(name: str) -> str:
     )
 
 
+def preset_label(name: str) -> str:
+    """How the page names preset ``name``."""
+    return PRESET_LABELS.get(name, name)
+
+
+def rules_line(name: str, rules: Rules) -> str:
+    """The rules a table plays, in one line: ``"Standard rules: knock with 10 or less, gin 25,
+    undercut 25, match to 100"`` (``rules`` may differ from the preset, e.g. in its target)."""
+    if rules.oklahoma:
+        parts = ["the first upcard sets the knock limit"]
+    else:
+        parts = [f"knock with {rules.knock_limit} or less"]
+    parts += [f"gin {rules.gin_bonus}", f"undercut {rules.undercut_bonus}"]
+    if rules.big_gin_bonus is not None:
+        parts.append(f"big gin {rules.big_gin_bonus}")
+    if rules.discard_taken_card:
+        parts.append("the card just taken may be discarded again")
+    if rules.game_bonus:
+        parts.append(f"game bonus {rules.game_bonus}")
+    if rules.line_bonus:
+        parts.append(f"line bonus {rules.line_bonus}")
+    if rules.shutout_multiplier == 2:
+        parts.append("a shutout doubles the bonuses")
+    elif rules.shutout_multiplier > 2:
+        parts.append(f"a shutout multiplies the bonuses by {rules.shutout_multiplier}")
+    parts.append(f"match to {rules.target}")
+    return f"{preset_label(name).split(' (')[0]} rules: " + ", ".join(parts)
+
+
 def preset_options() -> list[dict[str, Any]]:
     """Every preset as ``/api/options`` sends it: name, label, help text and the option values."""
     return [
-        {"name": n, "label": PRESET_LABELS.get(n, n), "help": preset_help(n), "rules": r.to_dict()}
+        {"name": n, "label": preset_label(n), "help": preset_help(n), "rules": r.to_dict()}
         for n, r in PRESETS.items()
     ]

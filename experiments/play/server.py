@@ -1,66 +1,90 @@
-"""The play server of ``ginenv play``: a local web page where a person plays a match against an agent.
+"""The play server of ``ginenv play``: a web page where people play matches against an agent or each other.
 
 :func:`create_app` builds the FastAPI application (served by uvicorn): the play page at ``/``, the
-replay page at ``/replay``, their files at ``/static/`` and a JSON API. Each ``POST /api/games``
-deals a new :class:`ginenv.experiments.play.table.Table` kept in this process's memory under a random
-id, so two browser tabs play two independent games; a lock per table serialises its requests.
+replay page at ``/replay``, their files at ``/static/`` and a JSON API. Every table lives in a
+:class:`~ginenv.experiments.play.store.TableStore`: in memory, and written to the state folder at
+every change, so a reload, an idle spell or a restart of the server returns to the same match. A
+lock per table serialises its requests.
 
 API (JSON; every error is a non-2xx answer ``{"error": "what was wrong and what is allowed"}``, and
-then nothing has changed):
+then nothing has changed; an error quotes at most a short excerpt of what the request sent):
 
 ====================================  ===============================================================
 ``GET /api/options``                  opponents, rule presets (name, label, help text, options:
                                       :func:`~ginenv.experiments.play.presets.preset_options`),
-                                      the computer's pace, the game of the day
+                                      the computer's pace, the game of the day, ``share_base``
 ``POST /api/games``                   ``{"opponent", "preset", "daily", "seed"}`` (all optional): 201
-                                      and the view of a new match
+                                      and the view of a new match against the computer; ``daily``:
+                                      this person's game of the day (the same table all day: 200)
 ``GET /api/games/{id}``               the view (:meth:`Table.view`: only what the person may see)
 ``POST /api/games/{id}/action``       ``{"action": "draw_stock" | "draw_discard" | "pass" |
                                       "discard 7h" | "knock 7h" | "big_gin"}``: the person's move
 ``POST /api/games/{id}/advance``      the computer makes one decision (the page paces these)
 ``POST /api/games/{id}/next``         from a hand's showdown to the next hand
 ``DELETE /api/games/{id}``            abandon the match; its replay is written if a move was made
+``POST /api/friends``                 ``{"preset", "target", "name"}``: 201 ``{"table", "seat",
+                                      "view"}``, a table for two people (the host is seat 0; the
+                                      view carries the invitation and watch links)
+``POST /api/friends/join``            ``{"invite", "name"}``: the guest's ``{"table", "seat",
+                                      "view"}`` (an invitation works once: 409 after)
+``GET /api/seats/{seat}``             that seat's view (``seat``: the seat's own token)
+``POST /api/seats/{seat}/action``     that seat's move (as ``/api/games/{id}/action``)
+``POST /api/seats/{seat}/next``       Next hand (the next hand starts once both pressed it)
+``DELETE /api/seats/{seat}``          leave: the match ends, the other player sees it
+``GET /api/seats/{seat}/stream``      server-sent events: ``event: view`` with the view at once
+                                      and after every change; a comment line every 15 s
+``GET /api/watch/{watch}[/stream]``   a spectator's view (no hand), and its stream
 ``GET /api/replays``                  the saved replays, newest first
 ``GET /api/replays/{name}``           a saved replay as move-by-move frames
 ``POST /api/replays/view``            any replay file's JSON (also ``ginenv demo --save``'s) as frames
 ====================================  ===============================================================
 
 Status codes: 400 a malformed request (bad JSON, unknown fields or values, an unknown action name),
-404 an unknown game or replay, 409 a move the game does not allow now (an illegal move, out of turn),
-413 a replay too large, 500 the computer player failed.
+404 an unknown game, seat, link or replay, 409 a move the game does not allow now (an illegal move,
+out of turn, an invitation already used, today's game already played), 410 a stored table that
+cannot be rebuilt, 413 a request body over 16 KiB (a replay over 5 MB), 429 too many new tables
+from one address (10 a minute), 500 the computer player failed.
 
-The server listens on 127.0.0.1 unless told otherwise: it serves one person on this machine.
-:func:`serve_in_background` runs it on a free port in a thread (the browser tests use it).
+A replay of a match still in progress (left unfinished when a server stopped) is neither listed
+nor served, and nor is today's game of the day to a person who has not finished theirs: its deals
+would tell what is coming. The person is a random id in the ``ginenv_player`` cookie.
+
+The server listens on 127.0.0.1 unless told otherwise. The keys in links (seat, invitation, watch,
+a computer match's id) are never logged: uvicorn's access log is off. :func:`serve_in_background`
+runs the server on a free port in a thread (the browser tests use it).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
+import json
 import re
+import secrets
+import tempfile
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from ginenv.agents import specs
+from ginenv.experiments.play.checks import PlayError, check_name
+from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import preset_options
-from ginenv.experiments.play.table import (
-    DAILY_OPPONENT,
-    DAILY_PRESET,
-    PlayError,
-    Table,
-    opponent_label,
-    replay_frames,
-)
+from ginenv.experiments.play.store import RateLimit, Slot, TableStore
+from ginenv.experiments.play.table import DAILY_OPPONENT, DAILY_PRESET, GUEST, HOST, Table
+from ginenv.experiments.play.words import clip, excerpt, opponent_label
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ginenv.replay import ReplayError, parse_replay
 from ginenv.rules import PRESETS, Rules
@@ -68,13 +92,26 @@ from ginenv.rules import PRESETS, Rules
 STATIC_DIR = Path(__file__).parent / "static"
 #: Where ``ginenv play`` writes replays unless ``--replay-dir`` says otherwise.
 DEFAULT_REPLAY_DIR = Path.home() / ".ginenv" / "replays"
+#: Where ``ginenv play`` keeps its tables unless ``--state-dir`` says otherwise.
+DEFAULT_STATE_DIR = Path.home() / ".ginenv" / "tables"
 #: Milliseconds the page waits before each computer decision (a readable pace).
 DEFAULT_PACE_MS = 800
-#: Matches kept in memory; beyond it the least recently used one is abandoned (its replay written).
+#: Tables kept in memory; beyond it idle ones wait on disk (a match in progress is never dropped).
 MAX_GAMES = 64
-#: The largest replay file the replay page accepts (a 200-hand match is about 100 kB).
+#: Tables one client address may create per minute.
+CREATE_PER_MINUTE = 10
+#: The largest request body of the game routes, and the largest replay file the replay page accepts
+#: (a 200-hand match is about 100 kB).
+MAX_BODY_BYTES = 16 * 1024
 MAX_REPLAY_BYTES = 5_000_000
+#: Seconds between two looks of a push stream at its table, and between two keep-alive comments.
+STREAM_POLL = 0.075
+KEEPALIVE = 15.0
+#: The cookie that names a person (their game of the day).
+PERSON_COOKIE = "ginenv_player"
+_PERSON = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 _REPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.json$")
+_MAX_ERROR = 600
 
 
 class _Strict(BaseModel):
@@ -82,7 +119,7 @@ class _Strict(BaseModel):
 
 
 class NewGame(_Strict):
-    """A new match: the opponent, the rule preset, the game of the day, a deal seed."""
+    """A new match against the computer: the opponent, the rule preset, the game of the day, a seed."""
 
     opponent: StrictStr | None = None
     preset: StrictStr | None = None
@@ -90,19 +127,30 @@ class NewGame(_Strict):
     seed: StrictInt | None = None
 
 
+class NewFriendTable(_Strict):
+    """A table for two people: the rules preset, the match target (the preset's if null), the host's name."""
+
+    preset: StrictStr | None = None
+    target: StrictInt | None = None
+    name: StrictStr
+
+
+class Join(_Strict):
+    """The guest takes the seat an invitation offers, under a name."""
+
+    invite: StrictStr
+    name: StrictStr
+
+
 class Move(_Strict):
-    """The person's move, by action name."""
+    """A person's move, by action name."""
 
     action: StrictStr
 
 
-@dataclass
-class _Slot:
-    table: Table
-    lock: threading.Lock
-
-
 def _error(status: int, message: str) -> JSONResponse:
+    if len(message) > _MAX_ERROR:
+        message = message[:_MAX_ERROR] + "…"
     return JSONResponse({"error": message}, status_code=status, headers={"Cache-Control": "no-store"})
 
 
@@ -111,15 +159,90 @@ def _validation_message(err: RequestValidationError) -> str:
     for e in err.errors():
         if e.get("type") == "json_invalid":
             detail = e.get("ctx", {}).get("error", "parse error")
-            return f"malformed request: the body is not valid JSON ({detail})"
+            return f"malformed request: the body is not valid JSON ({clip(str(detail))})"
         where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
-        parts.append(f"{where}: {e.get('msg', 'invalid')}")
-    return "malformed request: " + "; ".join(parts)
+        parts.append(f"{clip(where)}: {clip(str(e.get('msg', 'invalid')), 120)}")
+    return "malformed request: " + "; ".join(parts[:5])
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes (``large``: other limits by path) is
+    answered 413 before the application reads it; the body is read at most once, up to the limit."""
+
+    def __init__(self, app: ASGIApp, limit: int, large: dict[str, int] | None = None) -> None:
+        self.app = app
+        self.limit = limit
+        self.large = large or {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.large.get(scope["path"], self.limit)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await self._refuse(send, limit, length.decode("latin-1")[:20])
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await self._refuse(send, limit, None)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body, replayed = b"".join(chunks), False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _refuse(send: Send, limit: int, length: str | None) -> None:
+        got = f", got {length}" if length else ""
+        text = json.dumps({"error": f"a request body may hold at most {limit} bytes{got}"}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(text)).encode()),
+            (b"connection", b"close"),
+        ]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": text})
+
+
+def _person(request: Request) -> tuple[str, bool]:
+    """The person's id from their cookie, or a new one (True: set the cookie on the answer)."""
+    found = request.cookies.get(PERSON_COOKIE, "")
+    if _PERSON.match(found):
+        return found, False
+    return secrets.token_urlsafe(18), True
+
+
+def _with_person(response: Response, person: str, new: bool) -> Response:
+    if new:
+        response.set_cookie(
+            PERSON_COOKIE, person, max_age=400 * 86400, httponly=True, samesite="lax", path="/"
+        )
+    return response
+
+
+def _json(data: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
 
 
 def create_app(
     *,
     replay_dir: Path = DEFAULT_REPLAY_DIR,
+    state_dir: Path | None = None,
     pace_ms: int = DEFAULT_PACE_MS,
     opponent: str = "normal",
     preset: str = "standard",
@@ -128,14 +251,21 @@ def create_app(
     today: Callable[[], dt.date] = dt.date.today,
     make_agent: Callable[[str, Rules], Any] | None = None,
     max_games: int = MAX_GAMES,
+    create_per_minute: int = CREATE_PER_MINUTE,
+    clock: Callable[[], float] = time.time,
+    share_base: str | None = None,
 ) -> FastAPI:
     """The play server's application.
 
     ``opponent``/``preset``/``daily`` preselect the page's choices (``autostart``: start that match
     at once, as ``ginenv play`` does); ``opponent`` may be any agent spec (``checkpoint:PATH``,
     ``file.py:Name``, ``exec:COMMAND``...), which is then the only such spec the page may ask for.
-    ``today`` gives the date of the game of the day; ``make_agent(name, rules)`` builds computer
-    players (the harness's factory by default).
+    ``state_dir`` is the folder of the tables (``None``: a temporary folder, gone with the app);
+    tables found there resume. ``max_games`` tables stay in memory; ``create_per_minute`` bounds
+    the tables one address creates. ``today`` gives the date of the game of the day, ``clock`` the
+    time (the tables' expiry); ``make_agent(name, rules)`` builds computer players (the harness's
+    factory by default); ``share_base`` (``http://HOST:PORT``) is the address the page puts in
+    invitation links when it is not the one the host's browser opened.
     """
     from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 
@@ -146,16 +276,28 @@ def create_app(
     allowed: list[str] = list(agents.available())
     if opponent not in allowed:
         if not specs.is_known(opponent):
-            raise PlayError(f"unknown opponent {opponent!r}; choose one of: {', '.join(allowed)}", 400)
+            raise PlayError(f"unknown opponent {excerpt(opponent)}; choose one of: {', '.join(allowed)}", 400)
         allowed.append(opponent)
     if preset not in PRESETS:
-        raise PlayError(f"unknown rules preset {preset!r}; known presets: {', '.join(PRESETS)}", 400)
+        raise PlayError(f"unknown rules preset {excerpt(preset)}; known presets: {', '.join(PRESETS)}", 400)
     build = make_agent or (lambda name, rules: harness_make_agent(name, rules=rules))
-    games: OrderedDict[str, _Slot] = OrderedDict()
-    games_lock = threading.Lock()
     app = FastAPI(title="ginenv play", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
-    # The tables by id, for tests and tools in this process (never sent: they hold the hidden cards).
-    app.state.tables = games
+    if state_dir is None:
+        app.state.scratch = tempfile.TemporaryDirectory(prefix="ginenv-tables-")
+        state_dir = Path(app.state.scratch.name)
+
+    def rebuild(record: dict[str, Any]) -> Table:
+        return Table.from_record(record, allowed=allowed, make_agent=build, replay_dir=replay_dir)
+
+    store = TableStore(state_dir, rebuild, memory_limit=max_games, clock=clock)
+    creations = RateLimit(create_per_minute, 60.0)
+    app.state.store = store
+    # The address invitation links name (``ginenv play --host 0.0.0.0`` sets it once it listens).
+    app.state.share_base = share_base
+    # The tables in memory by id, for tests and tools in this process (never sent: they hold the
+    # hidden cards).
+    app.state.tables = store.loaded
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES, large={"/api/replays/view": MAX_REPLAY_BYTES})
 
     @app.exception_handler(PlayError)
     async def play_error(_: Request, err: PlayError) -> JSONResponse:
@@ -168,30 +310,36 @@ def create_app(
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, err: HTTPException) -> JSONResponse:
         if err.status_code == 404:
-            return _error(404, f"no such page or API route: {request.url.path}")
+            return _error(404, f"no such page or API route: {excerpt(request.url.path)}")
         if err.status_code == 405:
-            return _error(405, f"{request.method} is not allowed on {request.url.path}")
-        return _error(err.status_code, str(err.detail))
+            return _error(405, f"{request.method} is not allowed on {excerpt(request.url.path)}")
+        return _error(err.status_code, clip(str(err.detail), 200))
 
-    def slot(game_id: str) -> _Slot:
-        with games_lock:
-            found = games.get(game_id)
-            if found is None:
-                raise PlayError(
-                    f"no game with id {game_id!r}: games live in the server's memory; start a new match", 404
-                )
-            games.move_to_end(game_id)
-            return found
+    def client(request: Request) -> str:
+        return request.client.host if request.client else "unknown"
 
-    def answer(s: _Slot, change: Callable[[Table], Any] | None = None, status: int = 200) -> JSONResponse:
-        with s.lock:
+    def seat_of(token: str) -> tuple[str, int]:
+        table_id, role = store.token(token, "seat0", "seat1")
+        return table_id, int(role[-1])
+
+    def seen_view(table_id: str, seat: int | None, change: Callable[[Table], Any] | None = None) -> dict:
+        with store.use(table_id) as s:
             if change is not None:
                 change(s.table)
-            return JSONResponse(s.table.view(), status_code=status, headers={"Cache-Control": "no-store"})
+            store.seen(s, seat)
+            return store.view(s, seat)
+
+    def hidden_replays(request: Request) -> Callable[[str], bool]:
+        """Which replay names this person may not open now (see the module docstring)."""
+        running = store.in_progress_replays()
+        today_daily = f"-daily-{today().isoformat()}-"
+        found = store.daily(_person(request)[0], today().isoformat())
+        played = bool(found and found["finished"])
+        return lambda name: name in running or (today_daily in name and not played)
 
     @app.get("/", include_in_schema=False)
-    def index() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html")
+    def index(request: Request) -> Response:
+        return _with_person(FileResponse(STATIC_DIR / "index.html"), *_person(request))
 
     @app.get("/replay", include_in_schema=False)
     def replay_page() -> FileResponse:
@@ -200,8 +348,8 @@ def create_app(
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.get("/api/options")
-    def options() -> dict[str, Any]:
-        return {
+    def options(request: Request) -> Response:
+        data = {
             "opponents": [
                 {"name": n, "label": opponent_label(n), "description": _describe(n)} for n in allowed
             ],
@@ -209,56 +357,134 @@ def create_app(
             "pace_ms": pace_ms,
             "daily": {"date": today().isoformat(), "opponent": DAILY_OPPONENT, "preset": DAILY_PRESET},
             "start": {"opponent": opponent, "preset": preset, "daily": daily, "autostart": autostart},
+            "share_base": app.state.share_base,
         }
+        return _with_person(_json(data), *_person(request))
+
+    # ------------------------------------------------------------------ computer matches
 
     @app.post("/api/games", status_code=201)
-    def new_game(body: NewGame | None = None) -> JSONResponse:
+    def new_game(request: Request, body: NewGame | None = None) -> Response:
         body = body or NewGame()
+        person, new = _person(request)
+        day = today() if body.daily else None
+        if day is not None:
+            found = store.daily(person, day.isoformat())
+            if found and found["finished"]:
+                raise PlayError("you played today's game; its replay is in Replays", 409)
+            entry = store.entry(found["table"]) if found else None
+            if entry is not None and not entry.broken:
+                return _with_person(_json(seen_view(entry.id, HOST)), person, new)
+        creations.check(client(request))
         table = Table(
             body.opponent or opponent,
             body.preset or preset,
             allowed=allowed,
             make_agent=build,
             seed=body.seed,
-            daily=today() if body.daily else None,
+            daily=day,
             replay_dir=replay_dir,
         )
-        s = _Slot(table, threading.Lock())
-        with games_lock:
-            games[table.id] = s
-            evicted = [games.popitem(last=False)[1] for _ in range(max(0, len(games) - max_games))]
-        for old in evicted:
-            with old.lock:
-                old.table.save_replay()
-        return answer(s, status=201)
+        store.add(table, person=person if day is not None else None)
+        return _with_person(_json(seen_view(table.id, HOST), 201), person, new)
 
     @app.get("/api/games/{game_id}")
     def get_game(game_id: str) -> JSONResponse:
-        return answer(slot(game_id))
+        return _json(seen_view(store.game(game_id), HOST))
 
     @app.post("/api/games/{game_id}/action")
     def act(game_id: str, move: Move) -> JSONResponse:
-        return answer(slot(game_id), lambda t: t.act(move.action))
+        return _json(seen_view(store.game(game_id), HOST, lambda t: t.act(move.action)))
 
     @app.post("/api/games/{game_id}/advance")
     def advance(game_id: str) -> JSONResponse:
-        return answer(slot(game_id), Table.advance)
+        return _json(seen_view(store.game(game_id), HOST, Table.advance))
 
     @app.post("/api/games/{game_id}/next")
     def next_hand(game_id: str) -> JSONResponse:
-        return answer(slot(game_id), Table.next_hand)
+        return _json(seen_view(store.game(game_id), HOST, Table.next_hand))
 
     @app.delete("/api/games/{game_id}")
-    def abandon(game_id: str) -> dict[str, Any]:
-        s = slot(game_id)
-        with games_lock:
-            games.pop(game_id, None)
-        with s.lock:
-            return {"replay": s.table.save_replay()}
+    def abandon(game_id: str) -> JSONResponse:
+        table_id = store.game(game_id)
+        with store.use(table_id) as s:
+            name = s.table.leave(HOST)
+        entry = store.entry(table_id)
+        if entry is not None and entry.daily and entry.person:
+            # Leaving the game of the day plays it: it cannot be started again to scout its deals.
+            store.set_daily(entry.person, entry.daily, table_id, finished=True)
+        store.remove(table_id)
+        return _json({"replay": name})
+
+    # ------------------------------------------------------------------ friend tables
+
+    @app.post("/api/friends", status_code=201)
+    def new_friend_table(request: Request, body: NewFriendTable) -> JSONResponse:
+        name = check_name(body.name)
+        creations.check(client(request))
+        rules = body.preset or preset
+        table = Table(None, rules, target=body.target, names=[name, ""], replay_dir=replay_dir)
+        entry = store.add(table)
+        view = seen_view(table.id, HOST)
+        return _json({"table": table.id, "seat": entry.tokens["seat0"], "view": view}, 201)
+
+    @app.post("/api/friends/join")
+    def join(body: Join) -> JSONResponse:
+        table_id, _ = store.token(body.invite, "invite")
+        name = check_name(body.name)
+        with store.use(table_id) as s:
+            entry = store.entry(table_id)
+            if entry is None or entry.invite_used or s.table.joined:
+                raise PlayError("this invitation was already used: an invitation gives its seat once")
+            s.table.join(name)
+            store.use_invite(table_id)
+            store.seen(s, GUEST)
+            view = store.view(s, GUEST)
+        return _json({"table": table_id, "seat": entry.tokens["seat1"], "view": view})
+
+    @app.get("/api/seats/{token}")
+    def get_seat(token: str) -> JSONResponse:
+        table_id, seat = seat_of(token)
+        return _json(seen_view(table_id, seat))
+
+    @app.post("/api/seats/{token}/action")
+    def seat_act(token: str, move: Move) -> JSONResponse:
+        table_id, seat = seat_of(token)
+        return _json(seen_view(table_id, seat, lambda t: t.act(move.action, seat)))
+
+    @app.post("/api/seats/{token}/next")
+    def seat_next(token: str) -> JSONResponse:
+        table_id, seat = seat_of(token)
+        return _json(seen_view(table_id, seat, lambda t: t.next_hand(seat)))
+
+    @app.delete("/api/seats/{token}")
+    def seat_leave(token: str) -> JSONResponse:
+        table_id, seat = seat_of(token)
+        with store.use(table_id) as s:
+            s.table.leave(seat)
+        return _json({"left": True})
+
+    @app.get("/api/seats/{token}/stream")
+    async def seat_stream(token: str, request: Request) -> StreamingResponse:
+        table_id, seat = seat_of(token)
+        return await _stream(store, request, table_id, seat)
+
+    @app.get("/api/watch/{token}")
+    def watch(token: str) -> JSONResponse:
+        table_id, _ = store.token(token, "watch")
+        return _json(seen_view(table_id, None))
+
+    @app.get("/api/watch/{token}/stream")
+    async def watch_stream(token: str, request: Request) -> StreamingResponse:
+        table_id, _ = store.token(token, "watch")
+        return await _stream(store, request, table_id, None)
+
+    # ------------------------------------------------------------------ replays
 
     @app.get("/api/replays")
-    def list_replays() -> dict[str, Any]:
+    def list_replays(request: Request) -> dict[str, Any]:
         files = sorted(replay_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        hidden = hidden_replays(request)
         return {
             "replays": [
                 {
@@ -267,23 +493,25 @@ def create_app(
                     "modified": dt.datetime.fromtimestamp(p.stat().st_mtime).isoformat(timespec="seconds"),
                 }
                 for p in files
-                if _REPLAY_NAME.match(p.name)
+                if _REPLAY_NAME.match(p.name) and not hidden(p.name)
             ]
         }
 
     @app.get("/api/replays/{name}")
-    def saved_replay(name: str) -> dict[str, Any]:
+    def saved_replay(name: str, request: Request) -> dict[str, Any]:
         if not _REPLAY_NAME.match(name):
             raise PlayError(
-                f"bad replay name {name!r}: a file name ending in .json, as /api/replays lists", 400
+                f"bad replay name {excerpt(name)}: a file name ending in .json, as /api/replays lists", 400
             )
         path = replay_dir / name
         if not path.is_file():
-            raise PlayError(f"no replay named {name!r} in {replay_dir}", 404)
+            raise PlayError(f"no replay named {excerpt(name)} in {replay_dir}", 404)
+        if hidden_replays(request)(name):
+            raise PlayError(f"replay {excerpt(name)} is of a match in progress: it opens once it ends", 404)
         if path.stat().st_size > MAX_REPLAY_BYTES:
-            raise PlayError(f"replay {name!r} is larger than {MAX_REPLAY_BYTES} bytes", 413)
+            raise PlayError(f"replay {excerpt(name)} is larger than {MAX_REPLAY_BYTES} bytes", 413)
         try:
-            data = parse_replay(path.read_bytes(), f"replay {name!r}")
+            data = parse_replay(path.read_bytes(), "the replay")
         except ReplayError as err:
             raise PlayError(str(err), 400) from None
         return _frames(data, name)
@@ -296,34 +524,77 @@ def create_app(
         try:
             data = parse_replay(raw)
         except ReplayError as err:
-            raise PlayError(str(err), 400) from None
+            raise PlayError(clip(str(err), 300), 400) from None
         return _frames(data, "")
 
     return app
 
 
+async def _stream(store: TableStore, request: Request, table_id: str, seat: int | None) -> StreamingResponse:
+    """A push stream of one table as ``seat`` sees it (see the module docstring)."""
+    slot = await run_in_threadpool(store.open_stream, table_id, seat)
+
+    def current() -> dict[str, Any]:
+        with slot.lock:
+            return store.view(slot, seat)
+
+    async def events() -> AsyncIterator[str]:
+        gone = asyncio.Event()
+
+        async def listen() -> None:  # the client went away (closed the page, lost the network)
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        listener = asyncio.create_task(listen())
+        try:
+            last: Any = None
+            beat = time.monotonic()
+            while not gone.is_set() and not getattr(request.app.state, "closing", False):
+                key = (slot.table.version, store.connected(slot))
+                if key != last:
+                    last = key
+                    view = await run_in_threadpool(current)
+                    yield f"event: view\ndata: {json.dumps(view, separators=(',', ':'))}\n\n"
+                    beat = time.monotonic()
+                elif time.monotonic() - beat >= KEEPALIVE:
+                    yield ": keep-alive\n\n"
+                    beat = time.monotonic()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(gone.wait(), STREAM_POLL)
+        finally:
+            listener.cancel()
+            store.close_stream(slot, seat)
+
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+
 def save_open_games(app: FastAPI) -> list[str]:
-    """Write the replay of every match still in memory (``ginenv play`` calls this as it stops)."""
-    saved = []
-    for s in list(app.state.tables.values()):
-        with s.lock:
-            name = s.table.save_replay()
-        if name:
-            saved.append(name)
-    return saved
+    """Write every table and the replay of every unfinished match in memory (``ginenv play`` calls
+    this as it stops); returns the replays' file names."""
+    store: TableStore = app.state.store
+    return store.save_all()
 
 
 def add_table(app: FastAPI, table: Table) -> str:
-    """Serve an already dealt table under its id (tests script deals and computer moves this way)."""
-    app.state.tables[table.id] = _Slot(table, threading.Lock())
+    """Serve an already dealt computer table under its id (tests script deals and moves this way)."""
+    store: TableStore = app.state.store
+    store.add(table)
     return table.id
+
+
+def table_slot(app: FastAPI, table_id: str) -> Slot:
+    """The in-memory slot of a table (tests and tools in this process)."""
+    store: TableStore = app.state.store
+    return store.loaded[table_id]
 
 
 def _frames(data: Any, name: str) -> dict[str, Any]:
     try:
         return replay_frames(data, name)
     except ReplayError as err:
-        raise PlayError(f"not a valid replay: {err}", 400) from None
+        raise PlayError(f"not a valid replay: {clip(str(err), 300)}", 400) from None
 
 
 def _describe(name: str) -> str:
@@ -344,18 +615,24 @@ class BackgroundServer:
     url: str
     server: Any
     thread: threading.Thread
+    app: Any = None
 
     def stop(self) -> None:
-        """Shut the server down and wait for its thread."""
+        """Shut the server down (its push streams end) and wait for its thread."""
+        if self.app is not None:
+            self.app.state.closing = True
         self.server.should_exit = True
         self.thread.join(timeout=10)
 
 
 def serve_in_background(app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> BackgroundServer:
-    """Serve ``app`` with uvicorn in a daemon thread (``port=0``: a free port); returns once it listens."""
+    """Serve ``app`` with uvicorn in a daemon thread (``port=0``: a free port); returns once it listens.
+
+    The access log is off: request paths hold the keys of seats and matches."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", access_log=False)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="ginenv-play", daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -364,4 +641,4 @@ def serve_in_background(app: FastAPI, host: str = "127.0.0.1", port: int = 0) ->
             raise RuntimeError(f"the play server did not start on {host}:{port}")
         time.sleep(0.02)
     bound = server.servers[0].sockets[0].getsockname()[1]
-    return BackgroundServer(f"http://{host}:{bound}", server, thread)
+    return BackgroundServer(f"http://{host}:{bound}", server, thread, app)

@@ -1,26 +1,30 @@
-"""The play table: a person against a computer player, one match, seen from the person's seat.
+"""The play table: one match of ``ginenv play`` between two seats, each a person or a computer.
 
-:class:`Table` owns one match of ``ginenv play`` (the web server in
-:mod:`ginenv.experiments.play.server` keeps one per browser tab). The person sits at ``player_0`` of a
-:mod:`ginenv.gin_rummy_v0` env in match mode and the computer at ``player_1``; the computer acts on
-exactly what ``observe("player_1")`` gives it, like every agent of the harness.
+Seat 0 (``player_0`` of a :mod:`ginenv.gin_rummy_v0` env in match mode) is the person who set the
+table up. Seat 1 is a computer player (a *computer* table), which acts on exactly what
+``observe("player_1")`` gives it through :class:`ginenv.agents.arena.Game` like every agent of the
+harness, or a second person who joins through an invitation (a *friend* table). The server keeps
+tables in a :class:`~ginenv.experiments.play.store.TableStore`.
 
-What the person is shown (:meth:`Table.view`) is built from ``observe("player_0")`` read back with
+What a seat is shown (:meth:`Table.view`) is built from ``observe`` of that seat read back with
 :func:`ginenv.observation.decode`, plus public facts (the discard pile in order, the moves, the
-scores): never the computer's hidden cards or the stock order. A showdown is public, so the
-computer's melds and deadwood are shown once a knock ends the hand; after a dead hand they are
-not (there is no showdown), as in the env's infos.
+scores): never the other seat's hidden cards or the stock order. A showdown is public, so the other
+hand's melds and deadwood are shown once a knock ends the hand; after a dead hand they are not, as
+in the env's infos. A spectator (``view(None)``) sees only what both players see: no hand. Views
+name the seats from the viewer's side, ``"you"`` and ``"opponent"`` (a spectator's "you": seat 0).
 
 The table refuses anything it cannot do with a :class:`PlayError` that says what was wrong and what
-is allowed (an illegal move, a move out of turn, an unknown opponent or preset), and then nothing has
-changed. A finished or abandoned match is written as a replay (:mod:`ginenv.replay`) in the replay
-folder; :func:`replay_frames` turns any replay (the table's, ``ginenv demo --save``'s, a hand's or a
-match's) into the move-by-move frames the replay page steps through, both hands shown since the game
-is over.
+is allowed, and then nothing has changed. A finished or abandoned match is written as a replay
+(:mod:`ginenv.replay`) in the replay folder.
 
-The "game of the day" (seed 002) deals from :func:`daily_seed` of the date, so everyone playing on
-the same calendar day gets the same deals, against ``normal`` (seed 002's Medium) with the standard
-rules; the computer is seeded from the same number, so the same moves bring the same replies.
+A table is stored as its settings, seed, names and moves (:meth:`Table.to_record`) and rebuilt by
+replaying them (:meth:`Table.from_record`): the arena reseeds the computer at every hand from the
+seed, so it is asked again and answers the same; the recorded move is played in any case
+(``restore_mismatches`` counts the answers that differed).
+
+The "game of the day" (seed 002) deals game :data:`DAILY_DEAL` of :func:`daily_seed` of the date,
+the same for everyone that day, against ``normal`` (seed 002's Medium) with the standard rules; a
+match seeded with that number deals game 0, other cards.
 """
 
 from __future__ import annotations
@@ -28,19 +32,33 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ginenv.agents import specs
 from ginenv.agents.arena import AgentError, Game
+from ginenv.agents.base import AgentForfeit
 from ginenv.experiments.eval.harness import agent_slug
+from ginenv.experiments.play.checks import PlayError, check_name, check_opponent, check_rules
+from ginenv.experiments.play.presets import rules_line
+from ginenv.experiments.play.words import (
+    Event,
+    arrangement,
+    card_names,
+    event_view,
+    excerpt,
+    hand_display,
+    match_line,
+    name_slug,
+    opponent_label,
+    phase_name,
+    showdown_view,
+    turn_prompt,
+    why_illegal,
+)
 
 from ginenv import gin_rummy_v0
 from ginenv.actions import (
     ACTION_NAMES,
-    BIG_GIN,
     DISCARD_BASE,
     DRAW_DISCARD,
     DRAW_STOCK,
@@ -53,39 +71,30 @@ from ginenv.actions import (
 from ginenv.cards import CARD_NAMES, cards_of
 from ginenv.engine import HandState, Phase
 from ginenv.match import Match
-from ginenv.melds import Arrangement, best_arrangement
 from ginenv.observation import decode
-from ginenv.replay import ReplayError, match_replay, play_replay, save_replay
-from ginenv.rules import PRESETS, Rules, RulesError, preset
+from ginenv.replay import match_replay, save_replay
+from ginenv.rules import Rules
 
-#: The person's seat and the computer's.
+#: The person's seat and the computer's (at a friend table: the host's and the guest's).
 PERSON, COMPUTER = 0, 1
+HOST, GUEST = 0, 1
 _AGENT = gin_rummy_v0.AGENTS
 #: The opponent and rules of the game of the day (seed 002: "La partie du jour se joue au niveau Moyen").
 DAILY_OPPONENT = "normal"
 DAILY_PRESET = "standard"
-#: Labels the page shows for the registered levels (seed 002 calls normal "Moyen", Medium).
-LABELS = {
-    "random": "Random",
-    "greedy": "Greedy",
-    "easy": "Easy",
-    "normal": "Normal (Medium)",
-    "hard": "Hard",
-    "expert": "Expert",
-    "master": "Master",
-    "neural": "Neural network",
-    "openspiel_simple": "OpenSpiel simple bot",
-    "rlcard_novice": "RLCard novice",
+#: The game of the day deals this game of its seed (a match seeded with the same number deals game 0).
+DAILY_DEAL = 1
+#: How a stored table is marked (:meth:`Table.to_record`).
+RECORD_FORMAT = "ginenv-table"
+RECORD_VERSION = 1
+# The fields of a table where the viewer has no move to make.
+_NO_MOVE: dict[str, Any] = {
+    "opponent_known": [],
+    "legal": [],
+    "taken": None,
+    "drawn": None,
+    "discard_hints": {},
 }
-_WHO = ("you", "computer")
-
-
-class PlayError(ValueError):
-    """A request the table refuses; nothing changed. ``status`` is the HTTP status to answer with."""
-
-    def __init__(self, message: str, status: int = 409) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def daily_seed(day: dt.date) -> int:
@@ -93,137 +102,120 @@ def daily_seed(day: dt.date) -> int:
     return day.year * 10000 + day.month * 100 + day.day
 
 
-def opponent_label(name: str) -> str:
-    """How the page names a computer player: a level by its label, ``checkpoint:PATH`` by its file
-    name, a module or file spec by its class, ``exec:COMMAND`` by its program."""
-    if name in LABELS:
-        return LABELS[name]
-    try:
-        spec = specs.resolve(name)
-    except specs.AgentSpecError:
-        return name
-    if spec.kind == "checkpoint":
-        return f"Network {Path(spec.target).name}"
-    if spec.kind in ("module", "file"):
-        return str(spec.attr)
-    if spec.kind == "exec":
-        return f"Program {Path(spec.target.split()[0]).name}"
-    return name
+class _Replayer:
+    """The computer while a stored table is rebuilt: it asks the real agent (so that an agent that
+    remembers its decisions is where it was) and plays the recorded move."""
 
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.queue: list[int | str] = []
+        self.mismatches = 0
 
-def _names(cards: Sequence[int] | int) -> list[str]:
-    return [CARD_NAMES[c] for c in (cards_of(cards) if isinstance(cards, int) else cards)]
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
 
-
-@lru_cache(maxsize=4096)
-def _arrangement(mask: int) -> Arrangement:
-    return best_arrangement(mask)
-
-
-def hand_display(mask: int) -> dict[str, Any]:
-    """A hand as the page shows it: melds first (each in order), then the deadwood cards by suit and
-    rank; the melds, the deadwood cards and their count."""
-    if not mask:
-        return {"cards": [], "melds": [], "deadwood_cards": [], "deadwood": 0}
-    arr = _arrangement(mask)
-    melds = sorted(arr.melds, key=lambda m: cards_of(m)[0] % 13 * 4 + cards_of(m)[0] // 13)
-    meld_names = [_names(m) for m in melds]
-    loose = _names(arr.deadwood_cards)
-    return {
-        "cards": [c for m in meld_names for c in m] + loose,
-        "melds": meld_names,
-        "deadwood_cards": loose,
-        "deadwood": arr.deadwood,
-    }
-
-
-def _check_opponent(name: object, allowed: Sequence[str]) -> str:
-    if not isinstance(name, str) or name not in allowed:
-        raise PlayError(f"unknown opponent {name!r}; choose one of: {', '.join(allowed)}", 400)
-    return name
-
-
-def _check_preset(name: object) -> Rules:
-    if not isinstance(name, str):
-        raise PlayError(f"the rules preset must be a name, one of: {', '.join(PRESETS)}", 400)
-    try:
-        return preset(name)
-    except RulesError as err:
-        raise PlayError(str(err), 400) from None
-
-
-@dataclass
-class Event:
-    """One move of the hand as the person may know it (a computer's stock draw names no card)."""
-
-    n: int
-    who: str
-    action: str
-    card: str | None
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for the page."""
-        return {"n": self.n, "who": self.who, "action": self.action, "card": self.card, "text": self.text}
+    def act(self, observation: Any) -> int:
+        item = self.queue.pop(0)
+        try:
+            answer = self.agent.act(observation)
+        except Exception:  # the agent's answer is only a check here
+            answer = None
+        if isinstance(item, str):
+            raise AgentForfeit(item)
+        if answer is None or int(answer) != item:
+            self.mismatches += 1
+        return item
 
 
 class Table:
-    """One match between the person (``player_0``) and a computer player (``player_1``).
+    """One match: seat 0 a person, seat 1 the computer ``opponent`` or (``opponent=None``) a friend.
 
-    ``make_agent(name, rules)`` builds the computer player (the harness's factory by default);
-    ``allowed`` lists the opponents the table accepts; ``seed`` seeds the deals and the computer
-    (drawn from the OS when ``None``); ``daily`` makes it the game of that day (``normal``, the
-    standard rules, :func:`daily_seed`); ``replay_dir`` is where the replay is written when the match
+    ``make_agent(name, rules)`` builds the computer player; ``allowed`` lists the opponents the table
+    accepts; ``seed`` seeds the deals and the computer (drawn from the OS when ``None``); ``daily``
+    makes it the game of that day (``normal``, the standard rules, :func:`daily_seed`); ``target``
+    replaces the preset's match target; ``names`` are the seats' names (a friend table: the host's,
+    then the guest's once they join); ``replay_dir`` is where the replay is written when the match
     ends or is abandoned (``None``: not written); ``decks`` and ``dealer`` script the deals (tests).
     """
 
     def __init__(
         self,
-        opponent: str = "normal",
+        opponent: str | None = "normal",
         preset_name: str = "standard",
         *,
-        allowed: Sequence[str],
-        make_agent: Callable[[str, Rules], Any],
+        allowed: Sequence[str] = (),
+        make_agent: Callable[[str, Rules], Any] | None = None,
         seed: int | None = None,
         daily: dt.date | None = None,
         replay_dir: Path | None = None,
         table_id: str | None = None,
         decks: Sequence[Sequence[str]] | None = None,
         dealer: int | None = None,
+        target: int | None = None,
+        names: Sequence[str] | None = None,
+        tag: str | None = None,
     ) -> None:
         if daily is not None:
-            opponent, preset_name, seed = DAILY_OPPONENT, DAILY_PRESET, daily_seed(daily)
-        self.opponent = _check_opponent(opponent, allowed)
+            opponent, preset_name, seed, target = DAILY_OPPONENT, DAILY_PRESET, daily_seed(daily), None
+        self.kind = "friend" if opponent is None else "computer"
+        self.opponent = None if opponent is None else check_opponent(opponent, allowed)
+        self.rules = check_rules(preset_name, target)
         self.preset = preset_name
-        self.rules = _check_preset(preset_name)
+        self.target = target
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise PlayError(f"seed must be a non-negative integer or null, got {seed!r}", 400)
+            raise PlayError(f"seed must be a non-negative integer or null, got {excerpt(seed)}", 400)
         self.seed = secrets.randbits(31) if seed is None else seed
         self.daily = daily
         self.id = table_id or secrets.token_urlsafe(12)
+        # Names the replay file (never derived from the id: a computer table's id is its key).
+        self.tag = tag or secrets.token_hex(3)
         self.replay_dir = replay_dir
         self.replay_name: str | None = None
-        self.label = opponent_label(self.opponent)
-        self.agent = make_agent(self.opponent, self.rules)
+        self.persons = (True, self.opponent is None)
+        self.label = None if self.opponent is None else opponent_label(self.opponent)
+        if names is None:
+            names = ["You", self.opponent] if self.opponent is not None else ["Player 1", ""]
+        self.names = [str(n) for n in names]
+        self.joined = self.kind == "computer"
+        if self.opponent is not None:
+            if make_agent is None:
+                raise ValueError("a computer table needs make_agent")
+            self.agent: Any = make_agent(self.opponent, self.rules)
+        else:
+            self.agent = None
         self.env = gin_rummy_v0.raw_env(rules=self.rules, mode="match")
+        self.decks = None if decks is None else [list(d) for d in decks]
+        self.dealer = dealer
         options: dict[str, Any] = {}
-        if decks is not None:  # scripted deals (tests): dealt in order, then shuffled from the seed
-            options["decks"] = [list(d) for d in decks]
-        if dealer is not None:
-            options["dealer"] = dealer
-        # The arena deals game 0 of the table's seed and reseeds the computer at every hand, as the
-        # harness does; the person's seat is played from outside (player None).
+        if self.decks is not None:  # scripted deals (tests): dealt in order, then shuffled from the seed
+            options["decks"] = [list(d) for d in self.decks]
+        if dealer is not None or daily is not None:
+            options["dealer"] = 0 if dealer is None else dealer
+        # The arena deals game 0 (the game of the day: DAILY_DEAL) of the table's seed and reseeds
+        # the computer at every hand, as the harness does; a person's seat is played from outside.
         self.game = Game(
-            self.env, [None, self.agent], seed=self.seed, names=["you", self.opponent], options=options
+            self.env,
+            [None, self.agent],
+            seed=self.seed,
+            deal=DAILY_DEAL if daily is not None else 0,
+            names=[self.names[0], self.opponent or "guest"],
+            options=options,
         )
         self.stage = "play"  # play | showdown | over
         self.events: list[Event] = []
-        self.showdown: dict[str, Any] | None = None
-        self.match_result: dict[str, Any] | None = None
+        self.log: list[list[Any]] = []  # every move, "next" and "left": what to_record stores
         self.moves = 0
-        self._hand_index = 0
+        self.hand_index = 0
+        #: Counts every change (moves, joins, Next hand presses): the server's push streams watch it.
+        self.version = 0
+        self.next_pressed = [False, False]
+        self.restore_mismatches = 0
+        self._result: dict[str, Any] | None = None  # the match's end, per seat
+        self._infos: list[dict[str, Any]] | None = None  # the finished hand's result, as each seat got it
         self._final: HandState | None = None  # the finished hand, shown during the showdown
-        self._start_hand()
+        self._drawn: list[int | None] = [None, None]
+        self._taken: list[int | None] = [None, None]
+        self._restoring = False
 
     # ------------------------------------------------------------------ state
 
@@ -235,143 +227,151 @@ class Table:
         return match
 
     @property
-    def turn(self) -> str | None:
-        """``"you"``, ``"computer"`` or ``None`` (no move is due: showdown or match over)."""
-        if self.stage != "play":
-            return None
-        return _WHO[self.env.hand.player]
+    def turn_seat(self) -> int | None:
+        """The seat to move, or ``None`` (no move is due: showdown or match over)."""
+        return None if self.stage != "play" else int(self.env.hand.player)
 
-    def _start_hand(self) -> None:
-        # The arena has reseeded the computer for this hand (a seeded game replies the same way).
-        self.events = []
-        self._drawn: int | None = None
-        self._taken: int | None = None
+    @property
+    def finished_hand(self) -> HandState | None:
+        """The hand whose showdown is shown (server side only), or ``None`` during play."""
+        return self._final
 
-    def _record(self, who: int, action: int, card: int | None, text: str) -> None:
-        self.events.append(
-            Event(
-                len(self.events),
-                _WHO[who],
-                ACTION_NAMES[action],
-                None if card is None else CARD_NAMES[card],
-                text,
-            )
-        )
+    def display_name(self, seat: int) -> str:
+        """How the other seat and spectators name ``seat``."""
+        if not self.persons[seat]:
+            return str(self.label)
+        return self.names[seat] or ("Your friend" if seat == GUEST else "Player 1")
+
+    def _words(self, viewer: int | None) -> list[str]:
+        return ["You" if s == viewer else self.display_name(s) for s in (0, 1)]
 
     # ------------------------------------------------------------------ moves
 
-    def act(self, name: object) -> None:
-        """The person's move, by action name (``"draw_stock"``, ``"discard 7h"``, ``"knock 7h"``...)."""
+    def act(self, name: object, seat: int = PERSON) -> None:
+        """A person's move, by action name (``"draw_stock"``, ``"discard 7h"``, ``"knock 7h"``...)."""
         if not isinstance(name, str):
-            raise PlayError(f"an action is a string such as 'draw_stock' or 'discard 7h', got {name!r}", 400)
+            raise PlayError(
+                f"an action is a string such as 'draw_stock' or 'discard 7h', got {excerpt(name)}", 400
+            )
         try:
             action = action_id(name)
         except UnknownActionError as err:
             raise PlayError(str(err), 400) from None
-        self._check_turn(PERSON)
+        if not self.persons[seat]:
+            raise PlayError("that seat is the computer's: it moves through advance")
+        self._check_turn(seat)
         state = self.env.hand
         if not state.is_legal(action):
-            raise PlayError(self._why_illegal(state, action))
-        self._play(PERSON, action)
+            raise PlayError(why_illegal(state, action, seat))
+        self._play(seat, action)
 
     def advance(self) -> None:
         """The computer makes one decision (the page calls this at a readable pace)."""
+        if self.opponent is None:
+            raise PlayError("there is no computer at this table: both players make their own moves")
         self._check_turn(COMPUTER)
         self._play(COMPUTER, None)
 
     def _play(self, seat: int, action: int | None) -> None:
         """Apply a legal move of ``seat`` (``None``: the computer's, which the arena asks its agent
-        for) and record it as the person may know it."""
+        for) and record it."""
         state = self.env.hand
         top = state.discard_pile[-1] if state.discard_pile else None
         offered = state.phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
         before = state.hands[seat]
-        action = self._step(action)
-        if action is None:
+        played = self._step(action)
+        if played is None:
             self._forfeited()
             return
-        who = "You" if seat == PERSON else self.label
-        card = action_card(action)
-        if action == DRAW_STOCK:
-            # Only the person's own stock draw names its card: the computer's is hidden.
-            card = (self.env.hand.hands[PERSON] & ~before).bit_length() - 1 if seat == PERSON else None
-            drawn = f"{CARD_NAMES[card]} " if card is not None else ""
-            text = f"{who} drew {drawn}from the stock."
-        elif action in (DRAW_DISCARD, PASS):
-            assert top is not None
+        card, secret = action_card(played), None
+        if played == DRAW_STOCK:
+            # Only a person's own stock draw is ever named, and only to them.
+            secret = (self.env.hand.hands[seat] & ~before).bit_length() - 1 if self.persons[seat] else None
+        elif played in (DRAW_DISCARD, PASS):
             card = top
-            if action == PASS:
-                text = f"{who} passed on the upcard {CARD_NAMES[top]}."
-            else:
-                text = f"{who} took {CARD_NAMES[top]} from {'the upcard' if offered else 'the discard pile'}."
+        if played in (DRAW_STOCK, DRAW_DISCARD):
+            self._drawn[seat] = secret if played == DRAW_STOCK else card
         else:
-            text = _discard_text(who, action, card)
-        if seat == PERSON:
-            self._drawn = card if action in (DRAW_STOCK, DRAW_DISCARD) else None
-            self._taken = card if action == DRAW_DISCARD else None
-        self._record(seat, action, card, text)
+            self._drawn[seat] = None
+        self._taken[seat] = card if played == DRAW_DISCARD else None
+        self.events.append(Event(len(self.events), seat, played, card, secret, offered))
+        self.log.append([seat, ACTION_NAMES[played]])
+        self.version += 1
         if self.stage == "over":
             self.save_replay()
 
-    def next_hand(self) -> None:
-        """From the showdown of a hand to the next hand of the match."""
+    def next_hand(self, seat: int = PERSON) -> None:
+        """From the showdown of a hand to the next hand (a friend table: once both pressed it)."""
         if self.stage != "showdown":
             raise PlayError(
                 "there is no finished hand to leave: "
                 + ("the match is over" if self.stage == "over" else "the hand is still being played")
             )
+        if self.opponent is None:
+            self.next_pressed[seat] = True
+            self.version += 1
+            if not all(self.next_pressed):
+                return
+        self._deal_next()
+
+    def _deal_next(self) -> None:
         self.stage = "play"
-        self.showdown = None
         self._final = None
-        self._hand_index += 1
-        self._start_hand()
+        self._infos = None
+        self.hand_index += 1
+        self.events = []
+        self._drawn = [None, None]
+        self._taken = [None, None]
+        self.next_pressed = [False, False]
+        self.log.append(["next"])
+        self.version += 1
+
+    def join(self, name: object) -> None:
+        """The guest sits down at a friend table under ``name``."""
+        if self.opponent is not None:
+            raise PlayError("this is a computer table: nobody can join it")
+        if self.stage == "over":
+            raise PlayError("this table has ended: ask your friend for a new invitation")
+        if self.joined:
+            raise PlayError("this invitation was already used: an invitation gives its seat once")
+        self.names[GUEST] = check_name(name)
+        self.joined = True
+        self.version += 1
+
+    def leave(self, seat: int = PERSON) -> str | None:
+        """``seat`` leaves: a computer match is abandoned, a friend match ends (the other player sees
+        it). Writes the replay if a move was made; returns its file name."""
+        if self.opponent is not None or self.stage == "over":
+            return self.save_replay()
+        self.stage = "over"
+        self._result = {
+            "winner": None,  # a match left has no winner
+            "truncated": False,
+            "forfeit": "left the match",
+            "left": seat,
+            "hands_played": len(self.match.records),
+        }
+        self.events.append(Event(len(self.events), seat, "left"))
+        self.log.append(["left", seat])
+        self.version += 1
+        return self.save_replay()
 
     def _check_turn(self, seat: int) -> None:
         if self.stage == "showdown":
             raise PlayError("the hand is over: press Next hand to deal the next one")
         if self.stage == "over":
             raise PlayError("the match is over: start a new match")
+        if not self.joined:
+            raise PlayError("your friend has not joined yet: send them the invitation link")
         if self.env.hand.player != seat:
-            raise PlayError(
-                f"it is {self.label}'s turn: wait for its move"
-                if seat == PERSON
-                else "it is your turn, not the computer's"
-            )
-
-    def _why_illegal(self, state: HandState, action: int) -> str:
-        """Why the person may not make this move now, and what is allowed."""
-        phase = state.phase
-        card = action_card(action)
-        if phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER):
-            return "the upcard is offered to you: take it (D) or pass (P)"
-        if phase == Phase.DRAW:
-            if action == DRAW_DISCARD:
-                return "both players passed on the upcard, so the first draw is from the stock (T)"
-            return "draw first: from the stock (T) or the discard pile (D)"
-        # Discard phase.
-        if action in (DRAW_STOCK, DRAW_DISCARD, PASS):
-            return "you have already drawn: discard a card (tap it twice or drag it onto the discard pile)"
-        if action == BIG_GIN:
-            return "big gin needs all 11 cards melded" + (
-                "" if self.rules.big_gin else ", and these rules have no big gin"
-            )
-        assert card is not None
-        name = CARD_NAMES[card]
-        hand = state.hands[PERSON]
-        if not hand >> card & 1:
-            return f"{name} is not in your hand"
-        if card == state.banned:
-            return f"you cannot discard {name}: you just took it from the discard pile; discard another card"
-        if action >= KNOCK_BASE:
-            left = _arrangement(hand & ~(1 << card)).deadwood
-            return (
-                f"you cannot knock discarding {name}: your deadwood would be {left}, above the knock "
-                f"limit {state.knock_limit}"
-            )
-        return f"{ACTION_NAMES[action]} is not allowed now"
+            if not self.persons[seat]:
+                raise PlayError("it is your turn, not the computer's")
+            other = 1 - seat
+            pronoun = "their" if self.persons[other] else "its"
+            raise PlayError(f"it is {self.display_name(other)}'s turn: wait for {pronoun} move")
 
     def _step(self, action: int | None) -> int | None:
-        """One move through the arena: the person's ``action``, or the computer's (``None``);
+        """One move through the arena: a person's ``action``, or the computer's (``None``);
         returns the move, or None if the computer forfeited."""
         state = self.env.hand
         records = len(self.match.records)
@@ -395,360 +395,360 @@ class Table:
         forfeit = self.game.record.forfeit
         assert forfeit is not None
         self.stage = "over"
-        self.match_result = {
-            "winner": "you",
+        self._result = {
+            "winner": PERSON,
             "truncated": False,
             "forfeit": forfeit["reason"],
             "hands_played": len(self.match.records),
         }
-        text = f"{self.label} forfeits the match: {forfeit['reason']}."
-        self.events.append(Event(len(self.events), _WHO[COMPUTER], "forfeit", None, text))
+        self.events.append(Event(len(self.events), COMPUTER, "forfeit", reason=forfeit["reason"]))
+        self.log.append([COMPUTER, "forfeit", forfeit["reason"]])
+        self.version += 1
         self.game.close()
         self.save_replay()
 
     def _end_of_hand(self, finished: HandState) -> None:
-        info = self.env.infos[_AGENT[PERSON]]["result"]
+        self._infos = [self.env.infos[a]["result"] for a in _AGENT]
         self._final = finished
-        self.showdown = _showdown(info, finished, self.label)
-        over = bool(self.env.terminations[_AGENT[PERSON]] or self.env.truncations[_AGENT[PERSON]])
+        over = bool(self.env.terminations[_AGENT[0]] or self.env.truncations[_AGENT[0]])
         self.stage = "over" if over else "showdown"
-        if over:
-            final = info.get("match_result")
-            if final is None:
-                self.match_result = {
-                    "winner": None,
-                    "truncated": True,
-                    "hands_played": len(self.match.records),
-                }
-            else:
-                self.match_result = {
-                    "winner": _WHO[0 if final["winner"] == _AGENT[0] else 1],
-                    "truncated": False,
-                    "points": _per_seat(final["points"]),
-                    "bonuses": _per_seat(final["bonuses"]),
-                    "totals": _per_seat(final["totals"]),
-                    "hands_won": _per_seat(final["hands_won"]),
-                    "shutout": final["shutout"],
-                    "hands_played": final["hands_played"],
-                }
+        if not over:
+            return
+        final = self._infos[0].get("match_result")
+        if final is None:
+            self._result = {"winner": None, "truncated": True, "hands_played": len(self.match.records)}
+            return
+        self._result = {
+            "winner": _AGENT.index(final["winner"]),
+            "truncated": False,
+            **{k: list(final[k]) for k in ("points", "bonuses", "totals", "hands_won")},
+            "shutout": final["shutout"],
+            "hands_played": final["hands_played"],
+        }
 
-    # ------------------------------------------------------------------ replay
+    # ------------------------------------------------------------------ replay and record
 
     def save_replay(self) -> str | None:
         """Write the match so far as a replay (once a move was made); returns the file name."""
-        if self.replay_dir is None or not self.moves:
+        if self.replay_dir is None or not self.moves or self._restoring:
             return None
         if self.replay_name is None:
             stamp = dt.datetime.now().strftime("%Y-%m-%dT%H%M%S")
-            daily = "-daily" if self.daily else ""
-            self.replay_name = f"{stamp}-you-vs-{agent_slug(self.opponent)}{daily}-{self.id[:6]}.json"
+            if self.opponent is None:
+                who = f"{name_slug(self.names[0], 'player1')}-vs-{name_slug(self.names[1], 'player2')}"
+            else:
+                who = f"you-vs-{agent_slug(self.opponent)}"
+            daily = f"-daily-{self.daily.isoformat()}" if self.daily else ""
+            self.replay_name = f"{stamp}-{who}{daily}-{self.tag}.json"
         self.replay_dir.mkdir(parents=True, exist_ok=True)
         save_replay(match_replay(self.match), self.replay_dir / self.replay_name)
         return self.replay_name
 
-    # ------------------------------------------------------------------ the person's view
+    def to_record(self) -> dict[str, Any]:
+        """The table as plain data: its settings, seed, names and moves (see the module docstring)."""
+        return {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "id": self.id,
+            "tag": self.tag,
+            "kind": self.kind,
+            "opponent": self.opponent,
+            "preset": self.preset,
+            "target": self.target,
+            "seed": self.seed,
+            "daily": self.daily.isoformat() if self.daily else None,
+            "decks": self.decks,
+            "dealer": self.dealer,
+            "names": list(self.names),
+            "joined": self.joined,
+            "next_pressed": list(self.next_pressed),
+            "replay": self.replay_name,
+            "over": self.stage == "over",
+            "changes": self.version,
+            "moves": [list(m) for m in self.log],
+        }
 
-    def view(self) -> dict[str, Any]:
-        """Everything the page shows, from the person's seat (see the module docstring)."""
-        rules = self.rules
+    @classmethod
+    def from_record(
+        cls,
+        record: dict[str, Any],
+        *,
+        allowed: Sequence[str],
+        make_agent: Callable[[str, Rules], Any],
+        replay_dir: Path | None = None,
+    ) -> Table:
+        """Rebuild a table from :meth:`to_record`'s data by replaying its moves; a record that does
+        not replay raises :class:`PlayError` (status 500)."""
+        try:
+            if record.get("format") != RECORD_FORMAT or record.get("version") != RECORD_VERSION:
+                raise ValueError(f"not a {RECORD_FORMAT} record of version {RECORD_VERSION}")
+            daily = dt.date.fromisoformat(record["daily"]) if record["daily"] else None
+            table = cls(
+                record["opponent"],
+                record["preset"],
+                allowed=allowed,
+                make_agent=make_agent,
+                seed=record["seed"],
+                daily=daily,
+                replay_dir=replay_dir,
+                table_id=record["id"],
+                decks=record["decks"],
+                dealer=record["dealer"],
+                target=record["target"],
+                names=record["names"],
+                tag=record["tag"],
+            )
+            table.joined = bool(record["joined"])
+            table.replay_name = record["replay"]
+            table._restore(record["moves"])
+            if table.stage == "showdown" and table.opponent is None:
+                table.next_pressed = [bool(x) for x in record["next_pressed"]][:2]
+            table.version = max(table.version, int(record.get("changes", 0)))  # views never go back
+        except (KeyError, TypeError, ValueError, IndexError, RuntimeError, AttributeError) as err:
+            raise PlayError(f"a stored table could not be rebuilt: {excerpt(str(err), 200)}", 500) from None
+        return table
+
+    def _restore(self, moves: list[Any]) -> None:
+        replayer = None if self.agent is None else _Replayer(self.agent)
+        if replayer is not None:
+            self.game.players[COMPUTER] = replayer
+        self._restoring = True
+        try:
+            for entry in moves:
+                if entry == ["next"]:
+                    self._deal_next()
+                elif len(entry) == 2 and entry[0] == "left":
+                    self.leave(int(entry[1]))
+                elif self.stage != "play" or entry[0] not in (0, 1):
+                    raise ValueError(f"move {excerpt(entry)} cannot be replayed here")
+                elif len(entry) == 3 and entry[1] == "forfeit" and replayer is not None:
+                    replayer.queue.append(str(entry[2]))
+                    self._play(COMPUTER, None)
+                elif len(entry) == 2 and isinstance(entry[1], str):
+                    seat, action = int(entry[0]), action_id(entry[1])
+                    if self.env.hand.player != seat:
+                        raise ValueError(f"move {excerpt(entry)} is out of turn")
+                    if self.persons[seat]:
+                        if not self.env.hand.is_legal(action):
+                            raise ValueError(f"move {excerpt(entry)} is illegal")
+                        self._play(seat, action)
+                    else:
+                        assert replayer is not None
+                        replayer.queue.append(action)
+                        self._play(seat, None)
+                else:
+                    raise ValueError(f"unknown move {excerpt(entry)}")
+        except (PlayError, UnknownActionError) as err:
+            raise ValueError(str(err)) from None
+        finally:
+            self._restoring = False
+            if replayer is not None:
+                self.game.players[COMPUTER] = self.agent
+                self.restore_mismatches = replayer.mismatches
+
+    # ------------------------------------------------------------------ views
+
+    def view(self, seat: int | None = PERSON, connected: Sequence[bool] = (True, True)) -> dict[str, Any]:
+        """Everything the page shows to ``seat`` (``None``: a spectator); ``connected`` says which
+        persons have the table open (the server's presence; see the module docstring)."""
+        p = 0 if seat is None else seat  # whose side is "you"
+        ready = seat is not None and self.stage == "showdown" and self.next_pressed[seat]
+        rel = ("you", "opponent") if p == 0 else ("opponent", "you")
+        words = self._words(seat)
         scores = self.match.scores
+        players = [
+            {
+                "name": self.names[s] if self.persons[s] else self.opponent,
+                "label": self.display_name(s),
+                "kind": "person" if self.persons[s] else "computer",
+                "joined": s == HOST or self.joined,
+                "connected": bool(connected[s]) if self.persons[s] else True,
+            }
+            for s in (0, 1)
+        ]
+        turn = self.turn_seat if self.joined else None
         base: dict[str, Any] = {
             "id": self.id,
-            "opponent": {"name": self.opponent, "label": self.label},
+            "kind": self.kind,
+            "spectator": seat is None,
+            "you": None if seat is None else {"name": self.display_name(seat), "seat": seat, "ready": ready},
+            "opponent": players[1 - p],
+            "players": players,
+            "version": self.version,
+            "waiting_for": self._waiting_for(seat, connected),
+            "rules_line": rules_line(self.preset, self.rules),
+            "invite": None,
+            "watch": None,
             "preset": self.preset,
-            "rules": rules.to_dict(),
+            "rules": self.rules.to_dict(),
             "daily": self.daily.isoformat() if self.daily else None,
             "stage": self.stage,
-            "turn": self.turn,
-            "hand_index": self._hand_index,
-            "scores": {"you": scores[PERSON], "computer": scores[COMPUTER]},
-            "target": rules.target,
-            "events": [e.to_dict() for e in self.events],
-            "showdown": self.showdown,
-            "match_result": self.match_result,
+            "turn": None if turn is None else rel[turn],
+            "hand_index": self.hand_index,
+            "scores": {"you": scores[p], "opponent": scores[1 - p]},
+            "target": self.rules.target,
+            "events": [event_view(e, seat, rel, words) for e in self.events],
+            "showdown": self._showdown(seat, p, words),
+            "match_result": self._result_view(rel),
             "replay": self.replay_name,
         }
         if self._final is not None:
-            base.update(self._finished_table(self._final))
+            base.update(self._finished_table(self._final, seat, p, words, base["showdown"]))
+        elif seat is None:
+            base.update(self._public_table(p, words))
         else:
-            base.update(self._live_table())
+            base.update(self._live_table(seat, words))
         return base
 
-    def _live_table(self) -> dict[str, Any]:
+    def _waiting_for(self, seat: int | None, connected: Sequence[bool]) -> str | None:
+        """What the other person must do before the viewer can go on (friend tables only)."""
+        if self.opponent is not None or self.stage == "over":
+            return None
+        others = (0, 1) if seat is None else (1 - seat,)
+        if not self.joined:
+            return "join"
+        if not all(connected[s] for s in others):
+            return "reconnect"
+        pressed = self.next_pressed
+        if self.stage == "showdown" and any(pressed) and (seat is None or pressed[seat]):
+            return "next"
+        return None
+
+    def _showdown(self, seat: int | None, p: int, words: list[str]) -> dict[str, Any] | None:
+        if self._infos is None or self._final is None:
+            return None
+        own = None if seat is None else self._final.hands[seat]
+        return showdown_view(self._infos[p], own, p, seat, words)
+
+    def _result_view(self, rel: tuple[str, str]) -> dict[str, Any] | None:
+        r = self._result
+        if r is None:
+            return None
+        p = rel.index("you")
+        out: dict[str, Any] = {
+            "winner": None if r["winner"] is None else rel[r["winner"]],
+            "truncated": r["truncated"],
+        }
+        for key in ("points", "bonuses", "totals", "hands_won"):
+            if key in r:
+                out[key] = {"you": r[key][p], "opponent": r[key][1 - p]}
+        for key in ("shutout", "forfeit"):
+            if key in r:
+                out[key] = r[key]
+        if r.get("left") is not None:
+            out["left"] = rel[r["left"]]
+        out["hands_played"] = r["hands_played"]
+        return out
+
+    def _live_table(self, seat: int, words: list[str]) -> dict[str, Any]:
         state = self.env.hand
-        observation = self.env.observe(_AGENT[PERSON])
+        observation = self.env.observe(_AGENT[seat])
         seen = decode(observation["observation"])
         mask = observation["action_mask"]
-        legal = [ACTION_NAMES[a] for a in range(len(mask)) if mask[a]]
-        phase = _phase_name(seen.phase)
-        my_turn = seen.to_move
+        playing = self.stage == "play" and self.joined
+        legal = [ACTION_NAMES[a] for a in range(len(mask)) if mask[a]] if playing else []
+        phase = phase_name(seen.phase)
+        my_turn = bool(seen.to_move) and playing
         # The discard pile's order is public (every card in it was shown face up); the observation
         # holds it as a set, so the order is read from the engine, and only the order.
-        pile = _names(list(state.discard_pile))
-        assert set(pile) == set(_names(seen.discard_pile))
+        pile = card_names(list(state.discard_pile))
+        assert set(pile) == set(card_names(seen.discard_pile))
         hints: dict[str, int] = {}
         if my_turn and phase == "discard":
             for card in cards_of(seen.hand):
                 if mask[DISCARD_BASE + card] or mask[KNOCK_BASE + card]:
-                    hints[CARD_NAMES[card]] = _arrangement(seen.hand & ~(1 << card)).deadwood
-        opponent_cards = 10 + (1 if phase == "discard" and not my_turn else 0)
+                    hints[CARD_NAMES[card]] = arrangement(seen.hand & ~(1 << card)).deadwood
+        drawn, taken = self._drawn[seat], self._taken[seat]
         return {
             "phase": phase,
-            "prompt": self._prompt(phase, my_turn, legal, pile),
-            "dealer": "you" if seen.is_dealer else "computer",
+            "prompt": self._prompt(phase, my_turn, legal, pile, words, seat),
+            "dealer": "you" if seen.is_dealer else "opponent",
             "stock": seen.stock_size,
             "discard_pile": pile,
-            "opponent_cards": opponent_cards,
-            "opponent_known": _names(seen.opponent_taken),
+            "opponent_cards": 10 + (1 if phase == "discard" and not seen.to_move else 0),
+            "opponent_known": card_names(seen.opponent_taken),
             "hand": hand_display(seen.hand),
             "knock_limit": seen.knock_limit,
             "legal": legal,
-            "taken": CARD_NAMES[self._taken] if my_turn and self._taken is not None else None,
-            "drawn": CARD_NAMES[self._drawn] if my_turn and self._drawn is not None else None,
+            "taken": CARD_NAMES[taken] if my_turn and taken is not None else None,
+            "drawn": CARD_NAMES[drawn] if my_turn and drawn is not None else None,
             "discard_hints": hints,
         }
 
-    def _finished_table(self, state: HandState) -> dict[str, Any]:
-        """The table of a finished hand: its last discard pile and the person's own final cards."""
-        assert self.showdown is not None
+    def _public_table(self, p: int, words: list[str]) -> dict[str, Any]:
+        """The hand in play as a spectator sees it: what both players see, no hand."""
+        state = self.env.hand
+        phase = phase_name(state.phase)
+        mover = int(state.player)
+        if self.stage == "over":
+            prompt = match_line(self._result, None, words)
+        elif not self.joined:
+            prompt = f"Waiting for {words[GUEST]} to join."
+        elif phase == "upcard":
+            prompt = f"{words[mover]} is deciding on the upcard {CARD_NAMES[state.discard_pile[-1]]}…"
+        else:
+            prompt = f"{words[mover]} to {'draw' if phase == 'draw' else 'discard'}."
+        return {
+            "phase": phase,
+            "prompt": prompt,
+            "dealer": "you" if state.dealer == p else "opponent",
+            "stock": len(state.stock),
+            "discard_pile": card_names(list(state.discard_pile)),
+            "opponent_cards": 10 + (1 if phase == "discard" and mover != p else 0),
+            "hand": hand_display(0),
+            "knock_limit": state.knock_limit,
+            **_NO_MOVE,
+            # The cards each seat took from the discard pile and still holds (public by the rules).
+            "known": {"you": self._taken_by(p), "opponent": self._taken_by(1 - p)},
+        }
+
+    def _taken_by(self, seat: int) -> list[str]:
+        return card_names(decode(self.env.observe(_AGENT[1 - seat])["observation"]).opponent_taken)
+
+    def _finished_table(
+        self, state: HandState, seat: int | None, p: int, words: list[str], show: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The table of a finished hand: its last discard pile and the viewer's own final cards."""
+        assert show is not None
+        if self.stage == "over":
+            tail = " " + match_line(self._result, seat, words)
+        elif self.opponent is None and (seat is None or self.next_pressed[seat]):
+            waiting = [words[s] for s in (0, 1) if not self.next_pressed[s]]
+            tail = f" Waiting for {' and '.join(waiting)} to press Next hand."
+        else:
+            tail = " Press Next hand."
         return {
             "phase": "over",
-            "prompt": self.showdown["title"]
-            + (
-                " Press Next hand."
-                if self.stage == "showdown"
-                else " " + _match_line(self.match_result, self.label)
-            ),
-            "dealer": "you" if state.dealer == PERSON else "computer",
+            "prompt": show["title"] + tail,
+            "dealer": "you" if state.dealer == p else "opponent",
             "stock": len(state.stock),
-            "discard_pile": _names(list(state.discard_pile)),
+            "discard_pile": card_names(list(state.discard_pile)),
             "opponent_cards": 10,
-            "opponent_known": [],
-            "hand": hand_display(state.hands[PERSON]),
+            "hand": hand_display(0 if seat is None else state.hands[seat]),
             "knock_limit": state.knock_limit,
-            "legal": [],
-            "taken": None,
-            "drawn": None,
-            "discard_hints": {},
+            **_NO_MOVE,
         }
 
-    def _prompt(self, phase: str, my_turn: bool, legal: list[str], pile: list[str]) -> str:
-        who = self.label
-        if not my_turn:
-            return f"{who} is thinking…" if phase != "upcard" else f"{who} is deciding on the upcard…"
-        if phase == "upcard":
-            return f"The upcard {pile[-1]} is offered to you: take it (D) or pass (P)."
-        if phase == "draw":
-            if "draw_discard" not in legal:
-                return "Both passed on the upcard: draw from the stock (T)."
-            return f"Your turn: draw from the stock (T) or take {pile[-1]} from the discard pile (D)."
-        text = "Discard a card: tap it twice, or drag it onto the discard pile."
-        if any(a.startswith("knock") for a in legal):
-            text += " You can knock: select a card and press Knock."
-        if "big_gin" in legal:
-            text += " You have big gin!"
-        return text
-
-
-def _phase_name(phase: Phase) -> str:
-    if phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER):
-        return "upcard"
-    return {Phase.DRAW: "draw", Phase.DISCARD: "discard"}.get(phase, "over")
-
-
-def _discard_text(who: str, action: int, card: int | None) -> str:
-    if action == BIG_GIN:
-        return f"{who} laid down big gin."
-    assert card is not None
-    if action >= KNOCK_BASE:
-        return f"{who} knocked, discarding {CARD_NAMES[card]}."
-    return f"{who} discarded {CARD_NAMES[card]}."
-
-
-def _per_seat(values: Sequence[Any]) -> dict[str, Any]:
-    return {"you": values[PERSON], "computer": values[COMPUTER]}
-
-
-def _who(agent: str | None) -> str | None:
-    return None if agent is None else _WHO[_AGENT.index(agent)]
-
-
-_KIND_WORDS = {
-    "knock": "knock",
-    "undercut": "undercut",
-    "gin": "gin",
-    "big_gin": "big gin",
-    "dead": "dead hand",
-    "truncated": "turn limit",
-}
-
-
-def _showdown(info: dict[str, Any], state: HandState, label: str) -> dict[str, Any]:
-    """The end of a hand as the person sees it (``info``: the env's public result for player_0)."""
-    kind = info["kind"]
-    winner, knocker = _who(info["winner"]), _who(info["knocker"])
-    points = info["points"]
-    you_deadwood = info["deadwood"][PERSON]
-    sides: dict[str, Any] = {"you": None, "computer": None}
-    if info["showdown"] is not None:
-        layoffs = info["layoffs"]
-        for seat, side in enumerate(info["showdown"]):
-            defender = _WHO[seat] != knocker
-            sides[_WHO[seat]] = {
-                "melds": side["melds"],
-                "deadwood_cards": side["deadwood_cards"],
-                "layoffs": list(layoffs) if defender else [],
-                "deadwood": info["deadwood"][seat],
-            }
-    else:
-        own = hand_display(state.hands[PERSON])
-        sides["you"] = {
-            "melds": own["melds"],
-            "deadwood_cards": own["deadwood_cards"],
-            "layoffs": [],
-            "deadwood": you_deadwood,
-        }
-    name = {"you": "You", "computer": label, None: "Nobody"}
-    if kind == "dead":
-        title = "Dead hand: the stock is down to two cards and nobody knocked. No points."
-    elif kind == "truncated":
-        title = "The hand reached the turn limit and ends the match with no result."
-    else:
-        you = knocker == "you"
-        deadwood = info["deadwood"][_WHO.index(knocker or "you")]
-        verb = {
-            "gin": "go gin" if you else "goes gin",
-            "big_gin": "lay down big gin" if you else "lays down big gin",
-        }.get(kind, f"{'knock' if you else 'knocks'} with {deadwood} deadwood")
-        scores = "score" if winner == "you" else "scores"
-        undercut = " undercut!" if kind == "undercut" else ""
-        title = f"{name[knocker]} {verb}:{undercut} {name[winner]} {scores} {points} points."
-    return {
-        "kind": kind,
-        "kind_words": _KIND_WORDS[kind],
-        "title": title,
-        "winner": winner,
-        "knocker": knocker,
-        "points": points,
-        "you": sides["you"],
-        "computer": sides["computer"],
-    }
-
-
-def _match_line(result: dict[str, Any] | None, label: str) -> str:
-    if result is None:
-        return ""
-    if result["truncated"]:
-        return "The match ends without a winner."
-    totals = result["totals"]
-    if result["winner"] == "you":
-        return f"You win the match, {totals['you']} to {totals['computer']}."
-    return f"{label} wins the match, {totals['computer']} to {totals['you']}."
-
-
-# ---------------------------------------------------------------------------- replays
-
-
-def replay_frames(data: Any, name: str = "") -> dict[str, Any]:
-    """A replay (checked by :func:`ginenv.replay.play_replay`) as frames, one per move, both hands shown.
-
-    Raises :class:`ginenv.replay.ReplayError` for a malformed or inconsistent replay.
-    """
-    if not isinstance(data, dict):
-        raise ReplayError(f"a replay is a JSON object (format 'ginenv-replay'), got {type(data).__name__}")
-    play_replay(data)  # refuses anything malformed, before anything is shown
-    rules = Rules.from_dict(data["rules"])
-    turn_limit = data.get("turn_limit", gin_rummy_v0.DEFAULT_TURN_LIMIT)
-    entries = data["hands"]
-    hands_out: list[dict[str, Any]] = []
-    scores = [0, 0]
-    if data["mode"] == "hand":
-        states = [HandState(rules, entries[0]["dealer"], deck=entries[0]["deck"], turn_limit=turn_limit)]
-        steppers: list[Callable[[int], Any]] = [states[0].step]
-        match: Match | None = None
-    else:
-        match = Match(
-            rules,
-            entries[0]["dealer"],
-            decks=[h["deck"] for h in entries],
-            turn_limit=turn_limit,
-            hand_limit=data.get("hand_limit", 200),
-        )
-    for index, entry in enumerate(entries):
-        state = states[0] if match is None else match.hand
-        step = steppers[0] if match is None else match.step
-        frames = [_frame(state, 0, None, None, f"Deal: player_{state.dealer} deals.", scores)]
-        for n, action_text in enumerate(entry["actions"], start=1):
-            action = action_id(action_text)
-            actor = state.player
-            top = state.discard_pile[-1] if state.discard_pile else None
-            step(action)
-            text = f"player_{actor}: " + _replay_text(action, top)
-            if state.result is not None:
-                if match is not None:
-                    scores = list(match.scores)
-                text += " " + _result_text(state.result.to_dict())
-            frames.append(_frame(state, n, actor, ACTION_NAMES[action], text, scores))
-        hands_out.append(
-            {"index": index, "dealer": entry["dealer"], "result": entry["result"], "frames": frames}
-        )
-    return {
-        "name": name,
-        "mode": data["mode"],
-        "rules": rules.to_dict(),
-        "match_result": data.get("match_result"),
-        "hands": hands_out,
-    }
-
-
-def _frame(
-    state: HandState, n: int, actor: int | None, action: str | None, text: str, scores: list[int]
-) -> dict[str, Any]:
-    return {
-        "step": n,
-        "actor": actor,
-        "action": action,
-        "text": text,
-        "hands": [hand_display(state.hands[0]), hand_display(state.hands[1])],
-        "discard_pile": _names(list(state.discard_pile)),
-        "stock": len(state.stock),
-        "scores": list(scores),
-    }
-
-
-def _replay_text(action: int, top: int | None) -> str:
-    card = action_card(action)
-    if action == DRAW_STOCK:
-        return "draws from the stock."
-    if action == DRAW_DISCARD:
-        return f"takes {CARD_NAMES[top] if top is not None else 'the top card'} from the discard pile."
-    if action == PASS:
-        return "passes on the upcard."
-    if action == BIG_GIN:
-        return "lays down big gin."
-    assert card is not None
-    return (
-        f"knocks, discarding {CARD_NAMES[card]}." if action >= KNOCK_BASE else f"discards {CARD_NAMES[card]}."
-    )
-
-
-def _result_text(result: dict[str, Any]) -> str:
-    kind = _KIND_WORDS[result["kind"]]
-    if result["winner"] is None:
-        return f"End of hand: {kind}, no points."
-    return f"End of hand: {kind}, player_{result['winner']} scores {result['points']}."
+    def _prompt(
+        self, phase: str, my_turn: bool, legal: list[str], pile: list[str], words: list[str], seat: int
+    ) -> str:
+        if self.stage == "over":
+            return match_line(self._result, seat, words)
+        if not self.joined:
+            return "Waiting for your friend to join: send them the invitation link."
+        return turn_prompt(phase, my_turn, legal, pile, words[1 - seat])
 
 
 __all__ = [
     "COMPUTER",
+    "DAILY_DEAL",
     "DAILY_OPPONENT",
     "DAILY_PRESET",
+    "GUEST",
+    "HOST",
     "PERSON",
-    "Event",
     "PlayError",
     "Table",
+    "check_name",
     "daily_seed",
-    "hand_display",
-    "opponent_label",
-    "replay_frames",
 ]

@@ -3,13 +3,19 @@
 A scripted person plays a whole match by clicks and keys: draws with T and D and by clicking the stock,
 takes and passes the upcard, discards by tap-tap and by dragging a card onto the discard pile,
 reorders the hand by dragging, tries an illegal discard (the card just taken from the pile), knocks
-whenever a knock is legal, goes through every showdown to the match's end, then opens its replay.
-Other tests: two tabs are two games, the start options and the server's refusals, and the layouts
-at 1280x800 and 390x844 have no overlapping regions.
+whenever a knock is legal, opens Help over a showdown, goes through every showdown to the match's
+end, then opens its replay. Two friends in two browser contexts (a desktop and a phone) play a
+quick match against each other, each page checked to show only its own cards, with a spectator and
+a third browser that gets no seat; one seat reloads mid-hand, one tab is dropped and opened again.
+Coming back: a reload mid-hand, Replays and Back, a new tab at /, the game of the day (resumed, not
+restarted, its replay hidden until it ends), and Leave. Other tests: two tabs, the start options
+and the server's refusals, and the layouts at 1280x800 and 390x844 (no overlapping regions; on a
+phone the 11 cards in two rows, overlapping but each corner in sight; no key hints on a touch
+screen; an error banner moves nothing).
 
 No browser is downloaded: Chromium comes from the system (``apt-get install chromium``) or from the
 path in ``GINENV_CHROMIUM``; without it these tests fail, they are never skipped. Screenshots go to
-``results/screenshots/`` (gitignored).
+``results/screenshots/`` (gitignored), or to the folder in ``GINENV_SHOTS``.
 """
 
 from __future__ import annotations
@@ -35,7 +41,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SHOTS = Path(__file__).resolve().parents[3] / "results" / "screenshots"
+# GINENV_SHOTS names another folder for the screenshots.
+SHOTS = Path(
+    os.environ.get("GINENV_SHOTS") or Path(__file__).resolve().parents[3] / "results" / "screenshots"
+)
 # A short match (to 50) against a quick opponent, on fixed deals: it ends in a few hands.
 OPPONENT, PRESET, SEED = "easy", "seed000_short", 4
 DESKTOP = {"width": 1280, "height": 800}
@@ -78,7 +87,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[BackgroundServer, Path]]:
     replay_dir = tmp_path / "replays"
-    srv = serve_in_background(create_app(replay_dir=replay_dir, pace_ms=30))
+    # The tables are stored under the test's own folder (a reload or a restart reads them back).
+    srv = serve_in_background(create_app(replay_dir=replay_dir, state_dir=tmp_path / "tables", pace_ms=30))
     try:
         yield srv, replay_dir
     finally:
@@ -141,15 +151,33 @@ def _card(page: Any, card: str) -> Any:
     return page.locator(f'#hand [data-card="{card}"]')
 
 
+def _press_card(page: Any, card: str) -> None:
+    """Click a card of the hand near its left edge: on a phone the cards overlap, each one's corner shows."""
+    locator = _card(page, card)
+    box = _box(locator)
+    locator.click(position={"x": min(10, box["width"] / 4), "y": box["height"] / 2})
+
+
+def _box(locator: Any) -> dict[str, float]:
+    """The element's box, once it is rendered: a pushed view re-renders the hand, and an element
+    replaced between finding it and measuring it has no box for a moment."""
+    for _ in range(40):
+        locator.wait_for(state="visible")
+        box = locator.bounding_box()
+        if box is not None:
+            return box  # type: ignore[no-any-return]
+        locator.page.wait_for_timeout(25)
+    raise AssertionError(f"{locator} never rendered")
+
+
 def _centre(locator: Any, fx: float = 0.5, fy: float = 0.5) -> tuple[float, float]:
-    box = locator.bounding_box()
-    assert box is not None
+    box = _box(locator)
     return box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
 
 
 def _drag(page: Any, source: Any, target: Any, fx: float = 0.5) -> None:
     """Press on ``source``, move past the drag threshold, drop on ``target`` (at ``fx`` of its width)."""
-    x0, y0 = _centre(source)
+    x0, y0 = _centre(source, 0.15)
     x1, y1 = _centre(target, fx)
     page.mouse.move(x0, y0)
     page.mouse.down()
@@ -159,9 +187,9 @@ def _drag(page: Any, source: Any, target: Any, fx: float = 0.5) -> None:
 
 
 def _tap_tap(page: Any, card: str) -> None:
-    _card(page, card).click()
+    _press_card(page, card)
     page.wait_for_selector(f'#hand [data-card="{card}"].selected')
-    _card(page, card).click()
+    _press_card(page, card)
 
 
 # ---------------------------------------------------------------------- the match
@@ -284,7 +312,7 @@ class Person:
             self.expect(page.locator("#message")).to_contain_text("You can knock with")
             self.used["knock hint"] += 1
         card = min(knocks, key=lambda c: (hints[c], c))
-        _card(page, card).click()
+        _press_card(page, card)
         self.expect(knock).to_have_text("Gin" if hints[card] == 0 else f"Knock (deadwood {hints[card]})")
         if not self.used["knock"]:
             _shot(page, "knock-ready")
@@ -299,19 +327,28 @@ class Person:
         self.expect(page.locator("#showdown-title")).not_to_be_empty()
         if sd["winner"]:
             self.expect(page.locator("#showdown-points")).to_contain_text(str(sd["points"]))
-        for who in ("you", "computer"):
+        for who in ("you", "opponent"):
             side, shown = sd[who], page.locator(f"#showdown .sd-{who} .card")
             if side is None:
-                assert who == "computer" and sd["kind"] == "dead" and shown.count() == 0
-                self.expect(page.locator("#showdown .sd-computer")).to_contain_text("not shown")
+                assert who == "opponent" and sd["kind"] == "dead" and shown.count() == 0
+                self.expect(page.locator("#showdown .sd-opponent")).to_contain_text("not shown")
             else:
                 cards = {c for m in side["melds"] for c in m} | {*side["deadwood_cards"], *side["layoffs"]}
                 assert shown.count() == len(cards) >= 10
         if sd["you"] and sd["you"]["layoffs"]:
             self.expect(page.locator("#showdown .sd-you .laid-off")).to_contain_text("laid off")
-        self.expect(page.locator("#showdown-score")).to_contain_text(str(s["scores"]["computer"]))
+        self.expect(page.locator("#showdown-score")).to_contain_text(str(s["scores"]["opponent"]))
         if not self.used[f"showdown {sd['kind']}"]:
             _shot(page, f"showdown-{sd['kind']}")
+        if not self.used["help in showdown"]:
+            # Help opens over the showdown, and closes back to it.
+            page.click("#help-button")
+            self.expect(page.locator("#help")).to_be_visible()
+            self.expect(page.locator("#help")).to_contain_text("Deadwood")
+            page.keyboard.press("Escape")
+            self.expect(page.locator("#help")).to_be_hidden()
+            self.expect(page.locator("#showdown")).to_be_visible()
+            self.used["help in showdown"] += 1
         self.used[f"showdown {sd['kind']}"] += 1
         page.click("#next-hand")
         page.wait_for_function(
@@ -378,6 +415,7 @@ def test_a_person_plays_a_match_by_clicks_and_keys_and_replays_it(
         ):
             assert used[how] >= 1, f"the scripted person never used {how}: {dict(used)}"
         assert sum(n for k, n in used.items() if k.startswith("showdown ")) >= 1
+        assert used["help in showdown"] == 1
 
         # The end of the match: standings with bonuses and totals, the winner, the replay file.
         result = final["match_result"]
@@ -387,7 +425,7 @@ def test_a_person_plays_a_match_by_clicks_and_keys_and_replays_it(
         for row in ("Points", "Game bonus", "Line bonus", "Total"):
             expect(standings).to_contain_text(row)
         expect(standings.locator("tr.total")).to_contain_text(str(result["totals"]["you"]))
-        expect(standings.locator("tr.total")).to_contain_text(str(result["totals"]["computer"]))
+        expect(standings.locator("tr.total")).to_contain_text(str(result["totals"]["opponent"]))
         name = final["replay"]
         assert name and (replay_dir / name).is_file()
         expect(page.locator("#replay-link")).to_have_text(name)
@@ -434,9 +472,22 @@ def test_two_tabs_play_two_independent_games(browser: Any, server: tuple[Backgro
     context, first, errors = _new_page(browser, DESKTOP)
     try:
         second = context.new_page()
+        second.on("pageerror", lambda err: errors.append(str(err)))
         _start(first, srv.url, seed=11)
-        _start(second, srv.url, seed=12)
-        a, b = _wait_for_person(first), _wait_for_person(second)
+        a = _wait_for_person(first)
+        # A new tab at / returns to the match in progress (the page keeps it): no second match.
+        second.goto(srv.url)
+        assert _loaded(second)["id"] == a["id"]
+        # Another match gets a tab of its own through its address.
+        made = second.request.post(
+            f"{srv.url}/api/games", data={"opponent": OPPONENT, "preset": PRESET, "seed": 12}
+        )
+        assert made.status == 201
+        second.goto(f"{srv.url}/#game={made.json()['id']}")
+        second.wait_for_function(
+            "(id) => !!window.ginState && window.ginState.id === id", arg=made.json()["id"]
+        )
+        b = _wait_for_person(second)
         assert a["id"] != b["id"]
         # A move in the first tab leaves the second tab's game as it was.
         first.keyboard.press("p" if a["phase"] == "upcard" else "t")
@@ -444,9 +495,12 @@ def test_two_tabs_play_two_independent_games(browser: Any, server: tuple[Backgro
         assert a2["events"] != a["events"]
         fetched = second.request.get(f"{srv.url}/api/games/{b['id']}").json()
         assert fetched["events"] == _state(second)["events"] == b["events"]
-        # The game id lives in the page's memory only.
-        assert context.cookies() == []
-        assert second.evaluate("localStorage.length + sessionStorage.length") == 0
+        # Each tab's address names its own game; a reload of either returns to it.
+        assert first.evaluate("location.hash") == f"#game={a['id']}"
+        assert second.evaluate("location.hash") == f"#game={b['id']}"
+        first.reload()
+        first.wait_for_function("() => !!window.ginState")
+        assert _state(first)["id"] == a["id"] and _state(first)["events"] == a2["events"]
         # A refused move is explained and changes nothing: a discard before drawing.
         _wait_for_person(second)
         card = b["hand"]["cards"][0]
@@ -467,7 +521,12 @@ def test_the_page_starts_at_once_with_the_command_line_choices(browser: Any, tmp
     from playwright.sync_api import expect
 
     app = create_app(
-        replay_dir=tmp_path / "replays", pace_ms=30, opponent="random", preset="seed004", autostart=True
+        replay_dir=tmp_path / "replays",
+        state_dir=tmp_path / "tables",
+        pace_ms=30,
+        opponent="random",
+        preset="seed004",
+        autostart=True,
     )
     srv = serve_in_background(app)
     context, page, errors = _new_page(browser, DESKTOP)
@@ -493,8 +552,9 @@ def test_the_page_starts_at_once_with_the_command_line_choices(browser: Any, tmp
 # ---------------------------------------------------------------------- layouts
 
 
+# On a phone the hand's cards may overlap (a fan): each card's corner (rank and suit) must stay in sight.
 _OVERLAPS = """
-() => {
+(fan) => {
   const shown = (el) => {
     if (!el) return false;
     const r = el.getBoundingClientRect();
@@ -507,8 +567,9 @@ _OVERLAPS = """
   const hit = (a, b) =>
     Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
     Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
-  const cards = [...document.querySelectorAll('#hand [data-card]')].filter(shown)
-    .map((el) => box(el, 'card ' + el.dataset.card));
+  const cardEls = [...document.querySelectorAll('#hand [data-card]')].filter(shown);
+  const cards = cardEls.map((el) => box(el, 'card ' + el.dataset.card));
+  const corners = cardEls.map((el) => box(el.querySelector('.corner'), 'corner ' + el.dataset.card));
   const others = ['#stock', '#discard-pile', '#score', '#hand-info', '#prompt', '#log', '#deadwood',
     '#knock', '#big-gin', '#autosort', '#pile-button', '#take', '#pass', '#opponent-area',
     '#help-button', '#leave', '#replays-link', '#message']
@@ -520,7 +581,10 @@ _OVERLAPS = """
   const found = [];
   cards.forEach((c, i) => {
     for (const o of others) if (hit(c, o)) found.push(c.name + ' / ' + o.name);
-    for (const d of cards.slice(i + 1)) if (hit(c, d)) found.push(c.name + ' / ' + d.name);
+    cards.slice(i + 1).forEach((d) => {
+      // A later card lies over an earlier one: it may cover the earlier card, not its corner.
+      if (fan ? hit(corners[i], d) : hit(c, d)) found.push(c.name + ' / ' + d.name);
+    });
     if (c.left < 0 || c.right > window.innerWidth) found.push(c.name + ' outside the window');
   });
   regions.forEach((r, i) => {
@@ -528,9 +592,15 @@ _OVERLAPS = """
   });
   const rank = document.querySelector('#hand .rank');
   const red = document.querySelector('#hand .card.red');
+  const tops = cards.map((c) => c.top).sort((a, b) => a - b);
+  let rows = 0;
+  let last = -1e9;
+  for (const t of tops) if (t - last > 30) { rows += 1; last = t; }
   return {
     overlaps: found,
     cards: cards.length,
+    rows,
+    cornerWidth: Math.min(...corners.map((c) => c.right - c.left)),
     scrollWidth: document.documentElement.scrollWidth,
     width: window.innerWidth,
     rankPx: parseFloat(getComputedStyle(rank).fontSize),
@@ -556,20 +626,41 @@ def test_the_table_has_no_overlapping_regions(
         _shot(page, f"{size}-setup")
         _start(page, srv.url, seed=SEED)
         s = _wait_for_person(page)
+        # The table names its rules; the key hints (T), (D), (P) show for a keyboard, not on a touch screen.
+        expect(page.locator("#rules-line")).to_have_text(s["rules_line"])
+        assert s["phase"] == "upcard", s["phase"]
         while s["phase"] == "upcard":
             expect(page.locator("#take")).to_be_visible()
+            hints = page.locator("#take .key-hint, #pass .key-hint, #prompt .key-hint")
+            assert hints.count() >= 3
+            for i in range(hints.count()):
+                if size == "phone":
+                    expect(hints.nth(i)).to_be_hidden()
+                else:
+                    expect(hints.nth(i)).to_be_visible()
             _shot(page, f"{size}-upcard")
             page.keyboard.press("p")
             s = _wait_after(page, s)
         page.keyboard.press("t")
         s = _wait_after(page, s)
         assert s["phase"] == "discard" and len(s["hand"]["cards"]) == 11
-        _card(page, s["hand"]["cards"][-1]).click()  # a raised card
+        # An error floats over the table: nothing moves.
+        where = "() => ['#table', '#hand', '#stock'].map((q) => document.querySelector(q).offsetTop)"
+        before = page.evaluate(where)
+        page.keyboard.press("t")  # drawn already: refused
+        expect(page.locator("#message")).to_be_visible()
+        assert page.evaluate(where) == before
+        _shot(page, f"{size}-error")
+        page.locator("#message").click()  # a tap hides it
+        expect(page.locator("#message")).to_be_hidden()
+        _press_card(page, s["hand"]["cards"][-1])  # a raised card
         page.wait_for_selector("#hand .selected")
         _shot(page, f"{size}-eleven-cards")
-        found = page.evaluate(_OVERLAPS)
+        found = page.evaluate(_OVERLAPS, size == "phone")
         assert found["cards"] == 11
         assert found["overlaps"] == [], found["overlaps"]
+        # The 11 cards take one row on a desktop, at most two on a phone.
+        assert found["rows"] <= (1 if size == "desktop" else 2), found
         assert found["scrollWidth"] <= found["width"], found
         assert found["rankPx"] >= 14, found
         assert found["red"] == "rgb(200, 16, 46)", found
@@ -583,3 +674,593 @@ def test_the_table_has_no_overlapping_regions(
         assert not errors, errors
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------------- coming back to a match
+
+
+def _loaded(page: Any) -> dict[str, Any]:
+    page.wait_for_function("() => !!window.ginState")
+    return _state(page)
+
+
+def _position(page: Any) -> dict[str, Any]:
+    """What a reload must keep: the hand (in the order shown), the discard pile, the turn."""
+    s = _state(page)
+    return {
+        "hand_index": s["hand_index"],
+        "stage": s["stage"],
+        "phase": s["phase"],
+        "turn": s["turn"],
+        "hand": s["hand"]["cards"],
+        "shown": _dom_hand(page),
+        "pile": s["discard_pile"],
+        "events": len(s["events"]),
+        "scores": s["scores"],
+    }
+
+
+def _current(page: Any) -> Any:
+    return page.evaluate("JSON.parse(localStorage.getItem('ginenv.current'))")
+
+
+def _to_discard(page: Any) -> dict[str, Any]:
+    """Pass on the upcard and draw from the stock: the person's discard, 11 cards in hand."""
+    s = _wait_for_person(page)
+    while s["phase"] == "upcard":
+        page.keyboard.press("p")
+        s = _wait_after(page, s)
+    page.keyboard.press("t")
+    s = _wait_after(page, s)
+    assert s["phase"] == "discard", s
+    return s
+
+
+def test_a_reload_mid_hand_returns_to_the_same_position(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, _ = server
+    context, page, errors = _new_page(browser, DESKTOP)
+    try:
+        _start(page, srv.url)
+        s = _to_discard(page)
+        # A custom order of the hand is kept too.
+        order = _dom_hand(page)
+        _drag(page, _card(page, order[0]), _card(page, order[-1]), fx=0.8)
+        assert _dom_hand(page) == [*order[1:], order[0]]
+        before = _position(page)
+        assert page.evaluate("location.hash") == f"#game={s['id']}"
+        assert _current(page) == {"kind": "game", "token": s["id"]}
+        page.reload()
+        after = _loaded(page)
+        assert after["id"] == s["id"]
+        assert _position(page) == before
+        expect(page.locator("#setup")).to_be_hidden()
+        expect(page.locator("#autosort")).to_be_visible()
+        # A phone browser that dropped the tab: the page opened again at / returns to the match.
+        page.close()
+        page = context.new_page()
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(srv.url)
+        assert _loaded(page)["id"] == s["id"]
+        assert _position(page)["pile"] == before["pile"]
+        assert _position(page)["hand"] == before["hand"]
+        # The match goes on from there.
+        card = min(
+            (a.split()[1] for a in after["legal"] if a.startswith("discard ")),
+            key=lambda c: (after["discard_hints"][c], c),
+        )
+        _tap_tap(page, card)
+        s = _wait_after(page, after)
+        assert card in s["discard_pile"] or s["stage"] != "play"
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_replays_and_back_return_to_the_match_and_leave_ends_it(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, _ = server
+    context, page, errors = _new_page(browser, PHONE)
+    try:
+        _start(page, srv.url)
+        s = _to_discard(page)
+        before = _position(page)
+        # Replays during a match, then Back: the same match at the same point.
+        page.click("#replays-link")
+        page.wait_for_url(re.compile(r"/replay$"))
+        expect(page.locator("#play-link")).to_have_text("Back to the match")
+        page.go_back()
+        assert _loaded(page)["id"] == s["id"]
+        assert _position(page) == before
+        # And by the replay page's link back.
+        page.click("#replays-link")
+        page.wait_for_url(re.compile(r"/replay$"))
+        page.click("#play-link")
+        assert _loaded(page)["id"] == s["id"]
+        assert _position(page)["hand"] == before["hand"]
+        # Leave, confirmed: the match ends on the server and the page forgets it.
+        page.click("#leave")
+        expect(page.locator("#leave")).to_have_text("Leave: sure?")
+        page.click("#leave")
+        expect(page.locator("#setup")).to_be_visible()
+        expect(page.locator("#message")).to_contain_text("Match left")
+        assert _current(page) is None
+        assert page.evaluate("location.hash") == ""
+        assert page.request.get(f"{srv.url}/api/games/{s['id']}").status == 404
+        page.reload()
+        page.wait_for_selector("#start:visible")
+        assert _state(page) is None
+        # A link to the match left: the page says it is gone and offers New match.
+        page.goto(f"{srv.url}/#game={s['id']}")
+        expect(page.locator("#message")).to_contain_text("no longer on the server")
+        expect(page.locator("#setup")).to_be_visible()
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+# ---------------------------------------------------------------------- the game of the day
+
+
+def _choose(s: dict[str, Any]) -> str:
+    """A plain player for the API: knock when it can, else the lowest-deadwood discard; pass; the stock."""
+    legal, hints = s["legal"], s["discard_hints"]
+    if "big_gin" in legal:
+        return "big_gin"
+    knocks = [a for a in legal if a.startswith("knock ")]
+    if knocks:
+        return min(knocks, key=lambda a: (hints[a.split()[1]], a))
+    if "pass" in legal:
+        return "pass"
+    if "draw_stock" in legal:
+        return "draw_stock"
+    return min((a for a in legal if a.startswith("discard ")), key=lambda a: (hints[a.split()[1]], a))
+
+
+def _finish_by_api(request: Any, url: str, game: str) -> dict[str, Any]:
+    """Play computer match ``game`` to its end through the API (with the page's cookie)."""
+    path = f"{url}/api/games/{game}"
+    s = request.get(path).json()
+    for _ in range(5000):
+        if s["stage"] == "over":
+            return s
+        if s["stage"] == "showdown":
+            r = request.post(f"{path}/next")
+        elif s["turn"] == "opponent":
+            r = request.post(f"{path}/advance")
+        else:
+            r = request.post(f"{path}/action", data={"action": _choose(s)})
+        assert r.ok, r.text()
+        s = r.json()
+    raise AssertionError(f"the match did not end: {s}")
+
+
+def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, replay_dir = server
+    context, page, errors = _new_page(browser, DESKTOP)
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#daily:visible")
+        page.click("#daily")
+        s = _loaded(page)
+        assert s["daily"]
+        s = _wait_for_person(page)
+        page.keyboard.press("p" if s["phase"] == "upcard" else "t")
+        s = _wait_after(page, s)
+        # Coming back resumes it; so does asking for the game of the day again.
+        page.goto(srv.url)
+        assert _loaded(page)["id"] == s["id"]
+        again = page.request.post(f"{srv.url}/api/games", data={"daily": True})
+        assert again.ok and again.json()["id"] == s["id"]
+        # Its replay cannot be read before it ends: not listed, not served.
+        listed = page.request.get(f"{srv.url}/api/replays").json()["replays"]
+        assert all("daily" not in r["name"] for r in listed), listed
+        for f in replay_dir.glob("*.json"):
+            assert page.request.get(f"{srv.url}/api/replays/{f.name}").status == 404, f.name
+        # Played to its end (here through the API), it shows as over, and cannot be started again.
+        final = _finish_by_api(page.request, srv.url, s["id"])
+        page.reload()
+        expect(page.locator("#match-over")).to_be_visible()
+        assert final["replay"]
+        listed = page.request.get(f"{srv.url}/api/replays").json()["replays"]
+        assert final["replay"] in [r["name"] for r in listed]
+        page.click("#new-match")
+        page.wait_for_selector("#daily:visible")
+        page.click("#daily")
+        expect(page.locator("#message")).to_contain_text("you played today's game", ignore_case=True)
+        expect(page.locator("#setup")).to_be_visible()
+        assert _state(page) is None
+        refused = page.request.post(f"{srv.url}/api/games", data={"daily": True})
+        assert refused.status == 409
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+# ---------------------------------------------------------------------- a friend on another device
+
+SUIT_SYMBOL = {"s": "\u2660", "c": "\u2663", "d": "\u2666", "h": "\u2665"}
+
+# Every card the page shows (hand, piles, showdowns) and its visible text. Elements that are not
+# rendered (a panel closed since, such as the last hand's showdown, shown when it was public) do not count.
+_SEEN = """
+() => {
+  const cards = new Set();
+  document.querySelectorAll('[data-card], [data-c]').forEach((e) => {
+    if (e.getClientRects().length) cards.add(e.dataset.card || e.dataset.c);
+  });
+  return { cards: [...cards], text: document.body.innerText };
+}
+"""
+
+
+def _label(card: str) -> str:
+    return ("10" if card[0] == "T" else card[0]) + SUIT_SYMBOL[card[1]]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _assert_private(page: Any, mine: dict[str, Any], hidden: set[str], who: str) -> None:
+    """No card of ``hidden`` (the other's cards that no rule has shown) in the page or its view."""
+    seen = page.evaluate(_SEEN)
+    leaked = hidden & set(seen["cards"])
+    assert not leaked, f"{who} shows the other's cards {leaked}"
+    for card in hidden:
+        assert not re.search(rf"(?<![0-9]){re.escape(_label(card))}", seen["text"]), f"{who} names {card}"
+        for text in _strings(mine):
+            assert not re.search(rf"\b{card}\b", text), f"{who}'s view names {card}: {text!r}"
+
+
+def _settled(pages: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each page's view once all show the same version of the table (a move reaches the two screens
+    a few milliseconds apart; comparing a fresh view with a stale one would mix two hands)."""
+    for _ in range(200):
+        views = {who: _state(p) for who, p in pages.items()}
+        if len({v.get("version") for v in views.values()}) == 1:
+            return views
+        next(iter(pages.values())).wait_for_timeout(25)
+    raise AssertionError(
+        f"the pages never showed the same version: {[v.get('version') for v in views.values()]}"
+    )
+
+
+def _hidden(of: dict[str, Any], seen_by: dict[str, Any]) -> set[str]:
+    """The cards of ``of``'s hand that ``seen_by`` may not know: not taken from the pile, not on it."""
+    return set(of["hand"]["cards"]) - set(seen_by["opponent_known"]) - set(seen_by["discard_pile"])
+
+
+def _same_moment(page: Any, s: dict[str, Any]) -> dict[str, Any]:
+    """Wait until ``page`` shows the table where ``s`` (the other seat's view) is: same hand, same moves."""
+    page.wait_for_function(
+        """([hand, n, stage]) => { const v = window.ginState;
+             return !!v && v.hand_index === hand && v.events.length === n && v.stage === stage; }""",
+        arg=[s["hand_index"], len(s["events"]), s["stage"]],
+    )
+    return _state(page)
+
+
+def _moved(page: Any, before: dict[str, Any]) -> dict[str, Any]:
+    page.wait_for_function(
+        """([n, hand, stage]) => { const s = window.ginState;
+             return s.events.length !== n || s.hand_index !== hand || s.stage !== stage; }""",
+        arg=[len(before["events"]), before["hand_index"], before["stage"]],
+    )
+    return _state(page)
+
+
+def _friend_move(page: Any, s: dict[str, Any], expect: Any, used: Counter[str]) -> None:
+    """One move of the seat to play, by the page's controls: keys, clicks, taps and drags in turn."""
+    legal, hints = s["legal"], s["discard_hints"]
+    n = used[f"phase {s['phase']}"]
+    used[f"phase {s['phase']}"] += 1
+    if s["phase"] == "upcard":
+        how = ("key P", "pass button", "take button")[n % 3]
+        if how == "key P":
+            page.keyboard.press("p")
+        else:
+            page.click("#pass" if how == "pass button" else "#take")
+    elif s["phase"] == "draw":
+        how = ("key T", "stock click", "key D")[n % 3]
+        if how == "key D" and "draw_discard" not in legal:
+            how = "key T"
+        if how == "stock click":
+            page.click("#stock")
+        else:
+            page.keyboard.press(how[-1].lower())
+    else:
+        page.keyboard.press("Escape")
+        knocks = [a.split()[1] for a in legal if a.startswith("knock ")]
+        if "big_gin" in legal:
+            how = "big gin"
+            page.click("#big-gin")
+        elif knocks:
+            how = "knock"
+            card = min(knocks, key=lambda c: (hints[c], c))
+            _press_card(page, card)
+            expect(page.locator("#knock")).to_have_text(
+                "Gin" if hints[card] == 0 else f"Knock (deadwood {hints[card]})"
+            )
+            page.click("#knock")
+        else:
+            card = min((a.split()[1] for a in legal if a.startswith("discard ")), key=lambda c: (hints[c], c))
+            how = ("tap-tap", "drag to pile")[n % 2]
+            if how == "tap-tap":
+                _tap_tap(page, card)
+            else:
+                _drag(page, _card(page, card), page.locator("#discard-pile"))
+    used[how] += 1
+
+
+def _friend_page(context: Any, errors: list[str]) -> Any:
+    page = context.new_page()
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    return page
+
+
+def _open_friend_table(host: Any, url: str, name: str = "Ann", target: str = "10") -> dict[str, Any]:
+    host.goto(url)
+    host.wait_for_selector("#start:visible")
+    host.click("#mode-friend")
+    host.fill("#host-name", name)
+    host.select_option("#preset-select", "standard")
+    host.select_option("#target-select", target)
+    host.click("#create-friend")
+    host.wait_for_function("() => !!window.ginState && window.ginState.kind === 'friend'")
+    return _state(host)
+
+
+def _join(guest: Any, invite: str, name: str = "Bob") -> dict[str, Any]:
+    guest.goto(invite)
+    guest.wait_for_selector("#join:visible")
+    guest.fill("#join-name", name)
+    guest.click("#join-button")
+    guest.wait_for_function("() => !!window.ginState && window.ginState.kind === 'friend'")
+    return _state(guest)
+
+
+def _shoot_both(pages: dict[str, Any], label: str) -> None:
+    """Both seats at 1280x800 and at 390x844."""
+    for size, viewport in (("1280x800", DESKTOP), ("390x844", PHONE)):
+        for who, page in pages.items():
+            old = page.viewport_size
+            page.set_viewport_size(viewport)
+            page.wait_for_timeout(150)
+            _shot(page, f"friend-{label}-{who}-{size}")
+            page.set_viewport_size(old)
+    for page in pages.values():
+        page.wait_for_timeout(100)
+
+
+def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, replay_dir = server
+    ctx_a, host, errors = _new_page(browser, DESKTOP)
+    ctx_b, guest, errors_b = _new_page(browser, PHONE)
+    ctx_c, third, errors_c = _new_page(browser, DESKTOP)
+    errors += errors_b
+    try:
+        # Ann sets the table up: a quick match to 10, the links to send.
+        a = _open_friend_table(host, srv.url)
+        assert a["you"]["name"] == "Ann" and a["waiting_for"] == "join"
+        expect(host.locator("#invite-box")).to_be_visible()
+        invite = host.input_value("#invite-link")
+        watch = host.input_value("#watch-link")
+        assert invite == f"{srv.url}{a['invite']}" and "#join=" in invite
+        assert watch == f"{srv.url}{a['watch']}" and "#watch=" in watch
+        expect(host.locator("#prompt")).to_contain_text("invitation")
+        expect(host.locator("#rules-line")).to_contain_text("match to 10")
+        assert host.evaluate("location.hash").startswith("#seat=")
+        _shoot_both({"host": host}, "invite")
+
+        # Bob opens the invitation on his phone, gives his name and sits down.
+        b = _join(guest, invite)
+        assert b["you"]["name"] == "Bob" and b["opponent"]["name"] == "Ann"
+        assert guest.evaluate("location.hash").startswith("#seat=")
+        expect(host.locator("#invite-box")).to_be_hidden()
+        expect(host.locator("#opponent-name")).to_have_text("Bob")
+        expect(guest.locator("#opponent-name")).to_have_text("Ann")
+        host.wait_for_function(
+            "() => window.ginState.waiting_for === null && window.ginState.opponent.connected"
+        )
+        expect(host.locator("#status")).to_be_hidden()
+
+        # A third browser: no seat without a token; the invitation seats one person only; a spectator
+        # link shows no hand.
+        third.goto(srv.url)
+        third.wait_for_selector("#start:visible")
+        assert _state(third) is None and third.locator("#hand [data-card]").count() == 0
+        third.goto(invite)
+        third.wait_for_selector("#join:visible")
+        third.fill("#join-name", "Eve")
+        third.click("#join-button")
+        expect(third.locator("#message")).to_be_visible()
+        assert _state(third) is None and third.locator("#hand [data-card]").count() == 0
+        assert third.request.get(f"{srv.url}/api/seats/not-a-seat").status == 404
+        third.goto(watch)
+        third.wait_for_function("() => !!window.ginState && window.ginState.spectator")
+        expect(third.locator("#score")).to_contain_text("Ann")
+        expect(third.locator("#score")).to_contain_text("Bob")
+        assert third.locator("#hand [data-card]").count() == 0
+        expect(third.locator("#watch-note")).to_be_visible()
+        expect(third.locator("#seat0-name")).to_have_text("Ann")
+        expect(third.locator("#opponent-name")).to_have_text("Bob")
+        _shot(third, "friend-spectator")
+
+        pages = {"host": host, "guest": guest}
+        used: Counter[str] = Counter()
+        moves = 0
+        for _ in range(800):
+            views = _settled(pages)
+            va, vb = views["host"], views["guest"]
+            if va["stage"] == "over" and vb["stage"] == "over":
+                break
+            if va["stage"] == "play" and vb["stage"] == "play":
+                # Each seat shows its own cards only; the spectator shows neither hand.
+                _assert_private(host, va, _hidden(vb, va), "Ann's page")
+                _assert_private(guest, vb, _hidden(va, vb), "Bob's page")
+                sv = _same_moment(third, va)
+                public = set(va["discard_pile"]) | set(va["opponent_known"]) | set(vb["opponent_known"])
+                both = set(va["hand"]["cards"]) | set(vb["hand"]["cards"])
+                _assert_private(third, sv, both - public, "the spectator's page")
+                assert sv["hand"]["cards"] == [] and sv["legal"] == []
+            if va["stage"] == "showdown" or vb["stage"] == "showdown":
+                # Next hand starts when both pressed it; the first to press waits for the other.
+                host.click("#next-hand")
+                expect(host.locator("#next-hand")).to_be_disabled()
+                expect(host.locator("#showdown-wait")).to_contain_text("Bob")
+                guest.click("#next-hand")
+                for p in pages.values():
+                    p.wait_for_function(
+                        "(h) => window.ginState.hand_index > h || window.ginState.stage === 'over'",
+                        arg=va["hand_index"],
+                    )
+                continue
+            actor = "host" if va["turn"] == "you" else "guest" if vb["turn"] == "you" else None
+            assert actor is not None, (va["turn"], vb["turn"], va["waiting_for"], vb["waiting_for"])
+            other = "guest" if actor == "host" else "host"
+            s = views[actor]
+            if moves == 3:
+                # A reload mid-hand returns the seat to the same position.
+                before = _position(pages[actor])
+                pages[actor].reload()
+                _loaded(pages[actor])
+                assert _position(pages[actor]) == before
+                used["reload"] += 1
+            if moves == 4:
+                _shoot_both(pages, "mid-hand")
+            if moves == 6:
+                # Bob's tab is dropped: Ann sees it; the page opened again brings him back to his seat.
+                guest.close()
+                expect(host.locator("#status")).to_contain_text("lost the connection", timeout=20_000)
+                expect(host.locator("#presence")).to_have_class(re.compile(r"\boff\b"))
+                guest = _friend_page(ctx_b, errors)
+                pages["guest"] = guest
+                guest.goto(srv.url)
+                _loaded(guest)
+                host.wait_for_function("() => window.ginState.waiting_for === null", timeout=20_000)
+                expect(host.locator("#status")).to_be_hidden()
+                used["dropped tab"] += 1
+                s = _state(pages[actor])
+            _friend_move(pages[actor], s, expect, used)
+            after = _moved(pages[actor], s)
+            _same_moment(pages[other], after)  # the move shows on the other screen at once
+            moves += 1
+        else:
+            raise AssertionError("the friend match did not end")
+
+        for how in ("tap-tap", "drag to pile", "key T", "stock click"):
+            assert used[how] >= 1, dict(used)
+        assert used["reload"] == 1 and used["dropped tab"] == 1 and used["knock"] + used["big gin"] >= 1
+        va, vb = _state(host), _state(guest)
+        assert va["match_result"]["winner"] in ("you", "opponent")
+        assert {va["match_result"]["winner"], vb["match_result"]["winner"]} == {"you", "opponent"}
+        expect(host.locator("#match-over")).to_be_visible()
+        expect(guest.locator("#match-over")).to_be_visible()
+        winner = "Ann" if va["match_result"]["winner"] == "you" else "Bob"
+        expect(third.locator("#match-title")).to_contain_text(winner)
+        _shoot_both(pages, "match-over")
+        assert va["replay"] and (replay_dir / va["replay"]).is_file()
+        # The replay names the two players.
+        host.click("#replay-link")
+        host.wait_for_url(re.compile(r"/replay\?name="))
+        expect(host.locator("#hand-0 h3")).to_contain_text("Ann")
+        expect(host.locator("#hand-1 h3")).to_contain_text("Bob")
+        assert not errors, errors
+        assert not errors_c, errors_c
+    finally:
+        for ctx in (ctx_a, ctx_b, ctx_c):
+            ctx.close()
+
+
+def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, _ = server
+    ctx_a, host, errors = _new_page(browser, DESKTOP)
+    ctx_b, guest, errors_b = _new_page(browser, PHONE)
+    try:
+        a = _open_friend_table(host, srv.url, target="")
+        _join(guest, host.input_value("#invite-link"))
+        host.wait_for_function("() => window.ginState.waiting_for === null")
+        # The first hand, played through the API (a match to 100 goes on after it): both pages follow.
+        seats = {p: p.evaluate("decodeURIComponent(location.hash.slice(6))") for p in (host, guest)}
+        for _ in range(400):
+            views = {p: p.request.get(f"{srv.url}/api/seats/{t}").json() for p, t in seats.items()}
+            if any(v["stage"] != "play" for v in views.values()):
+                break
+            mover = next(p for p, v in views.items() if v["turn"] == "you")
+            r = mover.request.post(
+                f"{srv.url}/api/seats/{seats[mover]}/action", data={"action": _choose(views[mover])}
+            )
+            assert r.ok, r.text()
+        assert views[host]["stage"] == "showdown", views[host]["stage"]
+        expect(host.locator("#showdown")).to_be_visible()
+        expect(guest.locator("#showdown")).to_be_visible()
+        # Next hand starts once both pressed it; the first to press waits for the other.
+        host.click("#next-hand")
+        expect(host.locator("#next-hand")).to_be_disabled()
+        expect(host.locator("#next-hand")).to_have_text("Waiting for Bob\u2026")
+        expect(host.locator("#showdown-wait")).to_contain_text("Waiting for Bob")
+        _shoot_both({"host": host, "guest": guest}, "showdown")
+        host.reload()  # a reload keeps the press
+        expect(host.locator("#next-hand")).to_be_disabled()
+        guest.click("#next-hand")
+        for p in (host, guest):
+            p.wait_for_function("() => window.ginState.hand_index === 1 && window.ginState.stage === 'play'")
+            expect(p.locator("#showdown")).to_be_hidden()
+        # Bob looks at the replays and comes back with Back: his seat, as it was.
+        before = _position(guest)
+        guest.click("#replays-link")
+        guest.wait_for_url(re.compile(r"/replay$"))
+        guest.go_back()
+        _loaded(guest)
+        assert _position(guest) == before
+        # Ann reloads: the same seat (the invitation is gone from her view, the spectator link stays).
+        host.reload()
+        s = _loaded(host)
+        assert s["you"]["seat"] == 0 and s["invite"] is None and s["watch"] == a["watch"]
+        expect(host.locator("#links-button")).to_be_visible()
+        host.click("#links-button")
+        expect(host.locator("#share-panel")).to_be_visible()
+        assert host.input_value("#share-watch").endswith(a["watch"])
+        host.keyboard.press("Escape")
+        # Ann leaves: the match ends for Bob too, and her page forgets the table.
+        host.click("#leave")
+        host.click("#leave")
+        expect(host.locator("#setup")).to_be_visible()
+        assert _current(host) is None
+        guest.wait_for_function("() => window.ginState.stage === 'over'")
+        expect(guest.locator("#match-over")).to_be_visible()
+        expect(guest.locator("#match-title")).to_contain_text("Ann left")
+        guest.click("#new-match")
+        expect(guest.locator("#setup")).to_be_visible()
+        assert _current(guest) is None
+        assert not errors, errors
+        assert not errors_b, errors_b
+    finally:
+        ctx_a.close()
+        ctx_b.close()

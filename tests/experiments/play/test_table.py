@@ -25,9 +25,10 @@ import pytest
 from fastapi.testclient import TestClient
 from ginenv.agents.base import Agent, AgentForfeit
 from ginenv.experiments.eval.harness import make_agent as harness_make_agent
+from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_help, rule_changes, rule_words
 from ginenv.experiments.play.server import STATIC_DIR, add_table, create_app
-from ginenv.experiments.play.table import Table, daily_seed, replay_frames
+from ginenv.experiments.play.table import Table, daily_seed
 from policies import deck
 
 from ginenv.actions import action_id, action_name
@@ -121,7 +122,7 @@ def test_a_scripted_gin_shows_both_hands_and_the_points(client: TestClient) -> N
     assert view["hand"]["melds"] == [["As", "2s", "3s", "4s"], ["5c", "5d", "5h"]]
     assert view["hand"]["deadwood"] == 9 + 9 + 10
     view = move(client, gid, "pass")
-    assert view["turn"] == "computer"
+    assert view["turn"] == "opponent"
     view = advance(client, gid)
     assert view["events"][-1]["text"] == "Normal (Medium) passed on the upcard Kd."
     assert "draw_discard" not in view["legal"] and view["legal"] == ["draw_stock"]
@@ -135,9 +136,9 @@ def test_a_scripted_gin_shows_both_hands_and_the_points(client: TestClient) -> N
     assert show["kind"] == "gin" and show["winner"] == "you" and show["knocker"] == "you"
     # Gin: 25 plus the computer's deadwood (7c 7d 7s is a set, the rest is loose: 8+10+10+10+2+3+10 = 53).
     assert show["points"] == 25 + 53
-    assert show["computer"]["melds"] == [["7s", "7c", "7d"]] and show["computer"]["deadwood"] == 53
+    assert show["opponent"]["melds"] == [["7s", "7c", "7d"]] and show["opponent"]["deadwood"] == 53
     assert show["you"]["deadwood_cards"] == [] and show["title"].startswith("You go gin")
-    assert view["scores"] == {"you": 78, "computer": 0}
+    assert view["scores"] == {"you": 78, "opponent": 0}
     view = client.post(f"/api/games/{gid}/next").json()
     assert view["stage"] == "play" and view["hand_index"] == 1 and view["events"] == []
 
@@ -156,17 +157,17 @@ def test_the_computer_knocks_and_the_game_lays_off_for_the_person(client: TestCl
     advance(client, gid)
     move(client, gid, "draw_stock")
     view = move(client, gid, "discard Kc")
-    assert view["turn"] == "computer"
+    assert view["turn"] == "opponent"
     advance(client, gid)  # draws 5d (its card is not named)
     assert client.get(f"/api/games/{gid}").json()["events"][-1]["card"] is None
     view = advance(client, gid)
     show = view["showdown"]
-    assert show["knocker"] == "computer" and show["kind"] == "knock"
+    assert show["knocker"] == "opponent" and show["kind"] == "knock"
     assert sorted(show["you"]["layoffs"]) == ["Ac", "Js"]
-    assert show["computer"]["layoffs"] == [] and show["computer"]["deadwood"] == 5
+    assert show["opponent"]["layoffs"] == [] and show["opponent"]["deadwood"] == 5
     assert show["you"]["melds"] == [["7h", "8h", "9h"]]
     # The person keeps Qc Qh 2d 6d Jc: 10+10+2+6+10 = 38 after the layoffs.
-    assert show["you"]["deadwood"] == 38 and show["points"] == 38 - 5 and show["winner"] == "computer"
+    assert show["you"]["deadwood"] == 38 and show["points"] == 38 - 5 and show["winner"] == "opponent"
 
 
 def test_the_card_just_taken_cannot_be_discarded_and_nothing_changes(client: TestClient) -> None:
@@ -316,19 +317,19 @@ def test_no_answer_names_a_hidden_card_before_the_showdown(tmp_path: Path, oppon
             if view["stage"] == "showdown":
                 # The finished hand's stock is never shown, not even at its showdown, and the
                 # computer's hand only when the showdown shows it (not after a dead hand).
-                finished = table._final
+                finished = table.finished_hand
                 assert finished is not None
                 names = _card_names(view)
                 assert not names & {CARD_NAMES[c] for c in finished.stock}
                 if view["showdown"]["kind"] in ("dead", "truncated"):
-                    assert view["showdown"]["computer"] is None
+                    assert view["showdown"]["opponent"] is None
                 view = c.post(f"/api/games/{gid}/next").json()
                 continue
             names = _card_names(view)
             leaked = names & _hidden_cards(table)
             assert not leaked, f"the answer names hidden cards {leaked}: {json.dumps(view)[:400]}"
             checked += 1
-            view = advance(c, gid) if view["turn"] == "computer" else move(c, gid, _person_policy(view, rng))
+            view = advance(c, gid) if view["turn"] == "opponent" else move(c, gid, _person_policy(view, rng))
         assert view["stage"] == "over" and checked > 20
 
 
@@ -336,7 +337,7 @@ def test_two_games_are_independent(client: TestClient) -> None:
     a = client.post("/api/games", json={"opponent": "random", "seed": 11}).json()
     b = client.post("/api/games", json={"opponent": "random", "seed": 11}).json()
     assert a["id"] != b["id"] and a["hand"] == b["hand"]
-    while a["turn"] == "computer":
+    while a["turn"] == "opponent":
         a = advance(client, a["id"])
     a2 = move(client, a["id"], a["legal"][0])
     assert a2["events"] != a["events"]
@@ -379,7 +380,9 @@ def test_the_page_scripts_restate_no_preset() -> None:
     for name in PRESETS:
         assert f"'{name}'" not in scripts and f'"{name}"' not in scripts, name
     for label in PRESET_LABELS.values():
-        assert label not in scripts, label
+        # A one-word label ("Oklahoma") is also a word of the help text: only a quoted one is a copy.
+        assert all(f"{q}{label}{q}" not in scripts for q in "'\"`"), label
+        assert " " not in label or label not in scripts, label
     for name, rules in PRESETS.items():
         for words in [*rule_changes(rules), preset_help(name)]:
             # The words as they stand, or as a template with the numbers left to fill in
@@ -415,7 +418,7 @@ def _finish(c: TestClient, view: dict[str, Any], rng: random.Random) -> dict[str
             return view
         if view["stage"] == "showdown":
             view = c.post(f"/api/games/{gid}/next").json()
-        elif view["turn"] == "computer":
+        elif view["turn"] == "opponent":
             view = advance(c, gid)
         else:
             view = move(c, gid, _person_policy(view, rng))
@@ -427,7 +430,7 @@ def test_a_finished_match_is_saved_as_a_replay_that_plays_back(tmp_path: Path) -
         view = c.post("/api/games", json={"opponent": "greedy", "preset": "seed000_short", "seed": 3}).json()
         view = _finish(c, view, random.Random(3))
         result = view["match_result"]
-        assert result["winner"] in ("you", "computer") and view["replay"]
+        assert result["winner"] in ("you", "opponent") and view["replay"]
         # seed000_short: game bonus 100 and line bonus 25 per hand won.
         winner = result["winner"]
         assert result["bonuses"][winner] >= 100 + 25 * result["hands_won"][winner]
@@ -447,7 +450,7 @@ def test_an_abandoned_match_is_saved_and_can_be_viewed(client: TestClient, tmp_p
     view = client.post("/api/games", json={"opponent": "random", "seed": 4}).json()
     assert client.delete(f"/api/games/{view['id']}").json() == {"replay": None}  # no move: nothing saved
     view = client.post("/api/games", json={"opponent": "random", "seed": 4}).json()
-    view = advance(client, view["id"]) if view["turn"] == "computer" else move(client, view["id"], "pass")
+    view = advance(client, view["id"]) if view["turn"] == "opponent" else move(client, view["id"], "pass")
     saved = client.delete(f"/api/games/{view['id']}").json()["replay"]
     assert saved and (tmp_path / "replays" / saved).is_file()
     assert client.get(f"/api/games/{view['id']}").status_code == 404
@@ -507,15 +510,17 @@ def test_an_oversized_replay_is_refused(client: TestClient) -> None:
 def test_play_command_refuses_bad_options(tmp_path: Path) -> None:
     from ginenv.experiments.cli import main
 
-    assert main(["play", "--no-browser", "--opponent", "grandmaster"]) == 2
-    assert main(["play", "--no-browser", "--rules", "vegas", "--replay-dir", str(tmp_path)]) == 2
-    assert main(["play", "--no-browser", "--port", "70000"]) == 2
+    state = ["--state-dir", str(tmp_path / "tables")]
+    assert main(["play", "--no-browser", "--opponent", "grandmaster", *state]) == 2
+    assert main(["play", "--no-browser", "--rules", "vegas", "--replay-dir", str(tmp_path), *state]) == 2
+    assert main(["play", "--no-browser", "--port", "70000", *state]) == 2
 
 
 def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "ginenv.experiments.cli", "play", "--no-browser", "--port", "0"]
-        + ["--replay-dir", str(tmp_path), "--opponent", "easy", "--rules", "seed004"],
+        + ["--replay-dir", str(tmp_path), "--opponent", "easy", "--rules", "seed004"]
+        + ["--state-dir", str(tmp_path / "tables")],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -546,7 +551,8 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
         port = int(match.group(1))
         from ginenv.experiments.cli import main
 
-        assert main(["play", "--no-browser", "--port", str(port), "--replay-dir", str(tmp_path)]) == 2
+        again = ["--replay-dir", str(tmp_path), "--state-dir", str(tmp_path / "tables")]
+        assert main(["play", "--no-browser", "--port", str(port), *again]) == 2
         # A match left unfinished is saved when the server is stopped with Ctrl-C.
         view = httpx.post(f"{url}/api/games", json={}, timeout=5).json()
         assert view["opponent"]["name"] == "easy" and view["preset"] == "seed004"
@@ -573,9 +579,15 @@ def test_a_checkpoint_named_on_the_command_line_is_a_playable_opponent(tmp_path:
         listed = [o["name"] for o in c.get("/api/options").json()["opponents"]]
         assert name in listed and "master" in listed
         view = c.post("/api/games", json={}).json()
-        assert view["opponent"] == {"name": name, "label": "Network neural.pt"}
+        assert view["opponent"] == {
+            "name": name,
+            "label": "Network neural.pt",
+            "kind": "computer",
+            "joined": True,
+            "connected": True,
+        }
         view = _finish(c, view, random.Random(1))
-        assert view["match_result"]["winner"] in ("you", "computer")
+        assert view["match_result"]["winner"] in ("you", "opponent")
         # Only the checkpoint the command line named: the page cannot load other files.
         other = c.post("/api/games", json={"opponent": f"checkpoint:{tmp_path / 'x.pt'}"})
         assert other.status_code == 400 and "unknown opponent" in other.json()["error"]
@@ -589,9 +601,9 @@ def test_a_file_agent_named_on_the_command_line_plays_and_no_other_file_can_be_n
     name = f"{mine}:Mine"
     with TestClient(create_app(replay_dir=tmp_path, pace_ms=0, opponent=name)) as c:
         view = c.post("/api/games", json={"preset": "seed000_short"}).json()
-        assert view["opponent"] == {"name": name, "label": "Mine"}
+        assert view["opponent"]["name"] == name and view["opponent"]["label"] == "Mine"
         view = _finish(c, view, random.Random(2))
-        assert view["match_result"]["winner"] in ("you", "computer")
+        assert view["match_result"]["winner"] in ("you", "opponent")
         for other in (f"{tmp_path / 'other.py'}:Mine", "exec:python -c 1", "os:system"):
             r = c.post("/api/games", json={"opponent": other})
             assert r.status_code == 400 and "unknown opponent" in r.json()["error"], other
