@@ -8,7 +8,9 @@ ids, so a replay reads like a score sheet::
      "hands": [{"dealer": 0, "deck": ["As", ...52 names], "actions": ["pass", "draw_stock", ...],
                 "result": {"kind": "knock", "winner": 1, "points": 12, "knocker": 0,
                            "deadwood": [9, 21], "layoffs": ["7h"]}}],
-     "match_result": {...} | null}
+     "match_result": {...} | null, "players": ["Ann", "Bob"]}
+
+``players`` (optional) names the two seats, ``player_0`` first.
 
 ``turn_limit`` is the engine's draws per hand (:data:`ginenv.engine.DEFAULT_TURN_LIMIT` when absent,
 as in replays written before it was recorded); a hand that reached it records the result kind
@@ -28,6 +30,7 @@ went wrong.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +61,10 @@ _TOP_KEYS = (
     "hand_limit",
     "hands",
     "match_result",
+    "players",
 )
+#: The longest player name a replay records.
+MAX_PLAYER_NAME = 40
 _HAND_KEYS = ("dealer", "deck", "actions", "result")
 _RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
 
@@ -86,8 +92,9 @@ def hand_replay(state: HandState) -> dict[str, Any]:
     }
 
 
-def match_replay(match: Match) -> dict[str, Any]:
-    """Replay data of a match: every finished hand, plus the hand in progress if any.
+def match_replay(match: Match, players: Sequence[str] | None = None) -> dict[str, Any]:
+    """Replay data of a match: every finished hand, plus the hand in progress if any; ``players``:
+    the two players' names (``player_0`` first), recorded when given.
 
     A truncated match records its hands (the last one's result kind is ``"truncated"``) and no
     match result.
@@ -103,7 +110,7 @@ def match_replay(match: Match) -> dict[str, Any]:
     ]
     if not match.is_over and match.hand.history:
         hands.append(_hand_entry(match.hand))
-    return {
+    data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "mode": "match",
@@ -114,6 +121,10 @@ def match_replay(match: Match) -> dict[str, Any]:
         "hands": hands,
         "match_result": match.result.to_dict() if match.result else None,
     }
+    if players is not None:
+        data["players"] = list(players)
+        _check_players(data["players"])
+    return data
 
 
 def save_replay(data: dict[str, Any], path: str | Path) -> None:
@@ -172,6 +183,16 @@ def _is_seat(value: object) -> bool:
     return is_int(value) and value in (0, 1)
 
 
+def _check_players(players: object) -> None:
+    _need(
+        isinstance(players, list)
+        and len(players) == 2
+        and all(isinstance(p, str) and 0 < len(p) <= MAX_PLAYER_NAME for p in players),
+        f"'players' must be the two players' names (strings of 1 to {MAX_PLAYER_NAME} characters), "
+        f"got {_show(players)}",
+    )
+
+
 def _check_keys(where: str, data: dict[Any, Any], allowed: tuple[str, ...]) -> None:
     unknown = [k for k in data if k not in allowed]
     _need(
@@ -189,6 +210,8 @@ def _check_header(data: Any) -> tuple[Rules, int, list[dict[str, Any]]]:
         f"unsupported replay version {_show(version)}; this ginenv reads version {VERSION}",
     )
     _check_keys("replay", data, _TOP_KEYS)
+    if "players" in data:
+        _check_players(data["players"])
     _need(
         data.get("mode") in ("hand", "match"),
         f"'mode' must be 'hand' or 'match', got {_show(data.get('mode'))}",

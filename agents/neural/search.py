@@ -76,14 +76,15 @@ class NetMasterAgent(MasterAgent):
     ) -> None:
         """As :class:`MasterAgent`; ``checkpoint``: a checkpoint with an opponent-hand head (the
         shipped network by default)."""
-        super().__init__(seed, rules, **params)
-        self.model = HeadBelief(self.model.params)
+        super().__init__(seed, rules, None, **params)
+        self.head_model = HeadBelief(self.model.params)
+        self.model = self.head_model
         self.predict = _predictor(str(checkpoint))
 
     def act(self, observation: Observation) -> int:
         """Read the opponent's hand with the head, then decide as master does."""
         vector = np.asarray(observation["observation"], dtype=np.float32)[None]
-        self.model.set_head(self.predict(vector)[0])
+        self.head_model.set_head(self.predict(vector)[0])
         return super().act(observation)
 
 

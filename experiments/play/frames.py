@@ -77,6 +77,7 @@ def replay_frames(data: Any, name: str = "") -> dict[str, Any]:
         "mode": data["mode"],
         "rules": rules.to_dict(),
         "match_result": data.get("match_result"),
+        "players": data.get("players"),
         "hands": hands_out,
     }
 

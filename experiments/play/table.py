@@ -72,7 +72,7 @@ from ginenv.cards import CARD_NAMES, cards_of
 from ginenv.engine import HandState, Phase
 from ginenv.match import Match
 from ginenv.observation import decode
-from ginenv.replay import match_replay, save_replay
+from ginenv.replay import MAX_PLAYER_NAME, match_replay, save_replay
 from ginenv.rules import Rules
 
 #: The person's seat and the computer's (at a friend table: the host's and the guest's).
@@ -441,7 +441,8 @@ class Table:
             daily = f"-daily-{self.daily.isoformat()}" if self.daily else ""
             self.replay_name = f"{stamp}-{who}{daily}-{self.tag}.json"
         self.replay_dir.mkdir(parents=True, exist_ok=True)
-        save_replay(match_replay(self.match), self.replay_dir / self.replay_name)
+        players = [self.display_name(s)[:MAX_PLAYER_NAME] or f"player_{s}" for s in (0, 1)]
+        save_replay(match_replay(self.match, players), self.replay_dir / self.replay_name)
         return self.replay_name
 
     def to_record(self) -> dict[str, Any]:

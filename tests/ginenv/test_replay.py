@@ -14,7 +14,15 @@ from policies import cycle_the_pile, deck, knock_first, never_knock
 from ginenv.actions import action_id
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState, IllegalActionError
 from ginenv.match import Match
-from ginenv.replay import ReplayError, hand_replay, load_replay, match_replay, play_replay, save_replay
+from ginenv.replay import (
+    ReplayError,
+    hand_replay,
+    load_replay,
+    match_replay,
+    parse_replay,
+    play_replay,
+    save_replay,
+)
 from ginenv.rules import PRESETS, Rules
 
 
@@ -348,3 +356,17 @@ def test_a_match_truncated_at_its_hand_limit_round_trips() -> None:
     assert isinstance(longer, Match) and not longer.is_over
     with pytest.raises(ReplayError, match="hand_limit"):
         play_replay(tampered(data, lambda d: d.update(hand_limit=0)))
+
+
+def test_a_match_replay_may_name_its_players() -> None:
+    match = Match(Rules(target=10), 0, rng=random.Random(2))
+    while not match.is_over:
+        match.step(match.hand.legal_actions()[0])
+    data = match_replay(match, ["Ann", "Bob"])
+    assert data["players"] == ["Ann", "Bob"]
+    assert parse_replay(json.dumps(data))["players"] == ["Ann", "Bob"]
+    play_replay(data)
+    for bad in (["Ann"], ["Ann", ""], ["Ann", 3], ["Ann", "x" * 41], "Ann Bob"):
+        with pytest.raises(ReplayError, match="'players' must be the two players' names"):
+            play_replay({**data, "players": bad})
+    assert "players" not in match_replay(match)
