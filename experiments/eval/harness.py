@@ -59,6 +59,7 @@ import re
 import secrets
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -604,10 +605,34 @@ def run_units(
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
-    with ctx.Pool(min(n, len(chunks)), initializer=_ignore_sigint) as pool:
+    pool = ctx.Pool(min(n, len(chunks)), initializer=_ignore_sigint)
+    try:
         jobs = [(cfg_dict, c, resolved, digests, replay_dir) for c in chunks]
         for records in pool.imap_unordered(_run_chunk_star, jobs):
             yield from records
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.close()
+    pool.join()
+
+
+def _stop_pool(pool: Any) -> None:
+    """Stop a run's workers at once (Ctrl-C, an error, a consumer that stopped reading).
+
+    ``Pool.terminate`` alone was seen to wait forever under load after a Ctrl-C (its handler
+    threads blocked on a pipe to workers that had gone), which turned an interrupt into a hang. So
+    the pool's workers are killed first, and terminate gets a few seconds in a daemon thread; the
+    records already written are fsynced, so nothing is lost.
+    """
+    import multiprocessing as mp
+
+    for child in mp.active_children():
+        if child.name.startswith("SpawnPoolWorker"):
+            child.kill()
+    stopper = threading.Thread(target=pool.terminate, daemon=True)
+    stopper.start()
+    stopper.join(timeout=5)
 
 
 def _run_chunk_star(
