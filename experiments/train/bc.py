@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 import torch
 from ginenv.agents.arena import play_game
-from ginenv.agents.neural import MaskedPolicy, save_checkpoint
+from ginenv.agents.neural import MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.errors import UsageError
+from ginenv.experiments.train.checkpoints import check_same_network
 from torch import nn
 
 from ginenv import agents, gin_rummy_v0
@@ -138,6 +139,9 @@ class BCArgs:
     """Seeds the initial weights and the shuffling."""
     threads: int = 1
     """torch threads."""
+    init: str | None = None
+    """A policy checkpoint to start from (fine-tuning, e.g. ``neural`` on a stronger level's
+    decisions; its shape must match ``hidden``, ``card_hidden`` and ``inputs``), or None."""
 
 
 def train_bc(folder: Path, out: Path, args: BCArgs) -> dict[str, float]:
@@ -150,6 +154,10 @@ def train_bc(folder: Path, out: Path, args: BCArgs) -> dict[str, float]:
     held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
     test = shard >= shards - held
     policy = MaskedPolicy(None, args.hidden, NUM_ACTIONS, inputs=args.inputs, card_hidden=args.card_hidden)
+    if args.init is not None:
+        start = read_checkpoint(args.init).policy
+        check_same_network(start, policy, args.init)
+        policy.load_state_dict(start.state_dict())
 
     # Inputs are prepared batch by batch: millions of float32 feature rows would not fit in memory.
     def x(rows: torch.Tensor) -> torch.Tensor:
@@ -218,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--batch-size", type=int, default=BCArgs.batch_size)
     fit.add_argument("--learning-rate", type=float, default=BCArgs.learning_rate)
     fit.add_argument("--threads", type=int, default=BCArgs.threads)
+    fit.add_argument(
+        "--init", help="a policy checkpoint to start from (fine-tuning), e.g. the shipped neural"
+    )
     ns = parser.parse_args(argv)
     try:
         if ns.command == "record":
@@ -235,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                     batch_size=ns.batch_size,
                     learning_rate=ns.learning_rate,
                     threads=ns.threads,
+                    init=ns.init,
                 ),
             )
             print(", ".join(f"{k} {v:.4g}" for k, v in figures.items()))

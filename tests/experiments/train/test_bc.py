@@ -60,6 +60,21 @@ def test_a_clone_plays_and_ppo_starts_from_it(greedy_data: Path, tmp_path: Path)
     assert (run / "checkpoints" / "latest.pt").is_file()
 
 
+def test_a_clone_can_start_from_another_network(greedy_data: Path, tmp_path: Path) -> None:
+    # Fine-tuning (e.g. neural on master's decisions): the weights start from --init, and a network
+    # of another shape is refused.
+    small = BCArgs(hidden=[32], card_hidden=8, epochs=1, holdout=0.0)
+    first, second = tmp_path / "first.pt", tmp_path / "second.pt"
+    train_bc(greedy_data, first, small)
+    scratch = train_bc(greedy_data, tmp_path / "scratch.pt", small)
+    tuned = train_bc(greedy_data, second, dataclasses.replace(small, init=str(first)))
+    assert tuned["heldout_cross_entropy"] < scratch["heldout_cross_entropy"]  # two epochs' worth, not one
+    other = tmp_path / "other.pt"
+    save_checkpoint(MaskedPolicy(hidden=(32,), inputs="features", card_hidden=0), other)
+    with pytest.raises(CheckpointError, match="card_hidden 0"):
+        train_bc(greedy_data, tmp_path / "x.pt", dataclasses.replace(small, init=str(other)))
+
+
 def test_mismatched_or_missing_starting_points_are_refused(greedy_data: Path, tmp_path: Path) -> None:
     base = Args(hidden=[32], card_hidden=8, eval_every=0, runs_dir=str(tmp_path), progress=False)
     with pytest.raises(UsageError, match=r"init: no such checkpoint file 'nope.pt' \(allowed: a file\)"):
