@@ -305,6 +305,10 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
     def _refresh(self, state: HandState, scores: list[int] | None = None, target: int = 0) -> None:
         """Rewrite both seats' views and the mover's mask (after a deal, an action, new scores)."""
         self._score_view = (0, 0, 0) if scores is None else (scores[0], scores[1], target)
+        self._write_views(state)
+
+    def _write_views(self, state: HandState) -> None:
+        """One kernel call: both seats' views and the mover's mask, at the scores last set."""
         s0, s1, t = self._score_view
         H.write_views(state.record, 0, state.rule_array, self._views, self._mask, s0, s1, t, self.oracle)
 
@@ -366,8 +370,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             self._rewards_dirty = False
         self._cumulative_rewards[agent] = 0.0
         if result is None:
-            s0, s1, t = self._score_view
-            H.write_views(state.record, 0, state.rule_array, self._views, self._mask, s0, s1, t, self.oracle)
+            self._write_views(state)
             self.agent_selection = AGENTS[state.player]
         else:
             self._end_of_hand(state, result)

@@ -104,14 +104,19 @@ class Batch(NamedTuple):
 
 
 @njit(cache=True)
-def _record_end(b: Batch, i: int, scale: float, encode: bool) -> None:
-    # Note how slot i's hand ended, before it is dealt again.
+def _note_result(b: Batch, i: int) -> None:
+    # How slot i's hand ended (its result columns, terminated or truncated), before it is dealt again.
     for k in range(5):
         b.results[i, k] = b.state[i, H.RESULT + k]
     if b.state[i, H.RESULT] == H.TRUNCATED:
         b.truncated[i] = True
     else:
         b.terminated[i] = True
+
+
+@njit(cache=True)
+def _record_end(b: Batch, i: int, scale: float, encode: bool) -> None:
+    _note_result(b, i)
     H.end_rewards(b.state, i, scale, b.rewards[i])
     if encode:
         # Both seats' last view of the ended hand, for bootstrapping a truncated hand.
@@ -215,12 +220,7 @@ def _step_learners(
         while True:
             if ended:
                 if not fresh:
-                    for k in range(5):
-                        b.results[i, k] = s[i, H.RESULT + k]
-                    if s[i, H.RESULT] == H.TRUNCATED:
-                        b.truncated[i] = True
-                    else:
-                        b.terminated[i] = True
+                    _note_result(b, i)
                     H.end_rewards(s, i, scale, seat_rewards)
                     rewards[i] = seat_rewards[seats[i]]
                     H.encode(s, i, seats[i], final_obs[i], 0, 0, 0, False)

@@ -34,7 +34,6 @@ from ginenv.kernels.melds import (
     knock_outcome,
     lowest_card,
     min_deadwood,
-    popcount,
 )
 from ginenv.layout import (
     IS_DEALER,
@@ -433,7 +432,6 @@ __all__ = [
     "is_legal",
     "legal_into",
     "legal_parts",
-    "popcount",
     "rules_array",
     "top_card",
     "try_apply",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-import re
 import socket
 import threading
 import time
@@ -23,23 +22,12 @@ import pytest
 from fastapi.testclient import TestClient
 from ginenv.experiments.play.server import create_app, serve_in_background
 from ginenv.experiments.play.table import Table
+from play.privacy import card_names
 from policies import deck
 
 from ginenv.actions import action_card
 from ginenv.cards import CARD_NAMES, cards_of
 from ginenv.replay import load_replay, play_replay
-
-CARD_TOKEN = re.compile(r"\b([A2-9TJQK][scdh])\b")
-
-
-def _card_names(value: Any) -> set[str]:
-    if isinstance(value, str):
-        return set(CARD_TOKEN.findall(value))
-    if isinstance(value, dict):
-        return set().union(*(_card_names(k) | _card_names(v) for k, v in value.items()))
-    if isinstance(value, list):
-        return set().union(*(_card_names(v) for v in value))
-    return set()
 
 
 def _hidden_from(table: Table, seat: int | None) -> set[str]:
@@ -195,7 +183,7 @@ def test_two_people_play_a_whole_match_and_no_answer_names_a_card_its_viewer_can
             assert final is not None
             stock = {CARD_NAMES[c] for c in final.stock}
             for v in [*views, spectator]:
-                assert not _card_names(v) & stock
+                assert not card_names(v) & stock
             if views[0]["showdown"]["kind"] == "dead":
                 assert views[0]["showdown"]["opponent"] is None and spectator["showdown"]["you"] is None
             # Next hand waits for both.
@@ -206,9 +194,9 @@ def test_two_people_play_a_whole_match_and_no_answer_names_a_card_its_viewer_can
             hands += 1
             continue
         for seat in (0, 1):
-            leaked = _card_names(views[seat]) & _hidden_from(table, seat)
+            leaked = card_names(views[seat]) & _hidden_from(table, seat)
             assert not leaked, f"seat {seat} is shown hidden cards {leaked}"
-        leaked = _card_names(spectator) & _hidden_from(table, None)
+        leaked = card_names(spectator) & _hidden_from(table, None)
         assert not leaked, f"the spectator is shown hidden cards {leaked}"
         mover = 0 if views[0]["turn"] == "you" else 1
         assert views[1 - mover]["turn"] == "opponent" and views[1 - mover]["legal"] == []

@@ -29,14 +29,13 @@ from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_help, rule_changes, rule_words
 from ginenv.experiments.play.server import STATIC_DIR, add_table, create_app
 from ginenv.experiments.play.table import Table, daily_seed
+from play.privacy import card_names
 from policies import deck
 
 from ginenv.actions import action_id, action_name
 from ginenv.cards import CARD_NAMES, cards_of
 from ginenv.replay import load_replay, play_replay
 from ginenv.rules import PRESETS, Rules
-
-CARD_TOKEN = re.compile(r"\b([A2-9TJQK][scdh])\b")
 
 
 class Scripted(Agent):
@@ -270,17 +269,6 @@ def test_a_failing_computer_player_is_reported_and_the_game_is_unchanged(tmp_pat
 # ---------------------------------------------------------------------------- privacy
 
 
-def _card_names(value: Any) -> set[str]:
-    """Every card name inside a JSON value (strings searched for card tokens)."""
-    if isinstance(value, str):
-        return set(CARD_TOKEN.findall(value))
-    if isinstance(value, dict):
-        return set().union(*(_card_names(k) | _card_names(v) for k, v in value.items()))
-    if isinstance(value, list):
-        return set().union(*(_card_names(v) for v in value))
-    return set()
-
-
 def _hidden_cards(table: Table) -> set[str]:
     """Cards the person cannot know now: the stock, and the computer's cards never shown face up."""
     state = table.env.hand
@@ -319,13 +307,13 @@ def test_no_answer_names_a_hidden_card_before_the_showdown(tmp_path: Path, oppon
                 # computer's hand only when the showdown shows it (not after a dead hand).
                 finished = table.finished_hand
                 assert finished is not None
-                names = _card_names(view)
+                names = card_names(view)
                 assert not names & {CARD_NAMES[c] for c in finished.stock}
                 if view["showdown"]["kind"] in ("dead", "truncated"):
                     assert view["showdown"]["opponent"] is None
                 view = c.post(f"/api/games/{gid}/next").json()
                 continue
-            names = _card_names(view)
+            names = card_names(view)
             leaked = names & _hidden_cards(table)
             assert not leaked, f"the answer names hidden cards {leaked}: {json.dumps(view)[:400]}"
             checked += 1
