@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 from ginenv.agents.arena import play_game
+from ginenv.agents.base import Agent, Observation
 from ginenv.agents.neural import MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.checkpoints import check_same_network
@@ -51,14 +52,67 @@ SHARD_HANDS = 200
 RECORD_SEED = 0xBC
 
 
+class Labelled(Agent):
+    """DAgger's player: ``teacher`` is asked at every decision and its answer recorded, while the
+    move played is ``driver``'s with probability ``share`` (else the teacher's).
+
+    The positions are then those the driver (the clone being improved) reaches itself, so the
+    clone learns the teacher's answer where its own errors lead, not only along the teacher's
+    games. Both players see every decision of the seat, so a teacher that follows the hand (master's
+    opponent model) sees the whole history it would have seen as the player.
+    """
+
+    def __init__(
+        self,
+        teacher: Agent,
+        driver: Agent,
+        share: float,
+        seed: int,
+        labels: list[tuple[np.ndarray, np.ndarray, int]],
+    ) -> None:
+        """``labels`` collects (observation, mask, teacher's action) in the order of the game (both
+        seats may share one list)."""
+        super().__init__(seed)
+        self.teacher, self.driver, self.share = teacher, driver, share
+        self.labels = labels
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reset both players (the same seed) and the choice of who moves."""
+        super().reset(seed)
+        self.teacher.reset(seed)
+        self.driver.reset(seed)
+
+    def act(self, observation: Observation) -> int:
+        """The teacher's label is kept; the driver's move (or, at ``1 - share``, the teacher's) is played."""
+        label = self.teacher.act(observation)
+        self.labels.append(
+            (observation["observation"].astype(np.uint8), observation["action_mask"].astype(bool), label)
+        )
+        if self.share >= 1.0 or self.rng.random() < self.share:
+            return self.driver.act(observation)
+        return label
+
+
 def record(
-    level: str, out: Path, start: int = 100_000, hands: int | None = None, seconds: float | None = None
+    level: str,
+    out: Path,
+    start: int = 100_000,
+    hands: int | None = None,
+    seconds: float | None = None,
+    driver: str | None = None,
+    share: float = 1.0,
 ) -> int:
     """Play ``level`` against itself from hand ``start`` on, for ``hands`` hands or until ``seconds``
     have passed (whichever is given; both: the first reached), saving its decisions in shards under
-    ``out``. Returns the number of hands played."""
+    ``out``. Returns the number of hands played.
+
+    With a ``driver`` (an agent spec, e.g. ``checkpoint:clone.pt``), the hands are DAgger's: both
+    seats are :class:`Labelled`, the driver moving at a ``share`` of the decisions, and the shards
+    hold ``level``'s answer at every position reached."""
     if hands is None and seconds is None:
         raise UsageError("give hands or seconds (or both)")
+    if not 0.0 <= share <= 1.0:
+        raise UsageError(f"share must lie in [0, 1], not {share}")
     out.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     observations: list[np.ndarray] = []
@@ -90,8 +144,19 @@ def record(
     while (hands is None or played < hands) and (seconds is None or time.perf_counter() - began < seconds):
         # Hand h is game h of RECORD_SEED, dealt and seeded by the arena as the harness does.
         h = start + played
-        players = [agents.make(level), agents.make(level)]
-        play_game(env, players, seed=RECORD_SEED, deal=h, names=[level, level], on_decision=keep)
+        if driver is None:
+            players = [agents.make(level), agents.make(level)]
+            play_game(env, players, seed=RECORD_SEED, deal=h, names=[level, level], on_decision=keep)
+        else:
+            labels: list[tuple[np.ndarray, np.ndarray, int]] = []
+            seats = [
+                Labelled(agents.make(level), agents.make(driver), share, h * 2 + i, labels) for i in range(2)
+            ]
+            play_game(env, seats, seed=RECORD_SEED, deal=h, names=[driver, driver])
+            for obs_row, mask_row, label in labels:
+                observations.append(obs_row)
+                masks.append(mask_row)
+                actions.append(label)
         played += 1
         if played % SHARD_HANDS == 0:
             flush()
@@ -218,6 +283,12 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--start", type=int, default=100_000)
     rec.add_argument("--hands", type=int)
     rec.add_argument("--seconds", type=float)
+    rec.add_argument(
+        "--driver", help="DAgger: an agent spec (e.g. checkpoint:clone.pt) that moves while --level labels"
+    )
+    rec.add_argument(
+        "--share", type=float, default=1.0, help="DAgger: share of the decisions the driver plays"
+    )
     fit = sub.add_parser("train", help="clone recorded decisions into a checkpoint")
     fit.add_argument("data", type=Path)
     fit.add_argument("--out", type=Path, required=True)
@@ -234,8 +305,11 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "record":
             if not agents.specs.is_known(ns.level):
                 raise UsageError(f"unknown level {ns.level!r}; known: {', '.join(agents.available())}")
-            played = record(ns.level, ns.out, ns.start, ns.hands, ns.seconds)
-            print(f"recorded {played} hands of {ns.level} under {ns.out}")
+            if ns.driver is not None and not agents.specs.is_known(ns.driver):
+                raise UsageError(f"unknown driver {ns.driver!r}; known: {', '.join(agents.available())}")
+            played = record(ns.level, ns.out, ns.start, ns.hands, ns.seconds, ns.driver, ns.share)
+            labelled = f" labelled by {ns.level}, played by {ns.driver}" if ns.driver else f" of {ns.level}"
+            print(f"recorded {played} hands{labelled} under {ns.out}")
         else:
             figures = train_bc(
                 ns.data,

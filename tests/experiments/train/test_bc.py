@@ -43,6 +43,26 @@ def test_the_recorded_decisions_are_the_levels_own(greedy_data: Path) -> None:
     assert np.array_equal(load_shards(again)[2], action)
 
 
+def test_dagger_labels_the_drivers_positions_with_the_levels_answers(
+    greedy_data: Path, tmp_path: Path
+) -> None:
+    # random moves, greedy labels: the positions are random's games, each label greedy's answer there.
+    record("greedy", tmp_path / "dagger", start=7, hands=5, driver="random")
+    obs, mask, action, _ = load_shards(tmp_path / "dagger")
+    teacher = agents.make("greedy")
+    answers = [
+        teacher.act({"observation": o.astype(np.float32), "action_mask": m})
+        for o, m in zip(obs, mask, strict=True)
+    ]
+    assert np.array_equal(answers, action)
+    assert len(obs) != len(load_shards(greedy_data)[0])  # other games than greedy's own
+    # The driver moving at none of the decisions is the level's self-play.
+    record("greedy", tmp_path / "teacher_only", start=7, hands=5, driver="random", share=0.0)
+    assert np.array_equal(load_shards(tmp_path / "teacher_only")[2], load_shards(greedy_data)[2])
+    with pytest.raises(UsageError, match=r"share must lie in \[0, 1\], not 1.5"):
+        record("greedy", tmp_path / "x", hands=1, driver="random", share=1.5)
+
+
 def test_a_clone_plays_and_ppo_starts_from_it(greedy_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "clone.pt"
     figures = train_bc(greedy_data, out, BCArgs(hidden=[32], card_hidden=8, epochs=3, holdout=0.0))
@@ -100,3 +120,5 @@ def test_bad_shards_and_commands_are_refused(tmp_path: Path, capsys: pytest.Capt
     assert "no shard_*.npz files" in capsys.readouterr().err
     assert main(["record", "--level", "grandmaster", "--out", str(tmp_path), "--hands", "1"]) == 2
     assert "unknown level 'grandmaster'" in capsys.readouterr().err
+    assert main(["record", "--out", str(tmp_path), "--hands", "1", "--driver", "nobody"]) == 2
+    assert "unknown driver 'nobody'" in capsys.readouterr().err
