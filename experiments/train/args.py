@@ -15,7 +15,7 @@ from typing import Any
 
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.config import resolve_rules
-from ginenv.experiments.train.league import LEAGUE_KINDS
+from ginenv.experiments.train.league import FIXED_PREFIX, LEAGUE_KINDS, is_fixed
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS
@@ -127,7 +127,8 @@ class Args:
     opponents: dict[str, float] = field(
         default_factory=lambda: {"greedy": 0.5, "random": 0.05, "snapshot": 0.45}
     )
-    """League mix, drawn per slot at every new hand: weights of greedy, random and snapshot."""
+    """League mix, drawn per slot at every new hand: weights of greedy, random, snapshot and of any
+    fixed network ``checkpoint:PATH`` (a policy checkpoint reading the learner's ``inputs``)."""
     snapshot_every: int = 10
     """Updates between snapshots of the learner joining the league."""
     snapshot_pool: int = 10
@@ -197,12 +198,17 @@ class Args:
             raise bad(
                 "workers", f"a divisor of num_envs ({self.num_envs}), so every worker steps as many slots"
             )
-        unknown = sorted(set(self.opponents) - set(LEAGUE_KINDS))
+        unknown = sorted(k for k in self.opponents if k not in LEAGUE_KINDS and not is_fixed(k))
         if unknown:
             raise UsageError(
                 f"opponents: unknown league member(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(LEAGUE_KINDS)}"
+                f"allowed: {', '.join(LEAGUE_KINDS)}, {FIXED_PREFIX}PATH (a policy checkpoint)"
             )
+        missing = [
+            k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(FIXED_PREFIX)).is_file()
+        ]
+        if missing:
+            raise UsageError(f"opponents: no such checkpoint file for {', '.join(missing)} (allowed: a file)")
         weights = list(self.opponents.values())
         if any(w < 0 for w in weights) or not sum(weights) > 0:
             raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")

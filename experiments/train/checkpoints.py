@@ -23,6 +23,7 @@ from ginenv.agents.neural import (
     save_checkpoint,
 )
 from ginenv.experiments.train.args import Args
+from ginenv.experiments.train.league import FIXED_PREFIX
 from ginenv.experiments.train.networks import ActorCritic
 
 
@@ -84,6 +85,20 @@ def policy_from(path: str, wanted: MaskedPolicy, what: str) -> MaskedPolicy:
     unless it is built like ``wanted``, this run's policy."""
     policy = read_checkpoint(path).policy
     check_same_network(policy, wanted, f"{what} {path}")
+    return policy
+
+
+def fixed_member(member: str, inputs: str) -> MaskedPolicy:
+    """The network of a fixed league member ``checkpoint:PATH``, refused (CheckpointError) unless it
+    reads this run's ``inputs`` (the rollouts prepare one input batch for every network); its
+    layers may differ from the learner's."""
+    path = member.removeprefix(FIXED_PREFIX)
+    policy = read_checkpoint(path).policy
+    if policy.inputs != inputs:
+        raise CheckpointError(
+            f"opponents: {member}: its network reads inputs {policy.inputs!r}, this run {inputs!r}; "
+            "a league member must read the learner's inputs"
+        )
     return policy
 
 

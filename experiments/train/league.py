@@ -2,10 +2,13 @@
 
 At every new hand of a slot the learner's seat is drawn (so it plays both seats, dealer and
 non-dealer) and so is its opponent, from the mix of ``Args.opponents``: the batched engine's
-compiled ``greedy`` or ``random`` policies, or a frozen snapshot of the learner drawn uniformly
-from the pool of the most recent ``snapshot_pool`` ones. An opponent is a *league code* per slot:
-``0 .. len(COMPILED_OPPONENTS) - 1`` name a compiled policy, ``len(COMPILED_OPPONENTS) + j`` is
-snapshot ``j`` of the pool.
+compiled ``greedy`` or ``random`` policies, a fixed network (``checkpoint:PATH``, e.g. a clone of
+master: a strong member the learner cannot outgrow by beating its own past), or a frozen snapshot of
+the learner drawn uniformly from the pool of the most recent ``snapshot_pool`` ones. An opponent is
+a *league code* per slot: ``0 .. C - 1`` name a compiled policy (``C = len(COMPILED_OPPONENTS)``),
+``C .. C + F - 1`` the ``F`` fixed networks in the mix's order, ``C + F + j`` snapshot ``j`` of the
+pool. Fixed networks play their most likely legal action, as they do in the harness; snapshots
+sample theirs, as the learner does.
 """
 
 from __future__ import annotations
@@ -20,6 +23,13 @@ from ginenv.vector import VectorGinRummy
 #: League members besides snapshots: the batched engine's compiled policies.
 COMPILED_OPPONENTS = ("greedy", "random")
 LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
+#: A league member that is a fixed policy checkpoint is named by this prefix and the file's path.
+FIXED_PREFIX = "checkpoint:"
+
+
+def is_fixed(member: str) -> bool:
+    """Whether a league member's name is a fixed network's (``checkpoint:PATH``)."""
+    return member.startswith(FIXED_PREFIX) and len(member) > len(FIXED_PREFIX)
 
 
 class League:
@@ -37,10 +47,17 @@ class League:
         first: MaskedPolicy,
         slots: int,
         rng: np.random.Generator,
+        fixed: dict[str, MaskedPolicy] | None = None,
     ) -> None:
         """A league of the members of ``mix`` with a positive weight (weights need not sum to 1),
-        keeping the ``pool`` most recent snapshots, the first of them ``first``."""
-        self.kinds = [k for k in LEAGUE_KINDS if mix.get(k, 0) > 0]
+        keeping the ``pool`` most recent snapshots, the first of them ``first``; ``fixed`` holds the
+        network of each ``checkpoint:PATH`` member of the mix."""
+        fixed = fixed or {}
+        self.fixed = [(k, fixed[k].eval().requires_grad_(False)) for k in mix if is_fixed(k) and mix[k] > 0]
+        self.codes = {k: i for i, k in enumerate(COMPILED_OPPONENTS)}
+        self.codes.update({k: len(COMPILED_OPPONENTS) + j for j, (k, _) in enumerate(self.fixed)})
+        self.first_snapshot = len(COMPILED_OPPONENTS) + len(self.fixed)
+        self.kinds = [k for k in LEAGUE_KINDS if mix.get(k, 0) > 0] + [k for k, _ in self.fixed]
         weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
         self.p = weights / weights.sum()
         self.pool = pool
@@ -58,10 +75,10 @@ class League:
     def draw_opponents(self, k: int) -> np.ndarray:
         """League codes of ``k`` new hands' opponents."""
         picked = self.rng.choice(len(self.kinds), size=k, p=self.p)
-        codes = np.array([LEAGUE_KINDS.index(self.kinds[p]) for p in picked], dtype=np.int64)
-        is_snap = codes == LEAGUE_KINDS.index("snapshot")
+        codes = np.array([self.codes.get(self.kinds[p], -1) for p in picked], dtype=np.int64)
+        is_snap = codes == -1
         found = len(self.snapshots)
-        codes[is_snap] = len(COMPILED_OPPONENTS) + self.rng.integers(0, found, size=int(is_snap.sum()))
+        codes[is_snap] = self.first_snapshot + self.rng.integers(0, found, size=int(is_snap.sum()))
         return codes
 
     def new_hands(self, slots: np.ndarray) -> None:
@@ -70,17 +87,20 @@ class League:
         self.opponent[slots] = self.draw_opponents(slots.size)
 
     def plays_a_network(self) -> np.ndarray:
-        """(N,) bool: the slots whose opponent is a snapshot (its moves need network inputs)."""
+        """(N,) bool: the slots whose opponent is a network, fixed or a snapshot (its moves need
+        network inputs)."""
         return self.opponent >= len(COMPILED_OPPONENTS)
 
-    def snapshot_turns(self, to_move: np.ndarray) -> list[tuple[MaskedPolicy, np.ndarray]]:
-        """Each snapshot with the slots (indices) where it is to move (``to_move`` (N,) bool), for
-        the snapshots that move somewhere."""
+    def network_turns(self, to_move: np.ndarray) -> list[tuple[MaskedPolicy, np.ndarray, bool]]:
+        """Each network member (fixed ones, then snapshots) with the slots (indices) where it is to
+        move (``to_move`` (N,) bool) and whether it plays its most likely action (a fixed network)
+        rather than a sample, for the members that move somewhere."""
         turns = []
-        for j, snap in enumerate(self.snapshots):
-            slots = np.flatnonzero(to_move & (self.opponent == len(COMPILED_OPPONENTS) + j))
+        members = [(net, True) for _, net in self.fixed] + [(snap, False) for snap in self.snapshots]
+        for code, (net, argmax) in enumerate(members, start=len(COMPILED_OPPONENTS)):
+            slots = np.flatnonzero(to_move & (self.opponent == code))
             if slots.size:
-                turns.append((snap, slots))
+                turns.append((net, slots, argmax))
         return turns
 
     def compiled_moves(

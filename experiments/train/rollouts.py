@@ -32,8 +32,8 @@ import torch
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
-from ginenv.experiments.train.checkpoints import policy_from
-from ginenv.experiments.train.league import League
+from ginenv.experiments.train.checkpoints import fixed_member, policy_from
+from ginenv.experiments.train.league import League, is_fixed
 from ginenv.experiments.train.networks import ActorCritic, masked_log_probs, matmul_precision, sample_actions
 
 from ginenv import kernels
@@ -187,7 +187,8 @@ class RolloutWorker:
         rules = resolve_rules(args.rules)
         self.venv = VectorGinRummy(N, rules=rules, seed=deal_seed, turn_limit=args.turn_limit)
         self.obs_np, self.mask_np, self.player = self.venv.reset()
-        self.league = League(args.opponents, args.snapshot_pool, self.net.actor, N, league_rng)
+        fixed = {k: fixed_member(k, args.inputs).to(self.device) for k in args.opponents if is_fixed(k)}
+        self.league = League(args.opponents, args.snapshot_pool, self.net.actor, N, league_rng, fixed)
 
         # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.
         self.b_obs = torch.zeros((T, N, self.width), dtype=torch.float32)
@@ -266,9 +267,12 @@ class RolloutWorker:
                     if args.shaping:
                         dead = own_deadwood(venv.hands()[li, seats[li]])
                         self.b_phi[t, li] = torch.from_numpy(-args.shaping * args.reward_scale * dead)
-                for snap, sj in league.snapshot_turns(~learner):
+                for member, sj, argmax in league.network_turns(~learner):
                     o, m = obs_t[sj].to(device), mask_t[sj].to(device)
-                    actions[sj] = sample_actions(snap(o).float(), m, self.sampler).cpu().numpy()
+                    if argmax:  # a fixed network's logits are masked by its own forward
+                        actions[sj] = member(o, m).float().argmax(1).cpu().numpy()
+                    else:
+                        actions[sj] = sample_actions(member(o).float(), m, self.sampler).cpu().numpy()
             tick = time.perf_counter()
             inference_s += tick - tock
             taught = teach and self.teacher is None and li.size > 0

@@ -57,8 +57,25 @@ def test_the_pool_keeps_frozen_copies_of_the_most_recent_snapshots() -> None:
     assert not any(p.requires_grad for s in drawn.snapshots for p in s.parameters())
     # Snapshot opponents are drawn uniformly among the pool as it is at the draw.
     assert set(drawn.draw_opponents(200).tolist()) == {SNAPSHOT, SNAPSHOT + 1}
-    turns = drawn.snapshot_turns(np.ones(600, dtype=bool))
-    assert sum(len(slots) for _, slots in turns) == 600
+    turns = drawn.network_turns(np.ones(600, dtype=bool))
+    assert sum(len(slots) for _, slots, _ in turns) == 600
+    assert not any(argmax for _, _, argmax in turns)  # snapshots sample, as the learner does
+
+
+def test_fixed_networks_have_their_own_codes_and_play_their_most_likely_action() -> None:
+    clone = policy()
+    mix = {"greedy": 1.0, "checkpoint:clone.pt": 2.0, "snapshot": 1.0}
+    drawn = League(mix, 3, policy(), 4000, np.random.default_rng(0), {"checkpoint:clone.pt": clone})
+    fixed_code = SNAPSHOT  # the first code after the compiled policies; snapshots come after it
+    codes, counts = np.unique(drawn.opponent, return_counts=True)
+    assert codes.tolist() == [COMPILED_OPPONENTS.index("greedy"), fixed_code, fixed_code + 1]
+    assert abs(counts[1] / counts.sum() - 0.5) < 0.03
+    turns = drawn.network_turns(np.ones(4000, dtype=bool))
+    assert [(net is clone, argmax) for net, _, argmax in turns] == [(True, True), (False, False)]
+    assert np.array_equal(turns[0][1], np.flatnonzero(drawn.opponent == fixed_code))
+    assert not any(p.requires_grad for p in clone.parameters())  # frozen, never trained
+    drawn.add_snapshot(policy())
+    assert set(drawn.draw_opponents(300).tolist()) == {0, fixed_code, fixed_code + 1, fixed_code + 2}
 
 
 def test_compiled_opponents_move_only_in_their_slots() -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from ginenv.agents.neural import OBS_FORMAT, read_checkpoint
+from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.cli import main
 from ginenv.experiments.errors import UsageError
+from ginenv.experiments.train.league import COMPILED_OPPONENTS
 from ginenv.experiments.train.networks import ActorCritic, network_weights
 from ginenv.experiments.train.ppo import Args, train
 from ginenv.experiments.train.rollouts import RolloutWorker
@@ -112,6 +113,28 @@ def test_bfloat16_matrix_products_train_and_save_fp32_weights(tiny, scalars) -> 
     assert all(p.dtype == torch.float32 for p in policy.parameters())
     with pytest.raises(UsageError, match="precision must be fp32 or bf16"):
         tiny(precision="fp16").validate()
+
+
+def test_a_fixed_network_joins_the_league(tiny, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A clone of a strong level as a league member: its own layers, the learner's inputs.
+    member = tmp_path / "member.pt"
+    save_checkpoint(MaskedPolicy(hidden=(8,), inputs="features", card_hidden=4), member)
+    args = tiny(eval_every=0, opponents={f"checkpoint:{member}": 1.0})
+    worker = RolloutWorker(args, 0, args.num_envs, network_weights(ActorCritic.for_args(args)))
+    assert set(worker.league.opponent.tolist()) == {len(COMPILED_OPPONENTS)}  # every slot faces it
+    rollouts = [worker.collect(None) for _ in range(4)]
+    assert all(len(r.actions) for r in rollouts) and any(r.hand_points for r in rollouts)  # hands ended
+    assert (Path(train(args)) / "checkpoints" / "latest.pt").is_file()
+    other = tmp_path / "other.pt"
+    save_checkpoint(MaskedPolicy(hidden=(8,), inputs="observation"), other)
+    with pytest.raises(
+        CheckpointError, match=r"checkpoint:.*other.pt: its network reads inputs 'observation'"
+    ):
+        RolloutWorker(
+            tiny(opponents={f"checkpoint:{other}": 1.0}), 0, 32, network_weights(ActorCritic.for_args(args))
+        )
+    with pytest.raises(UsageError, match=r"opponents: no such checkpoint file for checkpoint:nope.pt"):
+        tiny(opponents={"checkpoint:nope.pt": 1.0}).validate()
 
 
 # --- kickstarting ----------------------------------------------------------------------------------
