@@ -209,15 +209,25 @@ class BCArgs:
     decisions; its shape must match ``hidden``, ``card_hidden`` and ``inputs``), or None."""
 
 
-def train_bc(folder: Path, out: Path, args: BCArgs) -> dict[str, float]:
-    """Clone the decisions in ``folder`` into a policy checkpoint at ``out``; returns the figures."""
+def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, float]:
+    """Clone the decisions in ``folder`` (or in several folders together, e.g. self-play and DAgger
+    rounds) into a policy checkpoint at ``out``; returns the figures. The held-out share is taken
+    from each folder's last shards, so the accuracy reads every source."""
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    obs, mask, action, shard = load_shards(folder)
-    shards = int(shard.max()) + 1
-    held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
-    test = shard >= shards - held
+    folders = folder if isinstance(folder, list) else [folder]
+    parts, held_out = [], []
+    for source in folders:
+        rows = load_shards(source)
+        shard = rows[3]
+        shards = int(shard.max()) + 1
+        held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
+        parts.append(rows[:3])
+        held_out.append(shard >= shards - held)
+    obs, mask, action = (np.concatenate(p) for p in zip(*parts, strict=True))
+    test = np.concatenate(held_out)
+    held = int(test.any())
     policy = MaskedPolicy(None, args.hidden, NUM_ACTIONS, inputs=args.inputs, card_hidden=args.card_hidden)
     if args.init is not None:
         start = read_checkpoint(args.init).policy
@@ -266,7 +276,8 @@ def train_bc(folder: Path, out: Path, args: BCArgs) -> dict[str, float]:
         "heldout_cross_entropy": nll,
         "seconds": time.perf_counter() - began,
     }
-    config = {"algorithm": "behaviour cloning", "data": str(folder), **dataclasses.asdict(args), **figures}
+    data = ", ".join(str(f) for f in folders)
+    config = {"algorithm": "behaviour cloning", "data": data, **dataclasses.asdict(args), **figures}
     save_checkpoint(policy.eval(), out, config=config)
     return figures
 
@@ -290,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "--share", type=float, default=1.0, help="DAgger: share of the decisions the driver plays"
     )
     fit = sub.add_parser("train", help="clone recorded decisions into a checkpoint")
-    fit.add_argument("data", type=Path)
+    fit.add_argument("data", type=Path, nargs="+", help="folders of shards (their decisions are pooled)")
     fit.add_argument("--out", type=Path, required=True)
     fit.add_argument("--epochs", type=int, default=BCArgs.epochs)
     fit.add_argument("--seed", type=int, default=BCArgs.seed)
