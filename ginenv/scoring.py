@@ -23,7 +23,8 @@ import numpy as np
 
 from ginenv import kernels
 from ginenv.cards import CARD_NAMES, CardError, cards_of, mask_of, parse_cards
-from ginenv.melds import Arrangement, best_arrangement, deadwood_of_mask
+from ginenv.kernels import KNOCK_KINDS
+from ginenv.melds import Arrangement, best_arrangement
 from ginenv.rules import Rules
 
 ResultKind = Literal["knock", "undercut", "gin", "big_gin"]
@@ -95,51 +96,32 @@ def score_knock(
             f"a knock needs 10 knocker cards (11 for big gin) and 10 defender cards, got {nk} and {nd}"
         )
     arrangement: Arrangement = best_arrangement(knocker)
-    k_dw = arrangement.deadwood
     d_arr = best_arrangement(defender)
-    d_dw_before = d_arr.deadwood
     if nk == 11:
         if rules.big_gin_bonus is None:
             raise IllegalKnockError("big gin is disabled by these rules (big_gin_bonus=None)")
-        if k_dw:
-            raise IllegalKnockError(f"big gin needs all 11 cards melded; deadwood is {k_dw}")
-        return KnockResult(
-            "big_gin",
-            "knocker",
-            rules.big_gin_bonus + d_dw_before,
-            0,
-            d_dw_before,
-            (),
-            arrangement.melds,
-            d_arr.melds,
-            0,
-            d_arr.deadwood_cards,
-            d_dw_before,
-        )
-    if k_dw > limit:
-        raise IllegalKnockError(f"knocker's deadwood {k_dw} is over the knock limit {limit}")
-    if k_dw == 0:
-        return KnockResult(
-            "gin",
-            "knocker",
-            rules.gin_bonus + d_dw_before,
-            0,
-            d_dw_before,
-            (),
-            arrangement.melds,
-            d_arr.melds,
-            0,
-            d_arr.deadwood_cards,
-            d_dw_before,
-        )
-    per_meld = kernels.best_layoffs(np.array(arrangement.melds, dtype=np.int64), defender).tolist()
+        if arrangement.deadwood:
+            raise IllegalKnockError(f"big gin needs all 11 cards melded; deadwood is {arrangement.deadwood}")
+    elif arrangement.deadwood > limit:
+        raise IllegalKnockError(f"knocker's deadwood {arrangement.deadwood} is over the knock limit {limit}")
+    # The points are the kernel's (the one implementation the engine plays); this function adds the
+    # legality checks above and the cards each side lays down.
+    code, points, k_dw, d_dw = kernels.knock_outcome(
+        knocker, defender, rules.gin_bonus, rules.undercut_bonus, rules.big_gin_bonus or 0
+    )
+    kind = KNOCK_KINDS[code]
     laid = 0
-    for part in per_meld:
-        laid |= part
-    d_dw = deadwood_of_mask(defender & ~laid)
+    targets: tuple[tuple[int, int], ...] = ()
+    if kind in ("knock", "undercut"):
+        per_meld = kernels.best_layoffs(np.array(arrangement.melds, dtype=np.int64), defender).tolist()
+        for part in per_meld:
+            laid |= part
+        targets = tuple(sorted((card, i) for i, part in enumerate(per_meld) for card in cards_of(part)))
     remaining = best_arrangement(defender & ~laid) if laid else d_arr
-    targets = tuple((card, i) for i, part in enumerate(per_meld) for card in cards_of(part))
-    common = dict(
+    return KnockResult(
+        kind,  # type: ignore[arg-type]
+        "defender" if kind == "undercut" else "knocker",
+        abs(points),
         knocker_deadwood=k_dw,
         defender_deadwood=d_dw,
         layoffs=tuple(cards_of(laid)),
@@ -147,9 +129,6 @@ def score_knock(
         defender_melds=remaining.melds,
         knocker_deadwood_cards=arrangement.deadwood_cards,
         defender_deadwood_cards=remaining.deadwood_cards,
-        defender_deadwood_before_layoffs=d_dw_before,
-        layoff_targets=tuple(sorted(targets)),
+        defender_deadwood_before_layoffs=d_arr.deadwood,
+        layoff_targets=targets,
     )
-    if d_dw <= k_dw:
-        return KnockResult("undercut", "defender", k_dw - d_dw + rules.undercut_bonus, **common)  # type: ignore[arg-type]
-    return KnockResult("knock", "knocker", d_dw - k_dw, **common)  # type: ignore[arg-type]
