@@ -11,12 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import re
-import signal
 import stat
 import subprocess
-import sys
-import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +26,7 @@ from ginenv.experiments.play.server import create_app, save_open_games
 from ginenv.experiments.play.store import ABANDONED_AFTER, FINISHED_AFTER, RateLimit
 from ginenv.experiments.play.table import PlayError, Table
 from ginenv.experiments.play.words import excerpt, points
+from play.serving import play_server, stop
 
 from ginenv.rules import PRESETS
 
@@ -315,41 +313,16 @@ def test_the_table_carries_its_rules_in_words_and_points_are_counted_right() -> 
 # ---------------------------------------------------------------------------- the command
 
 
-def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ginenv.experiments.cli", "play", "--no-browser", "--port", "0"]
-        + ["--replay-dir", str(tmp_path / "replays"), "--state-dir", str(tmp_path / "tables")]
-        + ["--opponent", "random", "--pace-ms", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+def _server(tmp_path: Path) -> AbstractContextManager[tuple[subprocess.Popen[str], str]]:
+    return play_server(
+        *("--replay-dir", str(tmp_path / "replays"), "--state-dir", str(tmp_path / "tables")),
+        *("--opponent", "random", "--pace-ms", "0"),
     )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    found = re.search(r"http://127\.0\.0\.1:\d+", line)
-    assert found, line
-    url = found.group(0)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"{url}/api/options", timeout=5)
-            return proc, url
-        except httpx.TransportError:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-
-
-def _stop(proc: subprocess.Popen[str]) -> str:
-    proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0, out
-    return out
 
 
 def test_sigterm_saves_the_tables_a_restart_resumes_them_and_no_key_is_logged(tmp_path: Path) -> None:
-    proc, url = _start(tmp_path)
     keys: list[str] = []
-    try:
+    with _server(tmp_path) as (proc, url):
         api = httpx.Client(base_url=url, timeout=10)
         game = api.post("/api/games", json={"seed": 6}).json()
         move = "action" if game["turn"] == "you" else "advance"
@@ -365,18 +338,13 @@ def test_sigterm_saves_the_tables_a_restart_resumes_them_and_no_key_is_logged(tm
         api.get(f"/api/seats/{host['seat']}/bogus")  # a 404 that names the key in its path
         api.post(f"/api/seats/{host['seat']}/action", json={"action": "nonsense"})
         api.get(f"/api/watch/{watch}")
-        out = _stop(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        out = stop(proc)
     assert "1 unfinished match(es) saved" in out
     for key in keys:
         assert key not in out
     assert len(list((tmp_path / "tables").glob("*.json"))) == 2
     # A new server on the same folder resumes both tables.
-    proc, url = _start(tmp_path)
-    try:
+    with _server(tmp_path) as (proc, url):
         assert "2 table(s) kept in" in (proc.stdout.readline() if proc.stdout else "")
         api = httpx.Client(base_url=url, timeout=30)
         resumed = api.get(f"/api/games/{game['id']}").json()
@@ -385,31 +353,16 @@ def test_sigterm_saves_the_tables_a_restart_resumes_them_and_no_key_is_logged(tm
         )  # written at the stop
         assert {**resumed, "replay": None} == game
         assert api.get(f"/api/seats/{guest['seat']}").json()["hand"] == seat["hand"]
-        out = _stop(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        out = stop(proc)
     for key in keys:
         assert key not in out
 
 
 def test_listening_beyond_this_machine_warns_that_only_an_invitation_gives_a_seat(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ginenv.experiments.cli", "play", "--no-browser", "--port", "0"]
-        + ["--host", "0.0.0.0", "--replay-dir", str(tmp_path / "r"), "--state-dir", str(tmp_path / "t")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    options = ("--host", "0.0.0.0", "--replay-dir", str(tmp_path / "r"), "--state-dir", str(tmp_path / "t"))
+    with play_server(*options) as (proc, _url):
         assert proc.stdout is not None
-        proc.stdout.readline()
         warning = proc.stdout.readline()
         assert "warning: listening on 0.0.0.0: anyone on this network can reach the page" in warning
         assert "only an invitation link gives a seat" in warning
-        _stop(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)

@@ -15,11 +15,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
@@ -30,6 +30,7 @@ from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_he
 from ginenv.experiments.play.server import STATIC_DIR, add_table, create_app
 from ginenv.experiments.play.table import Table, daily_seed
 from play.privacy import card_names
+from play.serving import play_server, stop
 from policies import deck
 
 from ginenv.actions import action_id, action_name
@@ -505,42 +506,21 @@ def test_play_command_refuses_bad_options(tmp_path: Path) -> None:
 
 
 def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ginenv.experiments.cli", "play", "--no-browser", "--port", "0"]
-        + ["--replay-dir", str(tmp_path), "--opponent", "easy", "--rules", "seed004"]
-        + ["--state-dir", str(tmp_path / "tables")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        assert match, line
-        import httpx
-
-        url = match.group(0)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                options = httpx.get(f"{url}/api/options", timeout=5).json()
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
-        assert options["start"] == {
+    options = ("--replay-dir", str(tmp_path), "--opponent", "easy", "--rules", "seed004")
+    with play_server(*options, "--state-dir", str(tmp_path / "tables")) as (proc, url):
+        options_seen = httpx.get(f"{url}/api/options", timeout=5).json()
+        assert options_seen["start"] == {
             "opponent": "easy",
             "preset": "seed004",
             "daily": False,
             "autostart": True,
         }
         assert "<html" in httpx.get(url + "/", timeout=5).text.lower()
-        port = int(match.group(1))
         from ginenv.experiments.cli import main
 
+        port = url.rsplit(":", 1)[1]
         again = ["--replay-dir", str(tmp_path), "--state-dir", str(tmp_path / "tables")]
-        assert main(["play", "--no-browser", "--port", str(port), *again]) == 2
+        assert main(["play", "--no-browser", "--port", port, *again]) == 2
         # A match left unfinished is saved when the server is stopped with Ctrl-C.
         view = httpx.post(f"{url}/api/games", json={}, timeout=5).json()
         assert view["opponent"]["name"] == "easy" and view["preset"] == "seed004"
@@ -548,16 +528,10 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
         move = "pass" if view["turn"] == "you" else None
         r = httpx.post(f"{url}/api/games/{gid}/" + ("action" if move else "advance"), json={"action": move})
         assert r.status_code == 200, r.text
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=30)
-        assert proc.returncode == 0, out
+        out = stop(proc, signal.SIGINT)
         assert "1 unfinished match(es) saved" in out
         (saved,) = tmp_path.glob("*-you-vs-easy-*.json")
         assert len(play_replay(load_replay(saved)).hand.history) == 1  # type: ignore[union-attr]
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait(timeout=20)
 
 
 def test_a_checkpoint_named_on_the_command_line_is_a_playable_opponent(tmp_path: Path) -> None:

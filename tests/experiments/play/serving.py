@@ -1,0 +1,57 @@
+"""The ``ginenv play`` command as the play tests run it: a server process on a free port, waited
+for until it answers, and stopped with a signal that must let it save and exit cleanly."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+
+#: Seconds a starting server gets to answer (a cold start compiles nothing, but CI may be loaded).
+START_DEADLINE_S = 30
+
+
+@contextmanager
+def play_server(*options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``ginenv play --no-browser --port 0 OPTIONS...`` in a process, with its URL on this machine
+    once ``/api/options`` answers; the process is killed on the way out if it still runs."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ginenv.experiments.cli", "play", "--no-browser", "--port", "0", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"http://[\w.]+:(\d+)", line)
+        assert found, line
+        url = f"http://127.0.0.1:{found.group(1)}"
+        deadline = time.monotonic() + START_DEADLINE_S
+        while True:
+            try:
+                httpx.get(f"{url}/api/options", timeout=5)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, f"no answer from {url} in {START_DEADLINE_S} s"
+                time.sleep(0.1)
+        yield proc, url
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def stop(proc: subprocess.Popen[str], sig: signal.Signals = signal.SIGTERM) -> str:
+    """Stop the server with ``sig`` (SIGTERM, or SIGINT as Ctrl-C); asserts a clean exit and returns
+    everything it printed after its first line."""
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    return out
