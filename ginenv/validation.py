@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import TypeGuard
 
 import numpy as np
 
 __all__ = ["as_int", "finite_number", "is_int", "optional_seed"]
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """Whether ``value`` is a Python ``int`` and not a ``bool`` (YAML's ``true`` is not 1)."""
     return isinstance(value, int) and not isinstance(value, bool)
 

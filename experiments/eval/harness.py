@@ -580,7 +580,7 @@ def run_units(
     ``checkpoint:PATH`` agent to the file content the run was keyed by; ``replay_dir`` (a folder
     every worker can write) receives each game as a replay.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS:
+    if not is_int(workers) or not 0 <= workers <= MAX_WORKERS:
         raise HarnessError(
             f"workers must be an integer from 0 (every core) to {MAX_WORKERS}, got {workers!r}"
         )

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ginenv.experiments.play.words import excerpt
 
 from ginenv.rules import PRESETS, Rules, RulesError, preset
+from ginenv.validation import is_int
 
 #: The longest name a person may give, and the highest match target a friend table may set.
 MAX_NAME = 24
@@ -53,7 +54,7 @@ def check_rules(name: object, target: object) -> Rules:
         raise PlayError(str(err), 400) from None
     if target is None:
         return rules
-    if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= MAX_TARGET:
+    if not is_int(target) or not 1 <= target <= MAX_TARGET:
         raise PlayError(
             f"target must be a number of points from 1 to {MAX_TARGET}, got {excerpt(target)}", 400
         )

@@ -74,6 +74,7 @@ from ginenv.match import Match
 from ginenv.observation import decode
 from ginenv.replay import MAX_PLAYER_NAME, match_replay, save_replay
 from ginenv.rules import Rules
+from ginenv.validation import is_int
 
 #: The person's seat and the computer's (at a friend table: the host's and the guest's).
 PERSON, COMPUTER = 0, 1
@@ -162,7 +163,7 @@ class Table:
         self.rules = check_rules(preset_name, target)
         self.preset = preset_name
         self.target = target
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        if seed is not None and (not is_int(seed) or seed < 0):
             raise PlayError(f"seed must be a non-negative integer or null, got {excerpt(seed)}", 400)
         self.seed = secrets.randbits(31) if seed is None else seed
         self.daily = daily

@@ -26,6 +26,8 @@ from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.league import FIXED_PREFIX
 from ginenv.experiments.train.networks import ActorCritic
 
+from ginenv.validation import is_int
+
 
 def _check_optimizer(optimizer: torch.optim.Optimizer, state: Any, path: str) -> None:
     """Load Adam's state after checking every moment has its parameter's shape."""
@@ -118,10 +120,7 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
     aux = check_state(net.aux, training.get("aux"), "aux", path)
     progress = training.get("progress")
     names = ("global_step", "update", "hands")
-    if not isinstance(progress, dict) or not all(
-        isinstance(progress.get(k), int) and not isinstance(progress.get(k), bool) and progress[k] >= 0
-        for k in names
-    ):
+    if not isinstance(progress, dict) or not all(is_int(progress.get(k)) and progress[k] >= 0 for k in names):
         raise CheckpointError(f"{path}: training['progress'] must give {', '.join(names)} as integers >= 0")
     net.actor.load_state_dict(ckpt.policy.state_dict())
     net.critic.load_state_dict(critic)

@@ -66,6 +66,7 @@ from torch import nn
 
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE
+from ginenv.validation import is_int
 from ginenv.vector import OpponentVectorGinRummy
 from ginenv.vector_env import GinRummyVectorEnv
 
@@ -375,7 +376,7 @@ def _plain_hints(archive: zipfile.ZipFile, names: list[str]) -> dict[str, Any]:
     if isinstance(policy_class, dict) and isinstance(policy_class.get("__module__"), str):
         hints["policy_module"] = policy_class["__module__"][:200]
     steps = doc.get("num_timesteps")
-    if isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0:
+    if is_int(steps) and steps >= 0:
         hints["num_timesteps"] = steps
     return hints
 
@@ -511,7 +512,7 @@ def _memory_config(model: Any, policy: Any, activation: str) -> dict[str, Any]:
         "activation_from": "model layers",
     }
     steps = getattr(model, "num_timesteps", None)
-    if isinstance(steps, int) and not isinstance(steps, bool):
+    if is_int(steps):
         config["num_timesteps"] = steps
     return config
 
