@@ -309,6 +309,10 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--learning-rate", type=float, default=BCArgs.learning_rate)
     fit.add_argument("--threads", type=int, default=BCArgs.threads)
     fit.add_argument(
+        "--hidden", type=int, nargs="+", default=BCArgs().hidden, help="hidden layer widths (default 256 256)"
+    )
+    fit.add_argument("--card-hidden", type=int, default=BCArgs.card_hidden, help="width of the card head")
+    fit.add_argument(
         "--init", help="a policy checkpoint to start from (fine-tuning), e.g. the shipped neural"
     )
     ns = parser.parse_args(argv)
@@ -332,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                     learning_rate=ns.learning_rate,
                     threads=ns.threads,
                     init=ns.init,
+                    hidden=ns.hidden,
+                    card_hidden=ns.card_hidden,
                 ),
             )
             print(", ".join(f"{k} {v:.4g}" for k, v in figures.items()))

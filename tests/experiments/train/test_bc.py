@@ -61,10 +61,12 @@ def test_dagger_labels_the_drivers_positions_with_the_levels_answers(
     assert np.array_equal(load_shards(tmp_path / "teacher_only")[2], load_shards(greedy_data)[2])
     # DAgger's rounds are pooled with the self-play they start from.
     both = tmp_path / "both.pt"
-    assert (
-        main(["train", str(greedy_data), str(tmp_path / "dagger"), "--out", str(both), "--epochs", "1"]) == 0
-    )
-    assert read_checkpoint(both).config["data"] == f"{greedy_data}, {tmp_path / 'dagger'}"
+    folders = [str(greedy_data), str(tmp_path / "dagger")]
+    shape = ["--hidden", "24", "16", "--card-hidden", "4"]
+    assert main(["train", *folders, "--out", str(both), "--epochs", "1", *shape]) == 0
+    pooled = read_checkpoint(both)
+    assert pooled.config["data"] == ", ".join(folders)
+    assert (list(pooled.policy.hidden), pooled.policy.card_hidden) == ([24, 16], 4)
     with pytest.raises(UsageError, match=r"share must lie in \[0, 1\], not 1.5"):
         record("greedy", tmp_path / "x", hands=1, driver="random", share=1.5)
 
