@@ -14,6 +14,9 @@ Run (one worker: the timings are of one core)::
     python benchmarks/bench_master.py master@simulate_draws=1 --against master openspiel_simple
     python benchmarks/bench_master.py master@worlds=256,discard_candidates=3 --deals 500
     python benchmarks/bench_master.py master --against openspiel_simple --json /tmp/m.json
+    python benchmarks/bench_master.py master_net --against master neural --deals 200
+
+Any other registered agent (``master_net``, the search with the network's beliefs) is timed as it is.
 """
 
 from __future__ import annotations
@@ -94,6 +97,16 @@ def timed_variant(name: str) -> str:
     The harness builds every agent by spec; a variant is a name registered here (workers=1, so no
     other process needs to rebuild it), built with the table's seed and rules like any agent.
     """
+    if name != "master" and "@" not in name and name in agents.available():
+        # Another searching agent (e.g. master_net), timed as it is.
+        registered = f"{name}@timed"
+
+        def build_other(seed: int | None = None, rules: Any = None) -> Timed:
+            return Timed(agents.make(name, seed=seed, rules=rules), registered)
+
+        if registered not in agents.available():
+            agents.register(registered, build_other, f"{name}, timed")
+        return registered
     registered = TIMED_DEFAULT if name == "master" else name
     params = parse_variant(registered)
 
@@ -120,7 +133,11 @@ def run_pair(a: str, b: str, deals: int, seed: int, out: Path) -> dict[str, Any]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("variants", nargs="+", help="master or master@key=value,...")
+    parser.add_argument(
+        "variants",
+        nargs="+",
+        help="master, master@key=value,... or another registered agent (e.g. master_net)",
+    )
     parser.add_argument("--against", nargs="+", default=["master", "openspiel_simple"])
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pairing (2 hands each)")
     parser.add_argument("--seed", type=int, default=0)
