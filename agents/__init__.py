@@ -7,6 +7,7 @@ installed packages' entry points (group ``ginenv.agents``) included. Every agent
 the env's ``observe()`` returns for its seat.
 """
 
+from pathlib import Path
 from typing import Any
 
 from ginenv.agents.base import Agent, Observation
@@ -42,8 +43,15 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
     return shipped_agent(seed=seed, **kwargs)
 
 
+#: The shipped network's file (``ginenv.agents.neural.SHIPPED_CHECKPOINT``, named here without
+#: importing torch); ``neural`` and ``master_net`` are registered with it as their weights.
+_SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "neural" / "data" / "neural.pt"
+
 register_builtin(
-    "neural", _neural, "shipped network: a behaviour clone of expert improved by PPO against a league"
+    "neural",
+    _neural,
+    "shipped network: clones of expert and master improved by PPO against a league",
+    weights=_SHIPPED_WEIGHTS,
 )
 
 
@@ -57,6 +65,7 @@ register_builtin(
     "master_net",
     _master_net,
     "master's search in worlds drawn from the shipped network's reading of the hand",
+    weights=_SHIPPED_WEIGHTS,
 )
 
 __all__ = [

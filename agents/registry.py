@@ -16,6 +16,7 @@ import importlib.metadata
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ginenv.agents.base import Agent
@@ -45,6 +46,9 @@ class AgentSpec:
     #: ``builtin``, ``registered`` (this process) or ``entry point``.
     source: str = "registered"
     entry_point: Any = field(default=None, repr=False)
+    #: A file whose content is part of what the agent is (a shipped network's weights), or None. The
+    #: harness keys its run folders by this file's hash, so a new network never resumes an old run.
+    weights: Path | None = None
 
 
 _REGISTRY: dict[str, AgentSpec] = {}
@@ -65,7 +69,12 @@ def _origin_of(factory: Callable[..., Any]) -> str | None:
 
 
 def register(
-    name: str, factory: Callable[..., Agent], description: str = "", *, _source: str = "registered"
+    name: str,
+    factory: Callable[..., Agent],
+    description: str = "",
+    *,
+    weights: Path | None = None,
+    _source: str = "registered",
 ) -> None:
     """Register ``factory`` under ``name`` (names are unique).
 
@@ -80,7 +89,7 @@ def register(
         raise ValueError(f"an agent named {name!r} is already registered")
     if not callable(factory):
         raise TypeError(f"the factory of agent {name!r} must be an Agent subclass or a callable")
-    _REGISTRY[name] = AgentSpec(name, factory, description, _origin_of(factory), _source)
+    _REGISTRY[name] = AgentSpec(name, factory, description, _origin_of(factory), _source, weights=weights)
 
 
 def unregister(name: str) -> None:
@@ -91,9 +100,17 @@ def unregister(name: str) -> None:
     del _REGISTRY[name]
 
 
-def register_builtin(name: str, factory: Callable[..., Agent], description: str = "") -> None:
+def register_builtin(
+    name: str, factory: Callable[..., Agent], description: str = "", weights: Path | None = None
+) -> None:
     """:func:`register` for the package's own agents (every process registers them on import)."""
-    register(name, factory, description, _source="builtin")
+    register(name, factory, description, weights=weights, _source="builtin")
+
+
+def weights_of(name: str) -> Path | None:
+    """The weights file registered with agent ``name`` (None: none, or not a registered name)."""
+    entry = _REGISTRY.get(name)
+    return entry.weights if entry is not None else None
 
 
 def _read_entry_points() -> None:

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ginenv.agents import specs
+from ginenv.agents import registry, specs
 from ginenv.agents.arena import AgentError, GameRecord, agent_seed, deal_seed, is_legal_action, play_game
 from ginenv.agents.registry import UnknownAgentError
 from ginenv.agents.specs import CHECKPOINT_PREFIX, Spec
@@ -217,12 +217,17 @@ class EvalConfig:
 
 
 def checkpoint_hashes(names: Iterable[str]) -> dict[str, str]:
-    """SHA-256 of the file of each ``checkpoint:PATH`` name; an unreadable file raises HarnessError."""
+    """SHA-256 of the file of each ``checkpoint:PATH`` name and of the weights registered with a
+    name (``neural``: the shipped network); an unreadable file raises HarnessError."""
     hashes: dict[str, str] = {}
     for name in names:
-        if not name.startswith(CHECKPOINT_PREFIX):
-            continue
-        path = Path(name[len(CHECKPOINT_PREFIX) :])
+        if name.startswith(CHECKPOINT_PREFIX):
+            path = Path(name[len(CHECKPOINT_PREFIX) :])
+        else:
+            weights = registry.weights_of(name)
+            if weights is None:
+                continue
+            path = weights
         digest = hashlib.sha256()
         try:
             with path.open("rb") as fh:

@@ -148,6 +148,26 @@ def test_a_changed_checkpoint_does_not_resume_the_run_of_the_old_one(tmp_path: P
     assert list(stored["checkpoints"]) == [f"checkpoint:{ckpt}"]
 
 
+def test_a_new_shipped_network_does_not_resume_the_run_of_the_old_one(tmp_path: Path) -> None:
+    # `neural` is a name, not a path: the harness keys its runs by the file registered with it, so
+    # the default ladder replays neural's games once the shipped network is replaced.
+    from ginenv.agents import RandomAgent, registry
+    from ginenv.agents.neural import SHIPPED_CHECKPOINT
+
+    assert registry.weights_of("neural") == registry.weights_of("master_net") == SHIPPED_CHECKPOINT
+    ckpt = tmp_path / "shipped.pt"
+    write_checkpoint(ckpt, 1)
+    registry.register("shipped_probe", RandomAgent, "a name with a weights file", weights=ckpt)
+    try:
+        cfg = EvalConfig(agents=("greedy", "shipped_probe"), deals=2)
+        evaluate(cfg, tmp_path / "run", workers=1, progress=False)
+        write_checkpoint(ckpt, 2)
+        with pytest.raises(HarnessError, match="other networks: shipped_probe changed since the run began"):
+            evaluate(cfg, tmp_path / "run", workers=1, progress=False)
+    finally:
+        registry.unregister("shipped_probe")
+
+
 def test_a_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
     cfg = EvalConfig(agents=(f"checkpoint:{tmp_path / 'none.pt'}", "random"), deals=1)
     with pytest.raises(HarnessError, match=r"agent spec 'checkpoint:.*none.pt': no checkpoint at"):
