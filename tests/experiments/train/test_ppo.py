@@ -119,10 +119,11 @@ def test_a_fixed_network_joins_the_league(tiny, tmp_path: Path) -> None:  # type
     # A clone of a strong level as a league member: its own layers, the learner's inputs.
     member = tmp_path / "member.pt"
     save_checkpoint(MaskedPolicy(hidden=(8,), inputs="features", card_hidden=4), member)
-    args = tiny(eval_every=0, opponents={f"checkpoint:{member}": 1.0})
+    # A short turn limit ends every hand within the rollouts, whatever the untrained networks play.
+    args = tiny(eval_every=0, turn_limit=8, opponents={f"checkpoint:{member}": 1.0})
     worker = RolloutWorker(args, 0, args.num_envs, network_weights(ActorCritic.for_args(args)))
     assert set(worker.league.opponent.tolist()) == {len(COMPILED_OPPONENTS)}  # every slot faces it
-    rollouts = [worker.collect(None) for _ in range(4)]
+    rollouts = [worker.collect(None) for _ in range(3)]
     assert all(len(r.actions) for r in rollouts) and any(r.hand_points for r in rollouts)  # hands ended
     assert (Path(train(args)) / "checkpoints" / "latest.pt").is_file()
     other = tmp_path / "other.pt"
