@@ -17,6 +17,10 @@ import httpx
 START_DEADLINE_S = 30
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextmanager
 def play_server(*options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``ginenv play --no-browser --port 0 OPTIONS...`` in a process, with its URL on this machine
@@ -26,6 +30,9 @@ def play_server(*options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # A test run started in the background (nohup, `&`) ignores SIGINT, and the server would
+        # inherit that: Ctrl-C is tested with SIGINT's default, as a terminal delivers it.
+        preexec_fn=_default_sigint,
     )
     try:
         assert proc.stdout is not None
