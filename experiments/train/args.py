@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.config import resolve_rules
-from ginenv.experiments.train.league import FIXED_PREFIX, LEAGUE_KINDS, is_fixed
+from ginenv.experiments.train.league import LEAGUE_KINDS, is_fixed
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS
@@ -202,10 +203,10 @@ class Args:
         if unknown:
             raise UsageError(
                 f"opponents: unknown league member(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(LEAGUE_KINDS)}, {FIXED_PREFIX}PATH (a policy checkpoint)"
+                f"allowed: {', '.join(LEAGUE_KINDS)}, {CHECKPOINT_PREFIX}PATH (a policy checkpoint)"
             )
         missing = [
-            k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(FIXED_PREFIX)).is_file()
+            k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(CHECKPOINT_PREFIX)).is_file()
         ]
         if missing:
             raise UsageError(f"opponents: no such checkpoint file for {', '.join(missing)} (allowed: a file)")

@@ -22,8 +22,8 @@ from ginenv.agents.neural import (
     read_checkpoint,
     save_checkpoint,
 )
+from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.train.args import Args
-from ginenv.experiments.train.league import FIXED_PREFIX
 from ginenv.experiments.train.networks import ActorCritic
 
 from ginenv.validation import is_int
@@ -94,7 +94,7 @@ def fixed_member(member: str, inputs: str) -> MaskedPolicy:
     """The network of a fixed league member ``checkpoint:PATH``, refused (CheckpointError) unless it
     reads this run's ``inputs`` (the rollouts prepare one input batch for every network); its
     layers may differ from the learner's."""
-    path = member.removeprefix(FIXED_PREFIX)
+    path = member.removeprefix(CHECKPOINT_PREFIX)
     policy = read_checkpoint(path).policy
     if policy.inputs != inputs:
         raise CheckpointError(

@@ -17,19 +17,18 @@ import copy
 
 import numpy as np
 from ginenv.agents.neural import MaskedPolicy
+from ginenv.agents.specs import CHECKPOINT_PREFIX
 
 from ginenv.vector import VectorGinRummy
 
 #: League members besides snapshots: the batched engine's compiled policies.
 COMPILED_OPPONENTS = ("greedy", "random")
 LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
-#: A league member that is a fixed policy checkpoint is named by this prefix and the file's path.
-FIXED_PREFIX = "checkpoint:"
 
 
 def is_fixed(member: str) -> bool:
-    """Whether a league member's name is a fixed network's (``checkpoint:PATH``)."""
-    return member.startswith(FIXED_PREFIX) and len(member) > len(FIXED_PREFIX)
+    """Whether a league member's name is a fixed network's: a ``checkpoint:PATH`` agent spec."""
+    return member.startswith(CHECKPOINT_PREFIX) and len(member) > len(CHECKPOINT_PREFIX)
 
 
 class League:

@@ -187,7 +187,11 @@ class RolloutWorker:
         rules = resolve_rules(args.rules)
         self.venv = VectorGinRummy(N, rules=rules, seed=deal_seed, turn_limit=args.turn_limit)
         self.obs_np, self.mask_np, self.player = self.venv.reset()
-        fixed = {k: fixed_member(k, args.inputs).to(self.device) for k in args.opponents if is_fixed(k)}
+        fixed = {
+            k: fixed_member(k, args.inputs).to(self.device)
+            for k, w in args.opponents.items()
+            if is_fixed(k) and w > 0
+        }  # the members the league draws: a weight of 0 loads nothing
         self.league = League(args.opponents, args.snapshot_pool, self.net.actor, N, league_rng, fixed)
 
         # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.
