@@ -27,9 +27,9 @@ import dataclasses
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -68,13 +68,14 @@ class Labelled(Agent):
         driver: Agent,
         share: float,
         seed: int,
-        labels: list[tuple[np.ndarray, np.ndarray, int]],
+        seat: int,
+        keep: Callable[[int, Observation, int], None],
     ) -> None:
-        """``labels`` collects (observation, mask, teacher's action) in the order of the game (both
-        seats may share one list)."""
+        """``keep(seat, observation, teacher's action)`` is called at every decision, as the arena's
+        ``on_decision`` hook is (both seats may share one)."""
         super().__init__(seed)
         self.teacher, self.driver, self.share = teacher, driver, share
-        self.labels = labels
+        self.seat, self.keep = seat, keep
 
     def reset(self, seed: int | None = None) -> None:
         """Reset both players (the same seed) and the choice of who moves."""
@@ -85,9 +86,7 @@ class Labelled(Agent):
     def act(self, observation: Observation) -> int:
         """The teacher's label is kept; the driver's move (or, at ``1 - share``, the teacher's) is played."""
         label = self.teacher.act(observation)
-        self.labels.append(
-            (observation["observation"].astype(np.uint8), observation["action_mask"].astype(bool), label)
-        )
+        self.keep(self.seat, observation, label)
         if self.share >= 1.0 or self.rng.random() < self.share:
             return self.driver.act(observation)
         return label
@@ -135,7 +134,7 @@ def record(
 
     env = gin_rummy_v0.raw_env()
 
-    def keep(_seat: int, obs: dict[str, Any], action: int) -> None:
+    def keep(_seat: int, obs: Observation, action: int) -> None:
         # Observations are small non-negative integers in hand mode (cards left: at most 31).
         observations.append(obs["observation"].astype(np.uint8))
         masks.append(obs["action_mask"].astype(bool))
@@ -145,18 +144,14 @@ def record(
         # Hand h is game h of RECORD_SEED, dealt and seeded by the arena as the harness does.
         h = start + played
         if driver is None:
-            players = [agents.make(level), agents.make(level)]
-            play_game(env, players, seed=RECORD_SEED, deal=h, names=[level, level], on_decision=keep)
-        else:
-            labels: list[tuple[np.ndarray, np.ndarray, int]] = []
-            seats = [
-                Labelled(agents.make(level), agents.make(driver), share, h * 2 + i, labels) for i in range(2)
+            players: list[Agent] = [agents.make(level), agents.make(level)]
+            hook: Callable[[int, Observation, int], None] | None = keep
+        else:  # DAgger: the Labelled seats keep the level's answers themselves
+            players = [
+                Labelled(agents.make(level), agents.make(driver), share, h * 2 + i, i, keep) for i in range(2)
             ]
-            play_game(env, seats, seed=RECORD_SEED, deal=h, names=[driver, driver])
-            for obs_row, mask_row, label in labels:
-                observations.append(obs_row)
-                masks.append(mask_row)
-                actions.append(label)
+            hook = None
+        play_game(env, players, seed=RECORD_SEED, deal=h, names=[driver or level] * 2, on_decision=hook)
         played += 1
         if played % SHARD_HANDS == 0:
             flush()
