@@ -43,15 +43,15 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
     return shipped_agent(seed=seed, **kwargs)
 
 
-#: The shipped network's file (``ginenv.agents.neural.SHIPPED_CHECKPOINT``, named here without
-#: importing torch); ``neural`` and ``master_net`` are registered with it as their weights.
-_SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "neural" / "data" / "neural.pt"
+#: The shipped network's file (also ``ginenv.agents.neural.SHIPPED_CHECKPOINT``), named here so the
+#: registry needs no torch; ``neural`` and ``master_net`` are registered with it as their weights.
+SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "neural" / "data" / "neural.pt"
 
 register_builtin(
     "neural",
     _neural,
     "shipped network: clones of expert and master improved by PPO against a league",
-    weights=_SHIPPED_WEIGHTS,
+    weights=SHIPPED_CHECKPOINT,
 )
 
 
@@ -65,10 +65,11 @@ register_builtin(
     "master_net",
     _master_net,
     "master's search in worlds drawn from the shipped network's reading of the hand",
-    weights=_SHIPPED_WEIGHTS,
+    weights=SHIPPED_CHECKPOINT,
 )
 
 __all__ = [
+    "SHIPPED_CHECKPOINT",
     "Agent",
     "AgentSpecError",
     "GreedyAgent",

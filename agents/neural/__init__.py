@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from ginenv.agents import SHIPPED_CHECKPOINT
 from ginenv.agents.base import Agent, Observation
 from torch import nn
 
@@ -720,7 +721,6 @@ def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarr
 
 #: The network shipped inside the package as the agent ``neural`` (the policy and its auxiliary
 #: opponent-hand head; ``config`` records the training run that wrote it; README, "Training").
-SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "data" / "neural.pt"
 
 
 def shipped_agent(seed: int | None = None, temperature: float = 0.0) -> NeuralAgent:
