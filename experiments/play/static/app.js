@@ -18,6 +18,7 @@ import {
   cardLabel,
   cardSpoken,
   clearMessage,
+  fillSelect,
   kindWords,
   meldBlock,
   setRichText,
@@ -177,23 +178,9 @@ async function loadOptions() {
     return false;
   }
   const o = state.options;
-  const oppSel = $('opponent-select');
-  oppSel.replaceChildren();
-  for (const opp of o.opponents || []) {
-    const opt = document.createElement('option');
-    opt.value = opp.name;
-    opt.textContent = opp.label || opp.name;
-    oppSel.append(opt);
-  }
-  const preSel = $('preset-select');
-  preSel.replaceChildren();
+  const oppSel = fillSelect($('opponent-select'), o.opponents);
   // The presets, their labels and their help text come from the server (/api/options).
-  for (const p of o.presets || []) {
-    const opt = document.createElement('option');
-    opt.value = p.name;
-    opt.textContent = p.label || p.name;
-    preSel.append(opt);
-  }
+  const preSel = fillSelect($('preset-select'), o.presets);
   const start = o.start || {};
   if (start.opponent) oppSel.value = start.opponent;
   if (start.preset) preSel.value = start.preset;
@@ -235,18 +222,13 @@ function describeSetup() {
   const sel = $('target-select');
   const was = sel.value;
   const own = pre && pre.rules ? pre.rules.target : null;
-  sel.replaceChildren();
-  const first = document.createElement('option');
-  first.value = '';
-  first.textContent = own ? `${own} points (these rules)` : 'as these rules say';
-  sel.append(first);
-  for (const n of TARGETS) {
-    if (n === own) continue;
-    const opt = document.createElement('option');
-    opt.value = String(n);
-    opt.textContent = n === 10 ? '10 points (a quick match)' : `${n} points`;
-    sel.append(opt);
-  }
+  fillSelect(sel, [
+    { name: '', label: own ? `${own} points (these rules)` : 'as these rules say' },
+    ...TARGETS.filter((n) => n !== own).map((n) => ({
+      name: String(n),
+      label: n === 10 ? '10 points (a quick match)' : `${n} points`,
+    })),
+  ]);
   if ([...sel.options].some((x) => x.value === was)) sel.value = was;
   renderHelp();
 }

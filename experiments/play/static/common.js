@@ -185,12 +185,25 @@ function clearMessage() {
   $('message').hidden = true;
 }
 
+// A <select>'s options, one per {name, label} item (the label shown, the name as the value);
+// returns the select.
+function fillSelect(select, items) {
+  select.replaceChildren();
+  for (const item of items || []) {
+    const opt = document.createElement('option');
+    opt.value = item.name;
+    opt.textContent = item.label || item.name;
+    select.append(opt);
+  }
+  return select;
+}
+
 export {
   // cards and their names
   SUIT_SYMBOL, SUIT_NAME, RANK_TEXT, RANK_NAME, MELD_COLOURS, KIND_WORDS, CARD_TOKEN,
   rankText, isRed, cardLabel, cardSpoken, kindWords,
   // elements
-  $, cardEl, backEl, setRichText, meldBlock,
+  $, cardEl, backEl, setRichText, meldBlock, fillSelect,
   // the server and the banner
   ApiError, api, showMessage, clearMessage,
 };

@@ -7,6 +7,7 @@ import {
   api as apiCall,
   cardEl,
   cardLabel,
+  fillSelect,
   kindWords,
   meldBlock,
   setRichText as commonRichText,
@@ -146,14 +147,13 @@ function show(doc) {
   const what = doc.mode === 'match' ? `a match of ${doc.hands.length} hand${doc.hands.length === 1 ? '' : 's'}` : 'one hand';
   $('replay-title').textContent = `${doc.name || 'Replay'} \u2014 ${what}`;
   const sel = $('hand-select');
-  sel.replaceChildren();
-  doc.hands.forEach((h, i) => {
-    const opt = document.createElement('option');
-    opt.value = String(i);
-    const kind = h.result ? kindWords(h.result.kind) : 'unfinished';
-    opt.textContent = `${i + 1} (${kind})`;
-    sel.append(opt);
-  });
+  fillSelect(
+    sel,
+    doc.hands.map((h, i) => ({
+      name: String(i),
+      label: `${i + 1} (${h.result ? kindWords(h.result.kind) : 'unfinished'})`,
+    })),
+  );
   markCurrent();
   render();
 }
