@@ -25,6 +25,7 @@ import re
 import shutil
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,18 @@ def _new_page(browser: Any, viewport: dict[str, int]) -> tuple[Any, Any, list[st
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     return context, page, errors
+
+
+@contextmanager
+def _opened(browser: Any, viewport: dict[str, int]) -> Iterator[tuple[Any, Any, list[str]]]:
+    """A page in a new browser context; on leaving, the page must have raised no script error (when
+    the test body passed) and the context is closed either way."""
+    context, page, errors = _new_page(browser, viewport)
+    try:
+        yield context, page, errors
+        assert not errors, f"script errors on the page: {errors}"
+    finally:
+        context.close()
 
 
 # ---------------------------------------------------------------------- reading and driving the page
@@ -383,8 +396,7 @@ def test_a_person_plays_a_match_by_clicks_and_keys_and_replays_it(
     from playwright.sync_api import expect
 
     srv, replay_dir = server
-    context, page, errors = _new_page(browser, DESKTOP)
-    try:
+    with _opened(browser, DESKTOP) as (_context, page, _errors):
         page.goto(f"{srv.url}/?seed={SEED}")
         page.wait_for_selector("#start:visible")
         page.select_option("#opponent-select", OPPONENT)
@@ -457,9 +469,6 @@ def test_a_person_plays_a_match_by_clicks_and_keys_and_replays_it(
         page.set_input_files("#replay-file", str(replay_dir / name))
         expect(page.locator("#viewer")).to_be_visible()
         expect(page.locator("#frame-count")).to_have_text(re.compile(r"^Move 0 of \d+$"))
-        assert not errors, errors
-    finally:
-        context.close()
 
 
 # ---------------------------------------------------------------------- tabs, start options, refusals
@@ -469,8 +478,7 @@ def test_two_tabs_play_two_independent_games(browser: Any, server: tuple[Backgro
     from playwright.sync_api import expect
 
     srv, _ = server
-    context, first, errors = _new_page(browser, DESKTOP)
-    try:
+    with _opened(browser, DESKTOP) as (context, first, errors):
         second = context.new_page()
         second.on("pageerror", lambda err: errors.append(str(err)))
         _start(first, srv.url, seed=11)
@@ -512,9 +520,6 @@ def test_two_tabs_play_two_independent_games(browser: Any, server: tuple[Backgro
         second.click("#leave")
         second.click("#leave")
         expect(second.locator("#setup")).to_be_visible()
-        assert not errors, errors
-    finally:
-        context.close()
 
 
 def test_the_page_starts_at_once_with_the_command_line_choices(browser: Any, tmp_path: Path) -> None:
@@ -529,8 +534,7 @@ def test_the_page_starts_at_once_with_the_command_line_choices(browser: Any, tmp
         autostart=True,
     )
     srv = serve_in_background(app)
-    context, page, errors = _new_page(browser, DESKTOP)
-    try:
+    with _opened(browser, DESKTOP) as (_context, page, _errors):
         page.goto(srv.url)
         page.wait_for_function("() => !!window.ginState")
         s = _state(page)
@@ -543,9 +547,6 @@ def test_the_page_starts_at_once_with_the_command_line_choices(browser: Any, tmp
         page.keyboard.press("Escape")
         expect(page.locator("#help")).to_be_hidden()
         assert page.locator("a[href='/replay']").count() >= 1
-        assert not errors, errors
-    finally:
-        context.close()
         srv.stop()
 
 
@@ -619,8 +620,7 @@ def test_the_table_has_no_overlapping_regions(
     from playwright.sync_api import expect
 
     srv, _ = server
-    context, page, errors = _new_page(browser, viewport)
-    try:
+    with _opened(browser, viewport) as (_context, page, _errors):
         page.goto(f"{srv.url}/?seed={SEED}")
         page.wait_for_selector("#start:visible")
         _shot(page, f"{size}-setup")
@@ -671,9 +671,6 @@ def test_the_table_has_no_overlapping_regions(
         page.click("#help-button")
         expect(page.locator("#help")).to_be_visible()
         _shot(page, f"{size}-help")
-        assert not errors, errors
-    finally:
-        context.close()
 
 
 # ---------------------------------------------------------------------- coming back to a match
@@ -722,8 +719,7 @@ def test_a_reload_mid_hand_returns_to_the_same_position(
     from playwright.sync_api import expect
 
     srv, _ = server
-    context, page, errors = _new_page(browser, DESKTOP)
-    try:
+    with _opened(browser, DESKTOP) as (context, page, errors):
         _start(page, srv.url)
         s = _to_discard(page)
         # A custom order of the hand is kept too.
@@ -755,9 +751,6 @@ def test_a_reload_mid_hand_returns_to_the_same_position(
         _tap_tap(page, card)
         s = _wait_after(page, after)
         assert card in s["discard_pile"] or s["stage"] != "play"
-        assert not errors, errors
-    finally:
-        context.close()
 
 
 def test_replays_and_back_return_to_the_match_and_leave_ends_it(
@@ -766,8 +759,7 @@ def test_replays_and_back_return_to_the_match_and_leave_ends_it(
     from playwright.sync_api import expect
 
     srv, _ = server
-    context, page, errors = _new_page(browser, PHONE)
-    try:
+    with _opened(browser, PHONE) as (_context, page, _errors):
         _start(page, srv.url)
         s = _to_discard(page)
         before = _position(page)
@@ -800,9 +792,6 @@ def test_replays_and_back_return_to_the_match_and_leave_ends_it(
         page.goto(f"{srv.url}/#game={s['id']}")
         expect(page.locator("#message")).to_contain_text("no longer on the server")
         expect(page.locator("#setup")).to_be_visible()
-        assert not errors, errors
-    finally:
-        context.close()
 
 
 # ---------------------------------------------------------------------- the game of the day
@@ -847,8 +836,7 @@ def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
     from playwright.sync_api import expect
 
     srv, replay_dir = server
-    context, page, errors = _new_page(browser, DESKTOP)
-    try:
+    with _opened(browser, DESKTOP) as (_context, page, _errors):
         page.goto(srv.url)
         page.wait_for_selector("#daily:visible")
         page.click("#daily")
@@ -882,9 +870,6 @@ def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
         assert _state(page) is None
         refused = page.request.post(f"{srv.url}/api/games", data={"daily": True})
         assert refused.status == 409
-        assert not errors, errors
-    finally:
-        context.close()
 
 
 # ---------------------------------------------------------------------- a friend on another device
@@ -1056,11 +1041,11 @@ def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
     from playwright.sync_api import expect
 
     srv, replay_dir = server
-    ctx_a, host, errors = _new_page(browser, DESKTOP)
-    ctx_b, guest, errors_b = _new_page(browser, PHONE)
-    ctx_c, third, errors_c = _new_page(browser, DESKTOP)
-    errors += errors_b
-    try:
+    with (
+        _opened(browser, DESKTOP) as (_ctx_a, host, errors),
+        _opened(browser, PHONE) as (ctx_b, guest, _errors_b),
+        _opened(browser, DESKTOP) as (_ctx_c, third, _),
+    ):
         # Ann sets the table up: a quick match to 10, the links to send.
         a = _open_friend_table(host, srv.url)
         assert a["you"]["name"] == "Ann" and a["waiting_for"] == "join"
@@ -1187,11 +1172,6 @@ def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
         host.wait_for_url(re.compile(r"/replay\?name="))
         expect(host.locator("#hand-0 h3")).to_contain_text("Ann")
         expect(host.locator("#hand-1 h3")).to_contain_text("Bob")
-        assert not errors, errors
-        assert not errors_c, errors_c
-    finally:
-        for ctx in (ctx_a, ctx_b, ctx_c):
-            ctx.close()
 
 
 def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
@@ -1200,9 +1180,10 @@ def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
     from playwright.sync_api import expect
 
     srv, _ = server
-    ctx_a, host, errors = _new_page(browser, DESKTOP)
-    ctx_b, guest, errors_b = _new_page(browser, PHONE)
-    try:
+    with (
+        _opened(browser, DESKTOP) as (_ctx_a, host, _errors),
+        _opened(browser, PHONE) as (_ctx_b, guest, _errors_b),
+    ):
         a = _open_friend_table(host, srv.url, target="")
         _join(guest, host.input_value("#invite-link"))
         host.wait_for_function("() => window.ginState.waiting_for === null")
@@ -1259,8 +1240,3 @@ def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
         guest.click("#new-match")
         expect(guest.locator("#setup")).to_be_visible()
         assert _current(guest) is None
-        assert not errors, errors
-        assert not errors_b, errors_b
-    finally:
-        ctx_a.close()
-        ctx_b.close()
