@@ -208,8 +208,7 @@ class Args:
         missing = [
             k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(CHECKPOINT_PREFIX)).is_file()
         ]
-        if missing:
-            raise UsageError(f"opponents: no such checkpoint file for {', '.join(missing)} (allowed: a file)")
+        _refuse_missing("opponents", f"for {', '.join(missing)}" if missing else None, "a file")
         weights = list(self.opponents.values())
         if any(w < 0 for w in weights) or not sum(weights) > 0:
             raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")
@@ -219,8 +218,8 @@ class Args:
             ("kickstart_teacher", "greedy or a policy checkpoint file"),
         ):
             path = getattr(self, name)
-            if path not in (None, "greedy") and not Path(path).is_file():
-                raise UsageError(f"{name}: no such checkpoint file {path!r} (allowed: {allowed})")
+            absent = path not in (None, "greedy") and not Path(path).is_file()
+            _refuse_missing(name, repr(path) if absent else None, allowed)
         if self.eval_every:
             from ginenv import agents
 
@@ -234,3 +233,10 @@ class Args:
     def batch_envs_steps(self) -> int:
         """Env steps per rollout (all slots)."""
         return self.num_envs * self.num_steps
+
+
+def _refuse_missing(field: str, missing: str | None, allowed: str) -> None:
+    """The one message for a checkpoint file a field names that is not there (``missing``: how the
+    field named it; None when every file exists)."""
+    if missing is not None:
+        raise UsageError(f"{field}: no such checkpoint file {missing} (allowed: {allowed})")
