@@ -43,8 +43,10 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
     return shipped_agent(seed=seed, **kwargs)
 
 
-#: The shipped network's file (also ``ginenv.agents.neural.SHIPPED_CHECKPOINT``), named here so the
-#: registry needs no torch; ``neural`` and ``master_net`` are registered with it as their weights.
+#: The network shipped inside the package as the agent ``neural``: the policy and its auxiliary
+#: opponent-hand head; its ``config`` records the training run that wrote it (README, "Training").
+#: Named here so the registry needs no torch (``ginenv.agents.neural`` imports it); ``neural`` and
+#: ``master_net`` are registered with it as their weights.
 SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "neural" / "data" / "neural.pt"
 
 register_builtin(

@@ -719,10 +719,6 @@ def opponent_hand_predictor(path: str | Path) -> Callable[[np.ndarray], np.ndarr
     return predict
 
 
-#: The network shipped inside the package as the agent ``neural`` (the policy and its auxiliary
-#: opponent-hand head; ``config`` records the training run that wrote it; README, "Training").
-
-
 def shipped_agent(seed: int | None = None, temperature: float = 0.0) -> NeuralAgent:
     """The registered agent ``neural``: a fresh agent on the shipped network (shared, read-only)."""
     if not SHIPPED_CHECKPOINT.is_file():
