@@ -31,6 +31,12 @@ def is_fixed(member: str) -> bool:
     return member.startswith(CHECKPOINT_PREFIX) and len(member) > len(CHECKPOINT_PREFIX)
 
 
+def drawn_fixed(mix: dict[str, float]) -> list[str]:
+    """The fixed networks of ``mix`` that the league draws (a positive weight), in the mix's order:
+    the ones a worker loads and the league gives codes to."""
+    return [k for k in mix if is_fixed(k) and mix[k] > 0]
+
+
 class League:
     """The per-slot seats and opponents of one rollout worker's ``slots`` hands, and the snapshot pool.
 
@@ -52,7 +58,7 @@ class League:
         keeping the ``pool`` most recent snapshots, the first of them ``first``; ``fixed`` holds the
         network of each ``checkpoint:PATH`` member of the mix."""
         fixed = fixed or {}
-        self.fixed = [(k, fixed[k].eval().requires_grad_(False)) for k in mix if is_fixed(k) and mix[k] > 0]
+        self.fixed = [(k, fixed[k].eval().requires_grad_(False)) for k in drawn_fixed(mix)]
         self.codes = {k: i for i, k in enumerate(COMPILED_OPPONENTS)}
         self.codes.update({k: len(COMPILED_OPPONENTS) + j for j, (k, _) in enumerate(self.fixed)})
         self.first_snapshot = len(COMPILED_OPPONENTS) + len(self.fixed)

@@ -33,7 +33,7 @@ from ginenv.agents.neural import MaskedPolicy
 from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import fixed_member, policy_from
-from ginenv.experiments.train.league import League, is_fixed
+from ginenv.experiments.train.league import League, drawn_fixed
 from ginenv.experiments.train.networks import ActorCritic, masked_log_probs, matmul_precision, sample_actions
 
 from ginenv import kernels
@@ -187,11 +187,7 @@ class RolloutWorker:
         rules = resolve_rules(args.rules)
         self.venv = VectorGinRummy(N, rules=rules, seed=deal_seed, turn_limit=args.turn_limit)
         self.obs_np, self.mask_np, self.player = self.venv.reset()
-        fixed = {
-            k: fixed_member(k, args.inputs).to(self.device)
-            for k, w in args.opponents.items()
-            if is_fixed(k) and w > 0
-        }  # the members the league draws: a weight of 0 loads nothing
+        fixed = {k: fixed_member(k, args.inputs).to(self.device) for k in drawn_fixed(args.opponents)}
         self.league = League(args.opponents, args.snapshot_pool, self.net.actor, N, league_rng, fixed)
 
         # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.

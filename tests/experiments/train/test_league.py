@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from ginenv.agents.neural import MaskedPolicy
-from ginenv.experiments.train.league import COMPILED_OPPONENTS, League
+from ginenv.experiments.train.league import COMPILED_OPPONENTS, League, drawn_fixed
 
 from ginenv.vector import VectorGinRummy
 
@@ -76,6 +76,15 @@ def test_fixed_networks_have_their_own_codes_and_play_their_most_likely_action()
     assert not any(p.requires_grad for p in clone.parameters())  # frozen, never trained
     drawn.add_snapshot(policy())
     assert set(drawn.draw_opponents(300).tolist()) == {0, fixed_code, fixed_code + 1, fixed_code + 2}
+
+
+def test_a_fixed_network_of_weight_0_is_neither_loaded_nor_drawn() -> None:
+    mix = {"checkpoint:b.pt": 1.0, "checkpoint:off.pt": 0.0, "snapshot": 1.0, "checkpoint:a.pt": 1.0}
+    assert drawn_fixed(mix) == ["checkpoint:b.pt", "checkpoint:a.pt"]  # the mix's order: their codes
+    nets = {k: policy() for k in drawn_fixed(mix)}  # what a worker loads: no network for off.pt
+    drawn = League(mix, 3, policy(), 600, np.random.default_rng(0), nets)
+    assert [k for k, _ in drawn.fixed] == ["checkpoint:b.pt", "checkpoint:a.pt"]
+    assert set(drawn.opponent.tolist()) == {SNAPSHOT, SNAPSHOT + 1, SNAPSHOT + 2}
 
 
 def test_compiled_opponents_move_only_in_their_slots() -> None:
