@@ -208,7 +208,8 @@ class Args:
         missing = [
             k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(CHECKPOINT_PREFIX)).is_file()
         ]
-        _refuse_missing("opponents", f"for {', '.join(missing)}" if missing else None, "a file")
+        if missing:
+            raise UsageError(f"opponents: no such checkpoint file for {', '.join(missing)} (allowed: a file)")
         weights = list(self.opponents.values())
         if any(w < 0 for w in weights) or not sum(weights) > 0:
             raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")
@@ -218,8 +219,8 @@ class Args:
             ("kickstart_teacher", "greedy or a policy checkpoint file"),
         ):
             path = getattr(self, name)
-            absent = path not in (None, "greedy") and not Path(path).is_file()
-            _refuse_missing(name, repr(path) if absent else None, allowed)
+            if path not in (None, "greedy") and not Path(path).is_file():
+                raise UsageError(f"{name}: no such checkpoint file {path!r} (allowed: {allowed})")
         if self.eval_every:
             from ginenv import agents
 
@@ -233,10 +234,3 @@ class Args:
     def batch_envs_steps(self) -> int:
         """Env steps per rollout (all slots)."""
         return self.num_envs * self.num_steps
-
-
-def _refuse_missing(field: str, missing: str | None, allowed: str) -> None:
-    """The one message for a checkpoint file a field names that is not there (``missing``: how the
-    field named it; None when every file exists)."""
-    if missing is not None:
-        raise UsageError(f"{field}: no such checkpoint file {missing} (allowed: {allowed})")
