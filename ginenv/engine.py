@@ -52,7 +52,7 @@ from ginenv.kernels import hand as H
 from ginenv.kernels.melds import min_deadwood
 from ginenv.layout import HAND_SIZE, NUM_PHASES
 from ginenv.rules import Rules, RulesError
-from ginenv.scoring import KnockResult, score_knock
+from ginenv.scoring import KnockResult, knock_layout
 from ginenv.validation import as_int
 
 UPCARD_INDEX = 2 * HAND_SIZE
@@ -405,12 +405,11 @@ class HandState:
             dw = (min_deadwood(hands[0]), min_deadwood(hands[1]))
             return HandResult("dead" if kind == H.DEAD else "truncated", None, 0, None, dw)
         defender = 1 - mover
-        res = score_knock(hands[mover], hands[defender], self.rules, self.knock_limit)
-        deadwood = [0, 0]
-        deadwood[mover] = res.knocker_deadwood
-        deadwood[defender] = res.defender_deadwood
-        winner = mover if res.winner == "knocker" else defender
-        return HandResult(res.kind, winner, res.points, mover, (deadwood[0], deadwood[1]), res)
+        deadwood = (int(row[H.DEADWOOD0]), int(row[H.DEADWOOD1]))
+        res = knock_layout(
+            hands[mover], hands[defender], kind, int(row[H.POINTS]), deadwood[mover], deadwood[defender]
+        )
+        return HandResult(res.kind, int(row[H.WINNER]), res.points, mover, deadwood, res)
 
     # ------------------------------------------------------------------ copies
 

@@ -109,6 +109,33 @@ def score_knock(
     code, points, k_dw, d_dw = kernels.knock_outcome(
         knocker, defender, rules.gin_bonus, rules.undercut_bonus, rules.big_gin_bonus or 0
     )
+    return _laid_out(knocker, defender, arrangement, d_arr, code, abs(points), k_dw, d_dw)
+
+
+def knock_layout(
+    knocker: int, defender: int, code: int, points: int, knocker_deadwood: int, defender_deadwood: int
+) -> KnockResult:
+    """The :class:`KnockResult` of a showdown the kernel has already scored: the cards each side
+    lays down, for the hand masks ``knocker`` and ``defender`` and the kernel's figures (the
+    :class:`ginenv.kernels.KnockKind` ``code``, the winner's ``points`` and both deadwoods). The
+    engine lays out its own showdowns with it instead of scoring them twice (:func:`score_knock`)."""
+    return _laid_out(
+        knocker, defender, best_arrangement(knocker), best_arrangement(defender),
+        code, points, knocker_deadwood, defender_deadwood,
+    )  # fmt: skip
+
+
+def _laid_out(
+    knocker: int,
+    defender: int,
+    arrangement: Arrangement,
+    d_arr: Arrangement,
+    code: int,
+    points: int,
+    k_dw: int,
+    d_dw: int,
+) -> KnockResult:
+    # The knocker's melds take the defender's layoffs (not after gin); then the defender's own melds.
     kind = KNOCK_KINDS[code]
     laid = 0
     targets: tuple[tuple[int, int], ...] = ()
@@ -121,7 +148,7 @@ def score_knock(
     return KnockResult(
         kind,  # type: ignore[arg-type]
         "defender" if kind == "undercut" else "knocker",
-        abs(points),
+        points,
         knocker_deadwood=k_dw,
         defender_deadwood=d_dw,
         layoffs=tuple(cards_of(laid)),
