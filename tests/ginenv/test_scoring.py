@@ -7,10 +7,11 @@ import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ginenv import kernels
 from ginenv.cards import CARD_NAMES, NUM_CARDS, CardError, cards_of, mask_of, parse_cards
 from ginenv.melds import best_arrangement
 from ginenv.rules import PRESETS, Rules
-from ginenv.scoring import IllegalKnockError, KnockResult, score_knock
+from ginenv.scoring import IllegalKnockError, KnockResult, knock_layout, score_knock
 
 STANDARD = PRESETS["standard"]
 # Deadwood 5: As2s3s, 4c5c6c, 7d8d9d and 5h. Layoff targets: 4s, 3c, 7c, 6d, Td.
@@ -214,6 +215,24 @@ def test_layoffs_can_turn_a_knock_into_an_undercut() -> None:
 def test_malformed_hands_are_refused(knocker: str, defender: str, error: str) -> None:
     with pytest.raises(CardError, match=error):
         score_knock(knocker, defender)
+
+
+@pytest.mark.parametrize(
+    ("knocker", "defender"),
+    [
+        (KNOCKER_5, KNOCK_DEFENDER),  # a knock
+        ("As 2s 3s 4c 5c 6c 7d 8d 9d 2h", "4s 3c 7c 6d Td Ac Ah Qh Kh Jc"),  # five layoffs
+        (KNOCKER_5, "Ks Kh Kd Qc Qh Qd Jc Jh Jd 4h"),  # an undercut
+        ("As 2s 3s 4c 5c 6c 7d 8d 9d Td", KNOCK_DEFENDER),  # gin
+    ],
+)
+def test_a_kernel_scored_showdown_lays_out_as_score_knock_does(knocker: str, defender: str) -> None:
+    # The engine scores in the kernel, then lays the cards out with knock_layout.
+    k, d = mask_of(parse_cards(knocker)), mask_of(parse_cards(defender))
+    code, points, k_dw, d_dw = kernels.knock_outcome(
+        k, d, STANDARD.gin_bonus, STANDARD.undercut_bonus, STANDARD.big_gin_bonus or 0
+    )
+    assert knock_layout(k, d, code, abs(points), k_dw, d_dw) == score_knock(knocker, defender, STANDARD)
 
 
 def test_knocker_melds_do_not_depend_on_the_defender() -> None:
