@@ -441,6 +441,18 @@ class VectorGinRummy:
         """Both seats' cards per slot as (N, 2) int64 bitmasks (full state: for tests and oracles)."""
         return self.batch.state[:, H.HAND0 : H.HAND1 + 1].copy()
 
+    def stock_tops(self, k: int) -> np.ndarray:
+        """The next ``k`` cards of each slot's stock, top first, (N, k) int64, -1 past its last card
+        (full state: for oracles, such as a training critic that sees the hidden cards)."""
+        count = as_int(k)
+        if count is None or count < 0:
+            raise VectorError(f"k must be an integer >= 0, got {k!r}")
+        state = self.batch.state
+        pos = state[:, H.STOCK_POS, None] + np.arange(count)
+        inside = pos < NUM_CARDS
+        cards = np.take_along_axis(state, H.DECK + np.minimum(pos, NUM_CARDS - 1), axis=1)
+        return np.where(inside, cards, -1).astype(np.int64)
+
 
 class OpponentVectorGinRummy:
     """N hands in lockstep where a learner plays one seat and a compiled opponent the other.

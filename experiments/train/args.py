@@ -23,6 +23,8 @@ from ginenv.features import INPUT_KINDS
 
 #: The values of Args.precision.
 PRECISIONS = ("fp32", "bf16")
+#: The values of Args.critic_inputs: what the value MLP reads besides the learner's inputs.
+CRITIC_INPUTS = ("observation", "oracle")
 
 RAY_MISSING = "backend ray needs Ray: pip install 'ray>=2.9'"
 
@@ -99,8 +101,10 @@ class Args:
     teaches; it must read the same ``inputs``."""
     init: str | None = None
     """A policy checkpoint whose weights start the policy (a behaviour clone, say); its ``inputs``,
-    ``hidden`` and ``card_hidden`` must be this run's. The value and auxiliary heads start fresh.
-    Ignored when resuming."""
+    ``hidden`` and ``card_hidden`` must be this run's. A training checkpoint also starts the value
+    and auxiliary heads (an oracle critic from a plain one: the oracle's weights start at 0, so it
+    starts as the plain critic); from a policy-only file they start fresh. The optimizer and the
+    progress start fresh (``--resume`` continues a run instead). Ignored when resuming."""
     max_grad_norm: float = 0.5
     """Gradient-norm clip."""
     target_kl: float | None = None
@@ -114,6 +118,12 @@ class Args:
     inputs: str = "features"
     """What the networks read (:mod:`ginenv.features`): ``features`` (the observation plus per-card
     deadwood features of the own hand) or ``observation`` (the raw vector)."""
+    critic_inputs: str = "observation"
+    """What the value MLP reads: ``observation``, the learner's inputs, or ``oracle``, those plus the
+    opponent's hand and the next cards of the stock (an asymmetric actor-critic,
+    :mod:`ginenv.experiments.train.networks`). The oracle is a training baseline only: the policy,
+    its checkpoints and every agent still see only the seat's observation. It takes the deal's luck
+    out of the advantages."""
     reward_scale: float = 0.01
     """Reward per point won (hands score up to about 100 points)."""
     shaping: float = 0.0
@@ -179,6 +189,8 @@ class Args:
             raise bad("hidden", "a non-empty list of positive layer widths")
         if self.inputs not in INPUT_KINDS:
             raise bad("inputs", " or ".join(INPUT_KINDS))
+        if self.critic_inputs not in CRITIC_INPUTS:
+            raise bad("critic_inputs", " or ".join(CRITIC_INPUTS))
         if self.precision not in PRECISIONS:
             raise bad("precision", " or ".join(PRECISIONS))
         if self.device not in ("cpu", "cuda", "auto"):

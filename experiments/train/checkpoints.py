@@ -24,7 +24,8 @@ from ginenv.agents.neural import (
 )
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.train.args import Args
-from ginenv.experiments.train.networks import ActorCritic
+from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic
+from torch import nn
 
 from ginenv.validation import is_int
 
@@ -88,6 +89,36 @@ def policy_from(path: str, wanted: MaskedPolicy, what: str) -> MaskedPolicy:
     policy = read_checkpoint(path).policy
     check_same_network(policy, wanted, f"{what} {path}")
     return policy
+
+
+def start_from(path: str, net: ActorCritic) -> list[str]:
+    """Start ``net`` from the checkpoint ``path`` (``Args.init``): its policy, and where it is a
+    training checkpoint its value MLP and opponent-hand head too; the names of the parts loaded.
+
+    A plain critic starts an oracle one (:data:`ORACLE_SIZE` more inputs): its first layer's weights
+    on the oracle inputs start at 0, so the oracle critic starts out valuing as the plain one did
+    and learns what the hidden cards add. Another shape: CheckpointError before anything is loaded.
+    """
+    ckpt = read_checkpoint(path)
+    check_same_network(ckpt.policy, net.actor, f"init {path}")
+    training = ckpt.training or {}
+    parts: dict[str, tuple[nn.Module, dict[str, torch.Tensor]]] = {}
+    if "critic" in training:
+        critic = training["critic"]
+        first = critic.get("0.weight") if isinstance(critic, dict) else None
+        own = net.critic.state_dict()["0.weight"]
+        if net.oracle and isinstance(first, torch.Tensor) and first.shape[1] + ORACLE_SIZE == own.shape[1]:
+            critic = {
+                **critic,
+                "0.weight": torch.cat([first, first.new_zeros(first.shape[0], ORACLE_SIZE)], 1),
+            }
+        parts["critic"] = (net.critic, check_state(net.critic, critic, "critic", path))
+    if "aux" in training:
+        parts["aux"] = (net.aux, check_state(net.aux, training["aux"], "aux", path))
+    net.actor.load_state_dict(ckpt.policy.state_dict())
+    for module, state in parts.values():
+        module.load_state_dict(state)
+    return ["policy", *parts]
 
 
 def fixed_member(member: str, inputs: str) -> MaskedPolicy:

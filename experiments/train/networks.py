@@ -9,15 +9,24 @@ logits, binary cross-entropy on the unseen cards against the opponent's true car
 loss only, never an input). Both networks read the observation with per-card deadwood features
 (:mod:`ginenv.features`, ``inputs``).
 
+With ``critic_inputs="oracle"`` the value MLP also reads what the learner cannot see
+(:data:`ORACLE_SIZE` entries, :func:`oracle_inputs`): the opponent's hand and the next
+:data:`ORACLE_STOCK` cards of the stock. This is an asymmetric actor-critic (Pinto et al. 2018; the
+"oracle" of Suphx, Li et al. 2020): the critic is a training baseline only, never part of a
+policy checkpoint or of any agent, so the policy still sees only its seat's observation. Its point
+is the deal's luck: a value that knows the cards takes most of the hand's luck out of the
+advantages, which the value of the learner's own view cannot.
+
 Illegal actions are masked out of the logits (``-inf``): they are never sampled, have exactly zero
 probability, and are left out of the entropy (:func:`masked_log_probs`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from ginenv.agents.neural import MaskedPolicy
-from ginenv.experiments.train.args import Args
+from ginenv.experiments.train.args import CRITIC_INPUTS, Args
 from torch import nn
 
 from ginenv.actions import NUM_ACTIONS
@@ -27,20 +36,47 @@ from ginenv.observation import plane_slice
 
 _UNSEEN = plane_slice("unseen")
 
+#: Stock cards, top first, an oracle critic sees (one 52-card one-hot block each).
+ORACLE_STOCK = 4
+#: Entries of :func:`oracle_inputs`: the opponent's hand, then the stock blocks.
+ORACLE_SIZE = NUM_CARDS * (1 + ORACLE_STOCK)
+
+
+def oracle_inputs(opponent_hands: np.ndarray, stock_tops: np.ndarray) -> np.ndarray:
+    """The oracle critic's extra inputs, (N, ORACLE_SIZE) float32: the opponent's hand (N,) int64
+    bitmasks as 52 0/1 columns, then per stock card of ``stock_tops`` (N, ORACLE_STOCK; -1 past the
+    stock's end, an all-zero block) its one-hot block."""
+    bits = (opponent_hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1
+    out = np.zeros((len(opponent_hands), 1 + ORACLE_STOCK, NUM_CARDS), dtype=np.float32)
+    out[:, 0] = bits
+    rows, blocks = np.nonzero(stock_tops >= 0)
+    out[rows, 1 + blocks, stock_tops[rows, blocks]] = 1.0
+    return out.reshape(len(opponent_hands), ORACLE_SIZE)
+
 
 class ActorCritic(nn.Module):
     """The policy (a MaskedPolicy), a separate value MLP and the opponent-hand head."""
 
     def __init__(
-        self, hidden: list[int] | tuple[int, ...], inputs: str = "features", card_hidden: int = 0
+        self,
+        hidden: list[int] | tuple[int, ...],
+        inputs: str = "features",
+        card_hidden: int = 0,
+        critic_inputs: str = "observation",
     ) -> None:
         """MLPs ``input -> hidden... -> 108`` (policy, with a card head of ``card_hidden`` units) and
         ``-> 1`` (value); aux ``hidden[-1] -> 52``; ``inputs`` is the input kind of
-        :mod:`ginenv.features` both read."""
+        :mod:`ginenv.features` both read; ``critic_inputs="oracle"``: the value MLP also reads
+        :func:`oracle_inputs` (pass them to :meth:`forward` and :meth:`value`)."""
         super().__init__()
+        if critic_inputs not in CRITIC_INPUTS:
+            raise ValueError(
+                f"critic_inputs must be one of {', '.join(CRITIC_INPUTS)}, got {critic_inputs!r}"
+            )
+        self.oracle = critic_inputs == "oracle"
         self.actor = MaskedPolicy(None, hidden, NUM_ACTIONS, inputs=inputs, card_hidden=card_hidden)
         layers: list[nn.Module] = []
-        width = input_size(inputs)
+        width = input_size(inputs) + (ORACLE_SIZE if self.oracle else 0)
         for h in hidden:
             layers += [nn.Linear(width, h), nn.Tanh()]
             width = h
@@ -52,12 +88,23 @@ class ActorCritic(nn.Module):
     @classmethod
     def for_args(cls, args: Args) -> ActorCritic:
         """The networks a run with ``args`` trains."""
-        return cls(args.hidden, args.inputs, args.card_hidden)
+        return cls(args.hidden, args.inputs, args.card_hidden, args.critic_inputs)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(logits, value, aux_logits)``: raw logits (mask them), value (B,), 52 card logits."""
+    def value(self, obs: torch.Tensor, oracle: torch.Tensor | None = None) -> torch.Tensor:
+        """The value (B,) of the inputs ``obs``; an oracle critic also reads ``oracle`` (B, ORACLE_SIZE)."""
+        if self.oracle:
+            if oracle is None:
+                raise ValueError("an oracle critic needs its oracle inputs (oracle_inputs)")
+            obs = torch.cat([obs, oracle], dim=1)
+        return self.critic(obs).squeeze(-1)
+
+    def forward(
+        self, obs: torch.Tensor, oracle: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(logits, value, aux_logits)``: raw logits (mask them), value (B,), 52 card logits;
+        ``oracle``: an oracle critic's extra inputs (:meth:`value`)."""
         logits, feats = self.actor.logits_and_features(obs)
-        return logits, self.critic(obs).squeeze(-1), self.aux(feats)
+        return logits, self.value(obs, oracle), self.aux(feats)
 
 
 def matmul_precision(precision: str, device: torch.device) -> torch.autocast:

@@ -49,8 +49,8 @@ from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import (
     load_training_checkpoint,
-    policy_from,
     save_training_checkpoint,
+    start_from,
 )
 from ginenv.experiments.train.distributed import RolloutWorkers
 from ginenv.experiments.train.networks import (
@@ -97,8 +97,9 @@ def ppo_update(
         chunks = torch.tensor_split(order, min(args.num_minibatches, max(1, batch // 2)))
         for mb in chunks:
             o, m = f_obs[mb].to(device), f_mask[mb].to(device)
+            oracle = rollout.oracle[mb].to(device) if net.oracle else None
             with matmul_precision(args.precision, device):
-                logits, value, aux_logits = net(o)
+                logits, value, aux_logits = net(o, oracle)
             logits, value, aux_logits = logits.float(), value.float(), aux_logits.float()
             logp_all, entropy = masked_log_probs(logits, m)
             new_logp = logp_all.gather(1, f_act[mb, None].to(device)).squeeze(1)
@@ -226,7 +227,8 @@ def train(args: Args, resume: str | None = None) -> Path:
     if resume is not None:
         progress = load_training_checkpoint(resume, net, optimizer)
     elif args.init is not None:
-        net.actor.load_state_dict(policy_from(args.init, net.actor, "init").state_dict())
+        loaded = start_from(args.init, net)
+        print(f"ginenv train: starting from {args.init} ({', '.join(loaded)})", flush=True)
 
     run_dir = _run_folder(args, resume)
     if resume is not None:

@@ -17,7 +17,11 @@ rollout the open hands bootstrap from the value of the learner's current view
 (:func:`potential_shaping`).
 
 Each decision also records the opponent's true hand (from ``venv.hands()``), the target of the
-auxiliary opponent-hand head, and, while kickstarting, the teacher's action.
+auxiliary opponent-hand head, and, while kickstarting, the teacher's action. With an oracle critic
+(``Args.critic_inputs``) it records the critic's oracle inputs too (the opponent's hand and the
+stock's next cards, :func:`ginenv.experiments.train.networks.oracle_inputs`), which only the value
+MLP reads; a truncated hand (rare: the turn limit) bootstraps with the oracle inputs of the
+learner's last decision in it, the engine having dealt the next hand already.
 """
 
 from __future__ import annotations
@@ -34,7 +38,15 @@ from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import fixed_member, policy_from
 from ginenv.experiments.train.league import League, drawn_fixed
-from ginenv.experiments.train.networks import ActorCritic, masked_log_probs, matmul_precision, sample_actions
+from ginenv.experiments.train.networks import (
+    ORACLE_SIZE,
+    ORACLE_STOCK,
+    ActorCritic,
+    masked_log_probs,
+    matmul_precision,
+    oracle_inputs,
+    sample_actions,
+)
 
 from ginenv import kernels
 from ginenv.actions import NUM_ACTIONS
@@ -117,6 +129,7 @@ class Rollout:
     obs: torch.Tensor  # (B, input_size) float32: network inputs
     mask: torch.Tensor  # (B, NUM_ACTIONS) bool: the legal actions
     opp: torch.Tensor  # (B, 52) float32 0/1: the opponent's hand (the auxiliary head's target)
+    oracle: torch.Tensor  # (B, ORACLE_SIZE) float32: an oracle critic's inputs ((B, 0) without one)
     actions: torch.Tensor  # (B,) int64
     teacher: torch.Tensor  # (B,) int64: the kickstarting teacher's action (when teaching, else 0)
     logp: torch.Tensor  # (B,) log-probability of the action under the policy that sampled it
@@ -176,6 +189,7 @@ class RolloutWorker:
         self.net = ActorCritic.for_args(args).to(self.device).eval().requires_grad_(False)
         self.net.load_state_dict(weights)
         self.width = input_size(args.inputs)
+        self.oracle_width = ORACLE_SIZE if self.net.oracle else 0
         self.sampler = torch.Generator(device=self.device).manual_seed(sample_seed)
         self.teacher: MaskedPolicy | None = None
         if args.kickstart and args.kickstart_teacher != "greedy":
@@ -194,6 +208,7 @@ class RolloutWorker:
         self.b_obs = torch.zeros((T, N, self.width), dtype=torch.float32)
         self.b_mask = torch.zeros((T, N, NUM_ACTIONS), dtype=torch.bool)
         self.b_opp = torch.zeros((T, N, NUM_CARDS), dtype=torch.float32)
+        self.b_oracle = torch.zeros((T, N, self.oracle_width), dtype=torch.float32)
         self.b_act = torch.zeros((T, N), dtype=torch.int64)
         self.b_teacher = torch.zeros((T, N), dtype=torch.int64)  # the kickstarting teacher's action
         self.b_logp = torch.zeros((T, N))
@@ -209,6 +224,14 @@ class RolloutWorker:
     def prepare(self, observations: np.ndarray) -> torch.Tensor:
         """Network inputs of a batch of observations."""
         return torch.from_numpy(policy_inputs(observations, self.args.inputs))
+
+    def oracle_now(self, slots: np.ndarray, seats: np.ndarray) -> torch.Tensor | None:
+        """An oracle critic's inputs for ``seats`` (one per slot of ``slots``) as the hands stand
+        now; None without an oracle critic."""
+        if not self.oracle_width:
+            return None
+        opponents = self.venv.hands()[slots, 1 - seats]
+        return torch.from_numpy(oracle_inputs(opponents, self.venv.stock_tops(ORACLE_STOCK)[slots]))
 
     def collect(
         self, weights: dict[str, torch.Tensor] | None, snapshot: bool = False, teach: bool = False
@@ -239,6 +262,7 @@ class RolloutWorker:
             li = np.flatnonzero(learner)
             actions = np.zeros(N, dtype=np.int64)
             opp_hand = unpack_card_masks(venv.hands()[li, 1 - seats[li]])
+            oracle = self.oracle_now(li, seats[li])
             # Network inputs only where a network moves: the learner's slots and the snapshots'.
             netted = np.flatnonzero(learner | league.plays_a_network())
             obs_t = torch.zeros((N, self.width), dtype=torch.float32)
@@ -249,7 +273,7 @@ class RolloutWorker:
             with torch.no_grad(), precision:
                 if li.size:
                     o, m = obs_t[li].to(device), mask_t[li].to(device)
-                    logits, value, _ = net(o)
+                    logits, value, _ = net(o, None if oracle is None else oracle.to(device))
                     logits, value = logits.float(), value.float()
                     a = sample_actions(logits, m, self.sampler)
                     logp, _ = masked_log_probs(logits, m)
@@ -257,6 +281,8 @@ class RolloutWorker:
                     self.b_obs[t, li] = obs_t[li]
                     self.b_mask[t, li] = mask_t[li]
                     self.b_opp[t, li] = torch.from_numpy(opp_hand)
+                    if oracle is not None:
+                        self.b_oracle[t, li] = oracle
                     self.b_act[t, li] = a.cpu()
                     if teach and self.teacher is not None:
                         self.b_teacher[t, li] = self.teacher(o, m).float().argmax(1).cpu()
@@ -295,8 +321,9 @@ class RolloutWorker:
                 cut = own[truncated[own]]
                 if cut.size:
                     final = venv.final_observations[cut, seats[cut]]
+                    seen = self.b_oracle[last[cut], cut].to(device) if self.oracle_width else None
                     with torch.no_grad(), precision:
-                        value = net(self.prepare(final).to(device))[1]
+                        value = net.value(self.prepare(final).to(device), seen)
                     self.b_trunc_val[last[cut], cut] = value.float().cpu()
                 last[ended] = -1
                 league.new_hands(ended)
@@ -307,7 +334,8 @@ class RolloutWorker:
         tick = time.perf_counter()
         with torch.no_grad(), precision:
             view = self.prepare(venv.observe(seats)).to(device)
-            next_value = net(view)[1].float().cpu()
+            now = self.oracle_now(np.arange(N), seats)
+            next_value = net.value(view, None if now is None else now.to(device)).float().cpu()
             if args.shaping:
                 dead = own_deadwood(venv.hands()[np.arange(N), seats])
                 end_phi = torch.from_numpy(-args.shaping * args.reward_scale * dead)
@@ -325,6 +353,7 @@ class RolloutWorker:
             obs=self.b_obs.flatten(0, 1)[flat],
             mask=self.b_mask.flatten(0, 1)[flat],
             opp=self.b_opp.flatten(0, 1)[flat],
+            oracle=self.b_oracle.flatten(0, 1)[flat],
             actions=self.b_act.flatten()[flat],
             teacher=self.b_teacher.flatten()[flat],
             logp=self.b_logp.flatten()[flat],

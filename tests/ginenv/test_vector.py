@@ -137,6 +137,27 @@ def test_reset_from_given_decks_and_dealers() -> None:
     assert set(np.flatnonzero(mask[0])) == {action_id("draw_discard"), action_id("pass")}
 
 
+def test_the_stock_tops_are_the_next_cards_to_draw() -> None:
+    order = parse_cards(
+        "Jc 8c 2h Ad 7d 8s 4c 6c 9s 4s 3h 8d 3s 9d 7s 6d Qh Tc Ac Qc Th 7c Qd 3d 6h Kd Jd 2c 2s "
+        "Qs Kc 8h Ah 4d Ts 5d 5c Ks As 3c Jh 2d Kh 7h Td 6s 4h 5s 9c Js 5h 9h"
+    )
+    venv = VectorGinRummy(1, seed=0)
+    venv.reset(decks=np.array([order]), dealers=np.array([0]))
+    assert [CARD_NAMES[c] for c in venv.stock_tops(3)[0]] == ["7c", "Qd", "3d"]
+    # Both pass the upcard Th; the non-dealer then draws 7c from the stock.
+    for name in ("pass", "pass", "draw_stock"):
+        venv.step(np.array([action_id(name)]))
+    assert [CARD_NAMES[c] for c in venv.stock_tops(2)[0]] == ["Qd", "3d"]
+    # 30 cards are left in the stock: past them, -1.
+    deep = venv.stock_tops(32)[0]
+    assert CARD_NAMES[deep[29]] == "9h" and deep[30:].tolist() == [-1, -1]
+    assert venv.stock_tops(0).shape == (1, 0)
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(VectorError, match="k must be an integer >= 0"):
+            venv.stock_tops(bad)  # type: ignore[arg-type]
+
+
 def test_determinism_under_a_seed() -> None:
     def run(seed: int) -> list[np.ndarray]:
         venv = VectorGinRummy(16, seed=seed)

@@ -1,5 +1,6 @@
 """Training checkpoints (ginenv.experiments.train.checkpoints): a run resumes with everything restored,
-and policy-only, reshaped, tampered or torn checkpoints are refused before anything is loaded."""
+a run starts from another's networks (an oracle critic from a plain one), and policy-only, reshaped,
+tampered or torn checkpoints are refused before anything is loaded."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import torch
 from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.cli import main
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train.checkpoints import load_training_checkpoint
-from ginenv.experiments.train.networks import ActorCritic
+from ginenv.experiments.train.checkpoints import load_training_checkpoint, start_from
+from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic
 from ginenv.experiments.train.ppo import Args, train
 
 from ginenv import agents
@@ -51,6 +52,34 @@ def test_resume_restores_everything_and_continues(  # type: ignore[no-untyped-de
     shutil.copy(path, loose)
     elsewhere = train(dataclasses.replace(more, runs_dir=str(tmp_path / "runs")), resume=str(loose))
     assert elsewhere.parent == tmp_path / "runs" and len(scalars(elsewhere)["losses/policy"]) == 1
+
+
+def test_init_starts_an_oracle_critic_from_a_plain_one(smoke_run: tuple[Args, Path], tmp_path: Path) -> None:
+    args, run_dir = smoke_run
+    path = str(run_dir / "checkpoints" / "latest.pt")
+    plain = ActorCritic.for_args(args)
+    load_training_checkpoint(path, plain, torch.optim.Adam(plain.parameters()))
+    oracle = ActorCritic.for_args(dataclasses.replace(args, critic_inputs="oracle"))
+    assert start_from(path, oracle) == ["policy", "critic", "aux"]
+    # The oracle's weights start at 0: whatever the hidden cards, it values as the plain critic did.
+    obs = torch.rand(5, oracle.critic[0].in_features - ORACLE_SIZE)
+    for hidden_cards in (torch.zeros(5, ORACLE_SIZE), torch.rand(5, ORACLE_SIZE)):
+        assert torch.allclose(oracle.value(obs, hidden_cards), plain.value(obs))
+    assert torch.equal(oracle.aux.weight, plain.aux.weight)
+    # A policy-only file starts the policy alone; the heads keep their fresh weights.
+    fresh = ActorCritic.for_args(args)
+    critic_before = {k: v.clone() for k, v in fresh.critic.state_dict().items()}
+    lone = tmp_path / "policy.pt"
+    save_checkpoint(plain.actor, lone)
+    assert start_from(str(lone), fresh) == ["policy"]
+    assert all(torch.equal(critic_before[k], v) for k, v in fresh.critic.state_dict().items())
+    # A critic of another width is refused before anything is loaded.
+    wider = ActorCritic(args.hidden, args.inputs, args.card_hidden)
+    wider.critic[0] = torch.nn.Linear(obs.shape[1] + 1, args.hidden[0])
+    actor_before = {k: v.clone() for k, v in wider.actor.state_dict().items()}
+    with pytest.raises(CheckpointError, match=r"training\['critic'\]\['0.weight'\] must be a float tensor"):
+        start_from(path, wider)
+    assert all(torch.equal(actor_before[k], v) for k, v in wider.actor.state_dict().items())
 
 
 def test_cuda_is_refused_in_one_line_where_torch_has_none(

@@ -1,16 +1,27 @@
 """The networks of a PPO run (ginenv.experiments.train.networks): masking of illegal actions, exactly
-zero probability and no share of the entropy, and sampling only legal actions."""
+zero probability and no share of the entropy, sampling only legal actions, and the oracle critic's
+inputs, which only the value reads."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 import torch
-from ginenv.experiments.train.networks import masked_log_probs, sample_actions
+from ginenv.experiments.train.networks import (
+    ORACLE_SIZE,
+    ORACLE_STOCK,
+    ActorCritic,
+    masked_log_probs,
+    oracle_inputs,
+    sample_actions,
+)
 from scenarios import DEALER, deck_with, play, start
 
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
+from ginenv.cards import NUM_CARDS, mask_of, parse_cards
+from ginenv.features import input_size
 
 # --- masking ---------------------------------------------------------------------------------------
 
@@ -59,3 +70,35 @@ def test_sampling_never_picks_an_illegal_action() -> None:
 def test_action_names_used_here_exist() -> None:
     for name in ("draw_discard", "discard 7c", "discard Kh"):
         assert action_name(action_id(name)) == name
+
+
+# --- the oracle critic -----------------------------------------------------------------------------
+
+
+def test_oracle_inputs_hold_the_opponents_hand_then_one_block_per_stock_card() -> None:
+    hands = np.array([mask_of(parse_cards("As Td Kc")), 0], dtype=np.int64)
+    tops = np.array([parse_cards("2h 3h 4h 5h"), [*parse_cards("9c"), -1, -1, -1]], dtype=np.int64)
+    assert tops.shape[1] == ORACLE_STOCK
+    out = oracle_inputs(hands, tops).reshape(2, 1 + ORACLE_STOCK, NUM_CARDS)
+    assert sorted(np.flatnonzero(out[0, 0])) == sorted(parse_cards("As Td Kc"))
+    for block, name in enumerate(["2h", "3h", "4h", "5h"], start=1):
+        assert np.flatnonzero(out[0, block]).tolist() == parse_cards(name)
+    # Past the stock's end a block is all zero.
+    assert not out[1, 0].any() and np.flatnonzero(out[1, 1]).tolist() == parse_cards("9c")
+    assert not out[1, 2:].any()
+
+
+def test_only_the_oracle_critics_value_reads_the_oracle_inputs() -> None:
+    torch.manual_seed(0)
+    net = ActorCritic([16], "features", 8, critic_inputs="oracle")
+    obs = torch.rand(3, input_size("features"))
+    first, second = torch.rand(3, ORACLE_SIZE), torch.rand(3, ORACLE_SIZE)
+    logits_a, value_a, aux_a = net(obs, first)
+    logits_b, value_b, aux_b = net(obs, second)
+    # The policy and its opponent-hand head never see the hidden cards; the value does.
+    assert torch.equal(logits_a, logits_b) and torch.equal(aux_a, aux_b)
+    assert not torch.allclose(value_a, value_b)
+    with pytest.raises(ValueError, match="needs its oracle inputs"):
+        net(obs)
+    with pytest.raises(ValueError, match="critic_inputs must be one of observation, oracle"):
+        ActorCritic([16], critic_inputs="cheat")

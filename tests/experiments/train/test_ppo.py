@@ -13,7 +13,7 @@ from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read
 from ginenv.experiments.cli import main
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.league import COMPILED_OPPONENTS
-from ginenv.experiments.train.networks import ActorCritic, network_weights
+from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic, network_weights
 from ginenv.experiments.train.ppo import Args, train
 from ginenv.experiments.train.rollouts import RolloutWorker
 
@@ -94,14 +94,32 @@ def test_train_command_runs_with_overrides(tmp_path: Path, capsys: pytest.Captur
     assert "unknown setting(s) in --set 'hiden=[8]': hiden" in capsys.readouterr().err
 
 
-def test_a_run_full_of_truncated_hands_trains(tiny, scalars) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("critic_inputs", ["observation", "oracle"])
+def test_a_run_full_of_truncated_hands_trains(tiny, scalars, critic_inputs: str) -> None:  # type: ignore[no-untyped-def]
     # A turn limit of 3 draws truncates most hands: their bootstrap reads each learner's final view
-    # of the hand (venv.final_observations) and the run must still learn without errors or NaNs.
-    args = tiny(turn_limit=3, eval_every=0)
+    # of the hand (venv.final_observations; an oracle critic, the hidden cards of the learner's last
+    # decision) and the run must still learn without errors or NaNs.
+    args = tiny(turn_limit=3, eval_every=0, critic_inputs=critic_inputs)
     run_dir = train(args)
     found = scalars(run_dir)
     assert all(math.isfinite(v) for v in found["losses/value"] + found["losses/policy"])
     assert found["charts/points_per_hand"]  # hands ended (truncated ones score 0)
+
+
+def test_an_oracle_critic_trains_and_stays_out_of_the_policy(tiny, scalars) -> None:  # type: ignore[no-untyped-def]
+    run_dir = train(tiny(critic_inputs="oracle"))
+    found = scalars(run_dir)
+    assert all(math.isfinite(v) for v in found["losses/value"] + found["losses/policy"])
+    ckpt = read_checkpoint(run_dir / "checkpoints" / "latest.pt")
+    assert ckpt.training is not None and ckpt.config is not None
+    assert ckpt.config["critic_inputs"] == "oracle"
+    # The value MLP reads the policy's inputs and the oracle's; the policy reads its inputs alone,
+    # so the checkpoint plays in the harness like any other.
+    policy_width = ckpt.policy.net[0].in_features
+    assert ckpt.training["critic"]["0.weight"].shape[1] == policy_width + ORACLE_SIZE
+    assert "eval/greedy" in found
+    with pytest.raises(UsageError, match="critic_inputs must be observation or oracle"):
+        tiny(critic_inputs="both").validate()
 
 
 def test_bfloat16_matrix_products_train_and_save_fp32_weights(tiny, scalars) -> None:  # type: ignore[no-untyped-def]

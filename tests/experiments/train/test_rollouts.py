@@ -1,16 +1,17 @@
 """Rollout collection (ginenv.experiments.train.rollouts): GAE over the learner's own decisions,
 potential shaping, the opponent's hand as 0/1 columns, and a worker's rollout holding only the
-learner's legal decisions, the same for the same seed."""
+learner's legal decisions, the same for the same seed, and an oracle critic's inputs recorded beside
+each decision."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from ginenv.experiments.train.networks import ActorCritic, network_weights
+from ginenv.experiments.train.networks import ORACLE_STOCK, ActorCritic, network_weights
 from ginenv.experiments.train.rollouts import RolloutWorker, learner_gae, potential_shaping, unpack_card_masks
 
-from ginenv.cards import mask_of, parse_cards
+from ginenv.cards import NUM_CARDS, mask_of, parse_cards
 
 # --- GAE over the learner's own decisions ----------------------------------------------------------
 
@@ -78,3 +79,20 @@ def test_a_rollout_holds_the_learners_legal_decisions_and_follows_the_seed(tiny)
     assert torch.allclose(first.returns, first.advantages + first.values)
     assert torch.equal(first.actions, again.actions) and torch.equal(first.advantages, again.advantages)
     assert not (len(other.actions) == decisions and torch.equal(other.actions, first.actions))
+
+
+def test_an_oracle_critics_rollout_records_the_hidden_cards(tiny) -> None:  # type: ignore[no-untyped-def]
+    args = tiny(eval_every=0, critic_inputs="oracle")
+    rollout = RolloutWorker(args, 0, args.num_envs, network_weights(ActorCritic.for_args(args))).collect(None)
+    blocks = rollout.oracle.reshape(len(rollout.actions), 1 + ORACLE_STOCK, NUM_CARDS)
+    # First the opponent's hand, the aux head's target; then the stock's next cards, one each, none
+    # of them in the opponent's hand.
+    assert torch.equal(blocks[:, 0], rollout.opp)
+    per_block = blocks[:, 1:].sum(-1)
+    assert bool(((per_block == 0) | (per_block == 1)).all()) and bool((per_block[:, 0] == 1).any())
+    assert not bool((blocks[:, 1:] * blocks[:, :1]).any())
+    assert torch.isfinite(rollout.advantages).all()
+    # Without an oracle critic nothing hidden is recorded.
+    plain_args = tiny(eval_every=0)
+    plain = RolloutWorker(plain_args, 0, 32, network_weights(ActorCritic.for_args(plain_args))).collect(None)
+    assert plain.oracle.shape == (len(plain.actions), 0)
