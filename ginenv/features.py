@@ -68,6 +68,13 @@ def hand_masks(observations: np.ndarray) -> np.ndarray:
     return (held.astype(np.int64) * _BITS).sum(axis=1)
 
 
+def scaled_hand_features(hands: np.ndarray) -> np.ndarray:
+    """The ``"features"`` input's :data:`FEATURE_SIZE` entries for hands given as int64 card
+    bitmasks (B,): :func:`ginenv.kernels.hand_features_many` in units of :data:`POINTS` points (the
+    meldable plane stays 0/1). A training oracle computes them for the opponent's hand too."""
+    return kernels.hand_features_many(np.asarray(hands, dtype=np.int64)) * _FEATURE_SCALE
+
+
 def policy_inputs(observations: np.ndarray, kind: str) -> np.ndarray:
     """Network inputs (B, :func:`input_size`) float32 for a batch of observations (B, OBS_SIZE)."""
     check_kind(kind)
@@ -78,5 +85,5 @@ def policy_inputs(observations: np.ndarray, kind: str) -> np.ndarray:
         return obs
     out = np.empty((obs.shape[0], OBS_SIZE + FEATURE_SIZE), dtype=np.float32)
     np.multiply(obs, _SCALE, out=out[:, :OBS_SIZE])
-    np.multiply(kernels.hand_features_many(hand_masks(obs)), _FEATURE_SCALE, out=out[:, OBS_SIZE:])
+    out[:, OBS_SIZE:] = scaled_hand_features(hand_masks(obs))
     return out

@@ -120,7 +120,7 @@ class Args:
     deadwood features of the own hand) or ``observation`` (the raw vector)."""
     critic_inputs: str = "observation"
     """What the value MLP reads: ``observation``, the learner's inputs, or ``oracle``, those plus the
-    opponent's hand and the next cards of the stock (an asymmetric actor-critic,
+    opponent's hand with its deadwood features and the next cards of the stock (an asymmetric actor-critic,
     :mod:`ginenv.experiments.train.networks`). The oracle is a training baseline only: the policy,
     its checkpoints and every agent still see only the seat's observation. It takes the deal's luck
     out of the advantages."""

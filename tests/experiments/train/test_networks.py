@@ -21,7 +21,7 @@ from scenarios import DEALER, deck_with, play, start
 
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
 from ginenv.cards import NUM_CARDS, mask_of, parse_cards
-from ginenv.features import input_size
+from ginenv.features import FEATURE_SIZE, POINTS, input_size, scaled_hand_features
 
 # --- masking ---------------------------------------------------------------------------------------
 
@@ -79,7 +79,14 @@ def test_oracle_inputs_hold_the_opponents_hand_then_one_block_per_stock_card() -
     hands = np.array([mask_of(parse_cards("As Td Kc")), 0], dtype=np.int64)
     tops = np.array([parse_cards("2h 3h 4h 5h"), [*parse_cards("9c"), -1, -1, -1]], dtype=np.int64)
     assert tops.shape[1] == ORACLE_STOCK
-    out = oracle_inputs(hands, tops).reshape(2, 1 + ORACLE_STOCK, NUM_CARDS)
+    full = oracle_inputs(hands[:1].repeat(2), tops)
+    assert full.shape == (2, ORACLE_SIZE)
+    # Last, the opponent's deadwood features, as the policy's own: As + Td + Kc, 21 points here.
+    np.testing.assert_array_equal(full[:, -FEATURE_SIZE:], scaled_hand_features(hands[:1].repeat(2)))
+    assert full[0, -1] * POINTS == pytest.approx(21)
+    out = oracle_inputs(hands, tops)[:, : NUM_CARDS * (1 + ORACLE_STOCK)].reshape(
+        2, 1 + ORACLE_STOCK, NUM_CARDS
+    )
     assert sorted(np.flatnonzero(out[0, 0])) == sorted(parse_cards("As Td Kc"))
     for block, name in enumerate(["2h", "3h", "4h", "5h"], start=1):
         assert np.flatnonzero(out[0, block]).tolist() == parse_cards(name)

@@ -84,9 +84,10 @@ def test_a_rollout_holds_the_learners_legal_decisions_and_follows_the_seed(tiny)
 def test_an_oracle_critics_rollout_records_the_hidden_cards(tiny) -> None:  # type: ignore[no-untyped-def]
     args = tiny(eval_every=0, critic_inputs="oracle")
     rollout = RolloutWorker(args, 0, args.num_envs, network_weights(ActorCritic.for_args(args))).collect(None)
-    blocks = rollout.oracle.reshape(len(rollout.actions), 1 + ORACLE_STOCK, NUM_CARDS)
+    cards = rollout.oracle[:, : NUM_CARDS * (1 + ORACLE_STOCK)]
+    blocks = cards.reshape(len(rollout.actions), 1 + ORACLE_STOCK, NUM_CARDS)
     # First the opponent's hand, the aux head's target; then the stock's next cards, one each, none
-    # of them in the opponent's hand.
+    # of them in the opponent's hand; then that hand's deadwood features (tested with the networks).
     assert torch.equal(blocks[:, 0], rollout.opp)
     per_block = blocks[:, 1:].sum(-1)
     assert bool(((per_block == 0) | (per_block == 1)).all()) and bool((per_block[:, 0] == 1).any())
