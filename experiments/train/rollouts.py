@@ -18,10 +18,11 @@ rollout the open hands bootstrap from the value of the learner's current view
 
 Each decision also records the opponent's true hand (from ``venv.hands()``), the target of the
 auxiliary opponent-hand head, and, while kickstarting, the teacher's action. With an oracle critic
-(``Args.critic_inputs``) it records the critic's oracle inputs too (the opponent's hand and the
-stock's next cards, :func:`ginenv.experiments.train.networks.oracle_inputs`), which only the value
-MLP reads; a truncated hand (rare: the turn limit) bootstraps with the oracle inputs of the
-learner's last decision in it, the engine having dealt the next hand already.
+(``Args.critic_inputs``) it records the critic's oracle inputs too (the opponent's hand, its
+deadwood features and the stock's next cards,
+:func:`ginenv.experiments.train.networks.oracle_inputs`), which only the value MLP reads; a
+truncated hand (rare: the turn limit) bootstraps with the oracle inputs of the learner's last
+decision in it, the engine having dealt the next hand already.
 """
 
 from __future__ import annotations
