@@ -52,7 +52,7 @@ SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "neural" / "data" / "neur
 register_builtin(
     "neural",
     _neural,
-    "shipped network: clones of expert and master improved by PPO against a league",
+    "shipped network: clones of expert and master improved by PPO against a league, level with master",
     weights=SHIPPED_CHECKPOINT,
 )
 
