@@ -56,8 +56,8 @@ variance, or added some (see the benchmark's docstring).
 **Measured** (``benchmarks/bench_variance.py --deals 1000``, seed 0, the harness's standard deals,
 never used to fit or choose ``V``): the variance of the per-deal value falls by 15% (easy-random,
 where the random player's loose play says little), 25% (normal-easy), 34% (hard-normal,
-neural-hard), 41% (expert-neural) and 39% (master-expert), and the hands needed to separate a pair
-fall in proportion (e.g. 174 -> 114 for hard-normal, 192 -> 112 for expert-neural). Half was the
+expert-neural), 35% (neural-hard) and 39% (master-expert), and the hands needed to separate a pair
+fall in proportion (e.g. 174 -> 114 for hard-normal, 236 -> 154 for neural-hard). Half was the
 aim; richer features, an MLP and rollouts did no better (the benchmark's docstring lists them).
 The luck costs about 0.1 ms per hand (:func:`state_luck`), a fraction of a percent of a ladder run.
 
