@@ -10,13 +10,13 @@ loss only, never an input). Both networks read the observation with per-card dea
 (:mod:`ginenv.features`, ``inputs``).
 
 With ``critic_inputs="oracle"`` the value MLP also reads what the learner cannot see
-(:data:`ORACLE_SIZE` entries, :func:`oracle_inputs`): the opponent's hand, with its deadwood
-features, and the next :data:`ORACLE_STOCK` cards of the stock. This is an asymmetric
-actor-critic (Pinto et al. 2018; the "oracle" of Suphx, Li et al. 2020): the critic is a training
-baseline only, never part of a policy checkpoint or of any agent, so the policy still sees only
-its seat's observation. Its point
-is the deal's luck: a value that knows the cards takes most of the hand's luck out of the
-advantages, which the value of the learner's own view cannot.
+(:data:`ORACLE_SIZE` entries, :func:`ginenv.experiments.train.rollouts.oracle_inputs`): the
+opponent's hand, with its deadwood features, and the next :data:`ORACLE_STOCK` cards of the stock.
+This is an asymmetric actor-critic (Pinto et al. 2018; the "oracle" of Suphx, Li et al. 2020): the
+critic is a training baseline only, never part of a policy checkpoint or of any agent, so the
+policy still sees only its seat's observation. Its point is the deal's luck: a value that knows the
+cards takes more of the hand's luck out of the advantages than the value of the learner's own view
+can.
 
 Illegal actions are masked out of the logits (``-inf``): they are never sampled, have exactly zero
 probability, and are left out of the entropy (:func:`masked_log_probs`).
@@ -24,7 +24,6 @@ probability, and are left out of the entropy (:func:`masked_log_probs`).
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.experiments.train.args import CRITIC_INPUTS, Args
@@ -32,30 +31,16 @@ from torch import nn
 
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
-from ginenv.features import FEATURE_SIZE, input_size, scaled_hand_features
+from ginenv.features import FEATURE_SIZE, input_size
 from ginenv.observation import plane_slice
 
 _UNSEEN = plane_slice("unseen")
 
 #: Stock cards, top first, an oracle critic sees (one 52-card one-hot block each).
 ORACLE_STOCK = 4
-#: Entries of :func:`oracle_inputs`: the opponent's hand, the stock blocks, then the opponent's
-#: hand features.
+#: Entries of the oracle inputs (:func:`ginenv.experiments.train.rollouts.oracle_inputs`): the
+#: opponent's hand, the stock blocks, then the opponent's hand features.
 ORACLE_SIZE = NUM_CARDS * (1 + ORACLE_STOCK) + FEATURE_SIZE
-
-
-def oracle_inputs(opponent_hands: np.ndarray, stock_tops: np.ndarray) -> np.ndarray:
-    """The oracle critic's extra inputs, (N, ORACLE_SIZE) float32: the opponent's hand (N,) int64
-    bitmasks as 52 0/1 columns; per stock card of ``stock_tops`` (N, ORACLE_STOCK; -1 past the
-    stock's end, an all-zero block) its one-hot block; and the opponent's hand features as the
-    policy reads its own (:func:`ginenv.features.scaled_hand_features`: its deadwood and what each
-    card would do to it), so the critic need not rediscover the opponent's meld arithmetic."""
-    n = len(opponent_hands)
-    cards = np.zeros((n, 1 + ORACLE_STOCK, NUM_CARDS), dtype=np.float32)
-    cards[:, 0] = (opponent_hands[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1
-    rows, blocks = np.nonzero(stock_tops >= 0)
-    cards[rows, 1 + blocks, stock_tops[rows, blocks]] = 1.0
-    return np.concatenate([cards.reshape(n, -1), scaled_hand_features(opponent_hands)], axis=1)
 
 
 class ActorCritic(nn.Module):
@@ -71,7 +56,7 @@ class ActorCritic(nn.Module):
         """MLPs ``input -> hidden... -> 108`` (policy, with a card head of ``card_hidden`` units) and
         ``-> 1`` (value); aux ``hidden[-1] -> 52``; ``inputs`` is the input kind of
         :mod:`ginenv.features` both read; ``critic_inputs="oracle"``: the value MLP also reads
-        :func:`oracle_inputs` (pass them to :meth:`forward` and :meth:`value`)."""
+        the oracle inputs (pass them to :meth:`forward` and :meth:`value`)."""
         super().__init__()
         if critic_inputs not in CRITIC_INPUTS:
             raise ValueError(

@@ -19,8 +19,8 @@ rollout the open hands bootstrap from the value of the learner's current view
 Each decision also records the opponent's true hand (from ``venv.hands()``), the target of the
 auxiliary opponent-hand head, and, while kickstarting, the teacher's action. With an oracle critic
 (``Args.critic_inputs``) it records the critic's oracle inputs too (the opponent's hand, its
-deadwood features and the stock's next cards,
-:func:`ginenv.experiments.train.networks.oracle_inputs`), which only the value MLP reads; a
+deadwood features and the stock's next cards, :func:`oracle_inputs`), which only the value
+MLP reads; a
 truncated hand (rare: the turn limit) bootstraps with the oracle inputs of the learner's last
 decision in it, the engine having dealt the next hand already.
 """
@@ -45,14 +45,13 @@ from ginenv.experiments.train.networks import (
     ActorCritic,
     masked_log_probs,
     matmul_precision,
-    oracle_inputs,
     sample_actions,
 )
 
 from ginenv import kernels
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
-from ginenv.features import input_size, policy_inputs
+from ginenv.features import input_size, policy_inputs, scaled_hand_features
 from ginenv.vector import VectorGinRummy
 
 
@@ -120,6 +119,22 @@ def own_deadwood(hands: np.ndarray) -> np.ndarray:
 def unpack_card_masks(masks: np.ndarray) -> np.ndarray:
     """52-bit card masks (N,) int64 unpacked into (N, 52) float32 0/1 columns, card order."""
     return ((masks[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1).astype(np.float32)
+
+
+def oracle_inputs(opponent_hands: np.ndarray, stock_tops: np.ndarray) -> np.ndarray:
+    """An oracle critic's extra inputs, (N, ORACLE_SIZE) float32: the opponent's hand (N,) int64
+    bitmasks as 52 0/1 columns; per stock card of ``stock_tops`` (N, ORACLE_STOCK; -1 past the
+    stock's end, an all-zero block) its one-hot block; and the opponent's hand features as the
+    policy reads its own (:func:`ginenv.features.scaled_hand_features`: its deadwood and what each
+    card would do to it), so the critic need not rediscover the opponent's meld arithmetic."""
+    n = len(opponent_hands)
+    stock = np.zeros((n, ORACLE_STOCK, NUM_CARDS), dtype=np.float32)
+    rows, blocks = np.nonzero(stock_tops >= 0)
+    stock[rows, blocks, stock_tops[rows, blocks]] = 1.0
+    return np.concatenate(
+        [unpack_card_masks(opponent_hands), stock.reshape(n, -1), scaled_hand_features(opponent_hands)],
+        axis=1,
+    )
 
 
 @dataclass
@@ -226,12 +241,11 @@ class RolloutWorker:
         """Network inputs of a batch of observations."""
         return torch.from_numpy(policy_inputs(observations, self.args.inputs))
 
-    def oracle_now(self, slots: np.ndarray, seats: np.ndarray) -> torch.Tensor | None:
-        """An oracle critic's inputs for ``seats`` (one per slot of ``slots``) as the hands stand
-        now; None without an oracle critic."""
+    def oracle_now(self, slots: np.ndarray, opponents: np.ndarray) -> torch.Tensor | None:
+        """An oracle critic's inputs in ``slots`` whose opponents hold ``opponents`` (int64 masks),
+        the stock as it stands now; None without an oracle critic."""
         if not self.oracle_width:
             return None
-        opponents = self.venv.hands()[slots, 1 - seats]
         return torch.from_numpy(oracle_inputs(opponents, self.venv.stock_tops(ORACLE_STOCK)[slots]))
 
     def collect(
@@ -262,8 +276,9 @@ class RolloutWorker:
             learner = player == seats
             li = np.flatnonzero(learner)
             actions = np.zeros(N, dtype=np.int64)
-            opp_hand = unpack_card_masks(venv.hands()[li, 1 - seats[li]])
-            oracle = self.oracle_now(li, seats[li])
+            opponents = venv.hands()[li, 1 - seats[li]]
+            opp_hand = unpack_card_masks(opponents)
+            oracle = self.oracle_now(li, opponents)
             # Network inputs only where a network moves: the learner's slots and the snapshots'.
             netted = np.flatnonzero(learner | league.plays_a_network())
             obs_t = torch.zeros((N, self.width), dtype=torch.float32)
@@ -335,7 +350,8 @@ class RolloutWorker:
         tick = time.perf_counter()
         with torch.no_grad(), precision:
             view = self.prepare(venv.observe(seats)).to(device)
-            now = self.oracle_now(np.arange(N), seats)
+            every = np.arange(N)
+            now = self.oracle_now(every, venv.hands()[every, 1 - seats])
             next_value = net.value(view, None if now is None else now.to(device)).float().cpu()
             if args.shaping:
                 dead = own_deadwood(venv.hands()[np.arange(N), seats])

@@ -1,6 +1,6 @@
 """The networks of a PPO run (ginenv.experiments.train.networks): masking of illegal actions, exactly
-zero probability and no share of the entropy, sampling only legal actions, and the oracle critic's
-inputs, which only the value reads."""
+zero probability and no share of the entropy, sampling only legal actions, and an oracle critic
+whose inputs only the value reads."""
 
 from __future__ import annotations
 
@@ -9,19 +9,11 @@ import math
 import numpy as np
 import pytest
 import torch
-from ginenv.experiments.train.networks import (
-    ORACLE_SIZE,
-    ORACLE_STOCK,
-    ActorCritic,
-    masked_log_probs,
-    oracle_inputs,
-    sample_actions,
-)
+from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic, masked_log_probs, sample_actions
 from scenarios import DEALER, deck_with, play, start
 
 from ginenv.actions import NUM_ACTIONS, action_id, action_name
-from ginenv.cards import NUM_CARDS, mask_of, parse_cards
-from ginenv.features import FEATURE_SIZE, POINTS, input_size, scaled_hand_features
+from ginenv.features import input_size
 
 # --- masking ---------------------------------------------------------------------------------------
 
@@ -73,26 +65,6 @@ def test_action_names_used_here_exist() -> None:
 
 
 # --- the oracle critic -----------------------------------------------------------------------------
-
-
-def test_oracle_inputs_hold_the_opponents_hand_then_one_block_per_stock_card() -> None:
-    hands = np.array([mask_of(parse_cards("As Td Kc")), 0], dtype=np.int64)
-    tops = np.array([parse_cards("2h 3h 4h 5h"), [*parse_cards("9c"), -1, -1, -1]], dtype=np.int64)
-    assert tops.shape[1] == ORACLE_STOCK
-    full = oracle_inputs(hands[:1].repeat(2), tops)
-    assert full.shape == (2, ORACLE_SIZE)
-    # Last, the opponent's deadwood features, as the policy's own: As + Td + Kc, 21 points here.
-    np.testing.assert_array_equal(full[:, -FEATURE_SIZE:], scaled_hand_features(hands[:1].repeat(2)))
-    assert full[0, -1] * POINTS == pytest.approx(21)
-    out = oracle_inputs(hands, tops)[:, : NUM_CARDS * (1 + ORACLE_STOCK)].reshape(
-        2, 1 + ORACLE_STOCK, NUM_CARDS
-    )
-    assert sorted(np.flatnonzero(out[0, 0])) == sorted(parse_cards("As Td Kc"))
-    for block, name in enumerate(["2h", "3h", "4h", "5h"], start=1):
-        assert np.flatnonzero(out[0, block]).tolist() == parse_cards(name)
-    # Past the stock's end a block is all zero.
-    assert not out[1, 0].any() and np.flatnonzero(out[1, 1]).tolist() == parse_cards("9c")
-    assert not out[1, 2:].any()
 
 
 def test_only_the_oracle_critics_value_reads_the_oracle_inputs() -> None:

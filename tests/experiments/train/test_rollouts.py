@@ -1,17 +1,24 @@
 """Rollout collection (ginenv.experiments.train.rollouts): GAE over the learner's own decisions,
 potential shaping, the opponent's hand as 0/1 columns, and a worker's rollout holding only the
 learner's legal decisions, the same for the same seed, and an oracle critic's inputs recorded beside
-each decision."""
+each decision, laid out by oracle_inputs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from ginenv.experiments.train.networks import ORACLE_STOCK, ActorCritic, network_weights
-from ginenv.experiments.train.rollouts import RolloutWorker, learner_gae, potential_shaping, unpack_card_masks
+from ginenv.experiments.train.networks import ORACLE_SIZE, ORACLE_STOCK, ActorCritic, network_weights
+from ginenv.experiments.train.rollouts import (
+    RolloutWorker,
+    learner_gae,
+    oracle_inputs,
+    potential_shaping,
+    unpack_card_masks,
+)
 
 from ginenv.cards import NUM_CARDS, mask_of, parse_cards
+from ginenv.features import FEATURE_SIZE, POINTS, scaled_hand_features
 
 # --- GAE over the learner's own decisions ----------------------------------------------------------
 
@@ -79,6 +86,26 @@ def test_a_rollout_holds_the_learners_legal_decisions_and_follows_the_seed(tiny)
     assert torch.allclose(first.returns, first.advantages + first.values)
     assert torch.equal(first.actions, again.actions) and torch.equal(first.advantages, again.advantages)
     assert not (len(other.actions) == decisions and torch.equal(other.actions, first.actions))
+
+
+def test_oracle_inputs_hold_the_opponents_hand_then_one_block_per_stock_card() -> None:
+    hands = np.array([mask_of(parse_cards("As Td Kc")), 0], dtype=np.int64)
+    tops = np.array([parse_cards("2h 3h 4h 5h"), [*parse_cards("9c"), -1, -1, -1]], dtype=np.int64)
+    assert tops.shape[1] == ORACLE_STOCK
+    full = oracle_inputs(hands[:1].repeat(2), tops)
+    assert full.shape == (2, ORACLE_SIZE)
+    # Last, the opponent's deadwood features, as the policy's own: As + Td + Kc, 21 points here.
+    np.testing.assert_array_equal(full[:, -FEATURE_SIZE:], scaled_hand_features(hands[:1].repeat(2)))
+    assert full[0, -1] * POINTS == pytest.approx(21)
+    out = oracle_inputs(hands, tops)[:, : NUM_CARDS * (1 + ORACLE_STOCK)].reshape(
+        2, 1 + ORACLE_STOCK, NUM_CARDS
+    )
+    assert sorted(np.flatnonzero(out[0, 0])) == sorted(parse_cards("As Td Kc"))
+    for block, name in enumerate(["2h", "3h", "4h", "5h"], start=1):
+        assert np.flatnonzero(out[0, block]).tolist() == parse_cards(name)
+    # Past the stock's end a block is all zero.
+    assert not out[1, 0].any() and np.flatnonzero(out[1, 1]).tolist() == parse_cards("9c")
+    assert not out[1, 2:].any()
 
 
 def test_an_oracle_critics_rollout_records_the_hidden_cards(tiny) -> None:  # type: ignore[no-untyped-def]
