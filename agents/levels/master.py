@@ -70,8 +70,9 @@ from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, take_i
 from ginenv.agents.levels.kernels import knock_points
 from numba import njit
 
-from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
+from ginenv.engine import Phase
 from ginenv.kernels import hand as H
 from ginenv.kernels import meldable, min_deadwood
 from ginenv.kernels.policies import (
@@ -260,6 +261,15 @@ def meld_rate(hands: np.ndarray) -> np.ndarray:
     return out / max(1, hands.size)
 
 
+def _action_of(kind: int, card: int, decline: int) -> int:
+    """The action id of a simulated option (``decline``: the action that leaves the top discard)."""
+    if kind == Option.KNOCK:
+        return KNOCK_BASE + card
+    if kind == Option.PLAY_ON:
+        return DISCARD_BASE + card
+    return DRAW_DISCARD if kind == Option.TAKE_TOP else decline
+
+
 class MasterAgent(ExpertAgent):
     """Simulates its knock decisions in worlds drawn from the opponent estimate."""
 
@@ -295,6 +305,17 @@ class MasterAgent(ExpertAgent):
     feed_cost: float = 0.0
     #: Rollouts: deadwood points per meld partner in the hand that a discard gives up.
     partner_cost: float = 1.0
+
+    #: Action id -> mean points over the worlds of each option simulated for the last decision
+    #: (empty when it was not simulated: one candidate, gin, a useless take). Master's whole
+    #: ranking, not only its choice, is what soft targets in behaviour cloning learn from
+    #: (:mod:`ginenv.experiments.train.bc`).
+    option_values: dict[int, float]
+
+    def see(self, view: SeatView) -> None:
+        """The expert's model update; the new decision has no simulated values yet."""
+        super().see(view)
+        self.option_values = {}
 
     # ------------------------------------------------------------------ worlds
 
@@ -341,7 +362,12 @@ class MasterAgent(ExpertAgent):
             self.feed_cost,
             self.partner_cost,
         )
-        return points.mean(axis=0)  # type: ignore[no-any-return]
+        means = points.mean(axis=0)
+        decline = PASS if view.phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER) else DRAW_STOCK
+        self.option_values = {
+            _action_of(k, c, decline): float(m) for (k, c), m in zip(options, means, strict=True)
+        }
+        return means  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ decisions
 

@@ -8,7 +8,10 @@ online at every one of PPO's decisions. So their decisions are recorded once and
    itself on games ``start, start + 1, ...`` of master seed :data:`RECORD_SEED`, dealt and seeded by
    the arena (:func:`ginenv.agents.arena.play_game`) as the harness deals them; every decision of
    both seats is stored as the seat's observation (what the level saw), its legal-action mask and
-   the action, in ``.npz`` shards of :data:`SHARD_HANDS` hands.
+   the action, in ``.npz`` shards of :data:`SHARD_HANDS` hands. A level that simulates its options
+   (master, :attr:`ginenv.agents.levels.master.MasterAgent.option_values`) also leaves each
+   option's mean points, ``values`` and ``value_actions`` (:data:`VALUE_SLOTS` per decision, NaN
+   and -1 where there is none): its whole ranking, for soft targets.
    The same start and number of hands give the same data.
 2. ``python -m ginenv.experiments.train.bc train DIR --out neural_bc.pt``: a
    :class:`ginenv.agents.neural.MaskedPolicy` (the PPO trainer's network: features input, card head)
@@ -46,6 +49,10 @@ from ginenv.observation import OBS_SIZE
 
 #: Hands per shard file.
 SHARD_HANDS = 200
+
+#: Options per decision whose simulated values a shard keeps (master scores at most 6: two knocks
+#: and four plain discards).
+VALUE_SLOTS = 8
 
 #: Master seed of the recorded hands: not the harness's default seed 0, so that no evaluation on
 #: the standard deals replays a hand the network was trained on.
@@ -117,7 +124,12 @@ def record(
     observations: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
+    # A level that simulates its options (master) leaves their values in ``option_values``; the
+    # shards keep them beside the choice, for soft targets (NaN and -1 where there is none).
+    value_rows: list[np.ndarray] = []
+    value_ids: list[np.ndarray] = []
     played = shard = 0
+    players: list[Agent] = []  # the hand's two seats, which keep() asks for their option values
 
     def flush() -> None:
         nonlocal shard
@@ -127,24 +139,38 @@ def record(
                 obs=np.array(observations),
                 mask=np.array(masks),
                 action=np.array(actions, dtype=np.int16),
+                values=np.array(value_rows, dtype=np.float32).reshape(-1, VALUE_SLOTS),
+                value_actions=np.array(value_ids, dtype=np.int16).reshape(-1, VALUE_SLOTS),
             )
-            for done in (observations, masks, actions):
+            for done in (observations, masks, actions, value_rows, value_ids):
                 done.clear()
             shard += 1
 
     env = gin_rummy_v0.raw_env()
 
-    def keep(_seat: int, obs: Observation, action: int) -> None:
+    def keep(seat: int, obs: Observation, action: int) -> None:
         # Observations are small non-negative integers in hand mode (cards left: at most 31).
         observations.append(obs["observation"].astype(np.uint8))
         masks.append(obs["action_mask"].astype(bool))
         actions.append(action)
+        player = players[seat]
+        scored: dict[int, float] = getattr(
+            player.teacher if isinstance(player, Labelled) else player, "option_values", {}
+        )
+        if len(scored) > VALUE_SLOTS:
+            raise RuntimeError(f"{level} scored {len(scored)} options, more than VALUE_SLOTS={VALUE_SLOTS}")
+        row = np.full(VALUE_SLOTS, np.nan, dtype=np.float32)
+        ids = np.full(VALUE_SLOTS, -1, dtype=np.int16)
+        row[: len(scored)] = list(scored.values())
+        ids[: len(scored)] = list(scored)
+        value_rows.append(row)
+        value_ids.append(ids)
 
     while (hands is None or played < hands) and (seconds is None or time.perf_counter() - began < seconds):
         # Hand h is game h of RECORD_SEED, dealt and seeded by the arena as the harness does.
         h = start + played
         if driver is None:
-            players: list[Agent] = [agents.make(level), agents.make(level)]
+            players = [agents.make(level), agents.make(level)]
             hook: Callable[[int, Observation, int], None] | None = keep
         else:  # DAgger: the Labelled seats keep the level's answers themselves
             players = [

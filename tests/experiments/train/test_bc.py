@@ -43,6 +43,29 @@ def test_the_recorded_decisions_are_the_levels_own(greedy_data: Path) -> None:
     assert np.array_equal(load_shards(again)[2], action)
 
 
+@pytest.mark.parametrize("driver", [None, "random"])
+def test_masters_shards_keep_its_simulated_values(tmp_path: Path, driver: str | None) -> None:
+    record("master", tmp_path / "m", start=11, hands=2, driver=driver, share=0.5)
+    (file,) = sorted((tmp_path / "m").glob("shard_*.npz"))
+    with np.load(file, allow_pickle=False) as shard:
+        values, ids, action, mask = shard["values"], shard["value_actions"], shard["action"], shard["mask"]
+    scored = ids[:, 0] >= 0
+    assert scored.mean() > 0.5 and (ids >= 0).sum(axis=1).max() >= 3  # draws and discards, knocks too
+    for row in np.flatnonzero(scored):
+        n = int((ids[row] >= 0).sum())
+        assert np.isfinite(values[row, :n]).all() and np.isnan(values[row, n:]).all()
+        assert mask[row, ids[row, :n]].all()  # every simulated option was a legal action
+        # Master plays its best option (a draw tied with the take, as in a certain dead hand, draws).
+        assert values[row, :n][ids[row, :n] == action[row]] == values[row, :n].max()
+
+
+def test_a_level_that_does_not_simulate_leaves_no_values(greedy_data: Path) -> None:
+    for file in greedy_data.glob("shard_*.npz"):
+        with np.load(file, allow_pickle=False) as shard:
+            assert len(shard["values"]) == len(shard["action"])
+            assert np.isnan(shard["values"]).all() and (shard["value_actions"] == -1).all()
+
+
 def test_dagger_labels_the_drivers_positions_with_the_levels_answers(
     greedy_data: Path, tmp_path: Path
 ) -> None:
