@@ -78,6 +78,11 @@ class Phase(enum.IntEnum):
     DISCARD = 3  # discard (maybe knocking), or big gin
     OVER = 4  # the hand has ended
 
+    @property
+    def offers_upcard(self) -> bool:
+        """Whether this is one of the upcard offer's two phases (take the upcard or pass)."""
+        return self in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
+
 
 class IllegalActionError(ValueError):
     """An action that is not legal in the current state; the state is left unchanged."""

@@ -72,7 +72,6 @@ from numba import njit
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
-from ginenv.engine import Phase
 from ginenv.kernels import hand as H
 from ginenv.kernels import meldable, min_deadwood
 from ginenv.kernels.policies import (
@@ -363,7 +362,7 @@ class MasterAgent(ExpertAgent):
             self.partner_cost,
         )
         means = points.mean(axis=0)
-        decline = PASS if view.phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER) else DRAW_STOCK
+        decline = PASS if view.phase.offers_upcard else DRAW_STOCK
         self.option_values = {
             _action_of(k, c, decline): float(m) for (k, c), m in zip(options, means, strict=True)
         }

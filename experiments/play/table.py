@@ -69,7 +69,7 @@ from ginenv.actions import (
     action_id,
 )
 from ginenv.cards import CARD_NAMES, cards_of
-from ginenv.engine import HandState, Phase
+from ginenv.engine import HandState
 from ginenv.match import Match
 from ginenv.observation import decode
 from ginenv.replay import MAX_PLAYER_NAME, match_replay, save_replay
@@ -278,7 +278,7 @@ class Table:
         for) and record it."""
         state = self.env.hand
         top = state.discard_pile[-1] if state.discard_pile else None
-        offered = state.phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
+        offered = state.phase.offers_upcard
         before = state.hands[seat]
         played = self._step(action)
         if played is None:

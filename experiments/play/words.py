@@ -123,7 +123,7 @@ def hand_display(mask: int) -> dict[str, Any]:
 
 def phase_name(phase: Phase) -> str:
     """The page's name of an engine phase: upcard, draw, discard or over."""
-    if phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER):
+    if phase.offers_upcard:
         return "upcard"
     return {Phase.DRAW: "draw", Phase.DISCARD: "discard"}.get(phase, "over")
 
@@ -172,7 +172,7 @@ def why_illegal(state: HandState, action: int, seat: int) -> str:
     """Why ``seat`` may not make this (illegal) move now, and what is allowed."""
     phase = state.phase
     card = action_card(action)
-    if phase in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER):
+    if phase.offers_upcard:
         return "the upcard is offered to you: take it (D) or pass (P)"
     if phase == Phase.DRAW:
         if action == DRAW_DISCARD:

@@ -350,11 +350,11 @@ class RolloutWorker:
         tick = time.perf_counter()
         with torch.no_grad(), precision:
             view = self.prepare(venv.observe(seats)).to(device)
-            every = np.arange(N)
-            now = self.oracle_now(every, venv.hands()[every, 1 - seats])
+            every, hands = np.arange(N), venv.hands()
+            now = self.oracle_now(every, hands[every, 1 - seats])
             next_value = net.value(view, None if now is None else now.to(device)).float().cpu()
             if args.shaping:
-                dead = own_deadwood(venv.hands()[np.arange(N), seats])
+                dead = own_deadwood(hands[every, seats])
                 end_phi = torch.from_numpy(-args.shaping * args.reward_scale * dead)
                 over = self.b_term | self.b_trunc
                 self.b_rew += potential_shaping(self.b_phi, self.b_valid, over, end_phi, args.gamma)
