@@ -18,6 +18,13 @@ online at every one of PPO's decisions. So their decisions are recorded once and
    minimises the cross-entropy of the level's action under the masked policy; a held-out share of the
    hands reports the accuracy. The result is a policy-only checkpoint (it plays as
    ``checkpoint:PATH``) whose ``config`` records the data and settings.
+   With ``--value-temperature T`` the targets are soft where the level scored two or more options
+   (:func:`value_targets`): the starting network's policy (``--init``, frozen) tilted by
+   ``exp(value / T)`` over the scored options, ``T`` in points per nat. That is one step of
+   policy improvement with the level's values as the critic: the clone keeps what the network
+   already plays well and moves only where the level's search disagrees by more than ``T`` points
+   a nat. Decisions with no scored option learn the recorded action (``--unscored label``) or keep
+   the starting network's policy (``--unscored prior``).
 3. PPO continues from it (``init`` and ``kickstart_teacher`` of :mod:`ginenv.experiments.train.ppo`).
 
 Shards hold plain arrays only and are read with ``allow_pickle=False``.
@@ -185,6 +192,85 @@ def record(
     return played
 
 
+def load_values(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The simulated option values of every shard of ``folder``, row for row with :func:`load_shards`:
+    ``values`` (float32, NaN-padded) and ``value_actions`` (int64, -1-padded), ``VALUE_SLOTS`` a row;
+    a shard recorded without them (a level that does not simulate, or an older recording) reads as
+    no scored option."""
+    parts = []
+    for path in sorted(folder.glob("shard_*.npz")):
+        with np.load(path, allow_pickle=False) as data:
+            rows = len(data["action"])
+            if "values" in data.files:
+                values, ids = data["values"].astype(np.float32), data["value_actions"].astype(np.int64)
+            else:
+                values = np.full((rows, VALUE_SLOTS), np.nan, dtype=np.float32)
+                ids = np.full((rows, VALUE_SLOTS), -1, dtype=np.int64)
+        if values.shape != (rows, VALUE_SLOTS) or ids.shape != (rows, VALUE_SLOTS):
+            raise ValueError(f"{path}: values of unexpected shapes {values.shape}, {ids.shape}")
+        parts.append((values, ids))
+    if not parts:
+        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
+    values, ids = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return values, ids
+
+
+def value_targets(
+    mask: np.ndarray,
+    action: np.ndarray,
+    values: np.ndarray,
+    ids: np.ndarray,
+    temperature: float,
+    prior: np.ndarray | None = None,
+    unscored: str = "label",
+) -> np.ndarray:
+    """Soft targets (rows of probabilities over the actions) from the recorded option values.
+
+    ``prior``: the starting network's log-probabilities (``-inf`` where illegal), or None for a
+    uniform prior over the scored options. Where a row has two or more scored options ``S``, the
+    target keeps the prior's mass off ``S`` and shares the prior's mass on ``S`` in proportion to
+    ``prior(a) * exp(value(a) / temperature)``; its most likely option in ``S`` is the one with the
+    best ``value + temperature * log prior``. Other rows: the recorded action (``unscored="label"``)
+    or the prior itself (``"prior"``, which needs one)."""
+    if not temperature > 0:
+        raise ValueError(f"the value temperature must be a number of points > 0, not {temperature}")
+    if unscored not in ("label", "prior"):
+        raise ValueError(f"unscored must be 'label' or 'prior', not {unscored!r}")
+    if unscored == "prior" and prior is None:
+        raise ValueError("unscored 'prior' keeps the starting network's policy: give a prior")
+    n = len(action)
+    target = np.zeros((n, NUM_ACTIONS), dtype=np.float32)
+    valid = ids >= 0
+    scored = valid.sum(axis=1) >= 2
+    if prior is not None:
+        p = np.exp(prior.astype(np.float64)) * mask
+        p /= p.sum(axis=1, keepdims=True)
+        if unscored == "prior":
+            target[~scored] = p[~scored]
+        target[scored] = p[scored]
+    hard = ~scored if unscored == "label" or prior is None else np.zeros(n, dtype=bool)
+    target[hard, :] = 0.0
+    target[np.flatnonzero(hard), action[hard]] = 1.0
+    rows = np.flatnonzero(scored)
+    # Padding slots point at the row's first option (scored rows have one), with its share, so
+    # that one scatter writes every slot.
+    ok = valid[rows]
+    slot_ids = np.where(ok, ids[rows], ids[rows, :1])
+    z = np.where(ok, values[rows].astype(np.float64) / temperature, -np.inf)
+    if prior is None:
+        mass = np.ones(len(rows))
+    else:
+        on_options = np.take_along_axis(p[rows], slot_ids, axis=1)
+        z = z + np.log(np.maximum(on_options, 1e-300))
+        mass = np.where(ok, on_options, 0.0).sum(axis=1)
+    share = np.exp(z - z.max(axis=1, keepdims=True))
+    share *= mass[:, None] / share.sum(axis=1, keepdims=True)
+    sub = target[rows]
+    np.put_along_axis(sub, slot_ids, np.where(ok, share, share[:, :1]).astype(np.float32), axis=1)
+    target[rows] = sub
+    return target
+
+
 def load_shards(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every shard of ``folder``: observations (uint8, as stored), masks, actions, and each row's
     shard index."""
@@ -228,6 +314,12 @@ class BCArgs:
     init: str | None = None
     """A policy checkpoint to start from (fine-tuning, e.g. ``neural`` on a stronger level's
     decisions; its shape must match ``hidden``, ``card_hidden`` and ``inputs``), or None."""
+    value_temperature: float | None = None
+    """Points per nat of the soft targets from the recorded option values (:func:`value_targets`,
+    with ``init`` as the prior when given), or None for the recorded actions alone."""
+    unscored: str = "label"
+    """Target of the decisions with no scored option: ``label`` (the recorded action) or ``prior``
+    (the ``init`` network's own policy)."""
 
 
 def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, float]:
@@ -238,15 +330,17 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
     if args.threads:
         torch.set_num_threads(args.threads)
     folders = folder if isinstance(folder, list) else [folder]
+    if args.value_temperature is not None and args.unscored == "prior" and args.init is None:
+        raise UsageError("unscored 'prior' keeps the starting network's policy: give init too")
     parts, held_out = [], []
     for source in folders:
         rows = load_shards(source)
         shard = rows[3]
         shards = int(shard.max()) + 1
         held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
-        parts.append(rows[:3])
+        parts.append(rows[:3] + (load_values(source) if args.value_temperature is not None else ()))
         held_out.append(shard >= shards - held)
-    obs, mask, action = (np.concatenate(p) for p in zip(*parts, strict=True))
+    obs, mask, action, *scored = (np.concatenate(p) for p in zip(*parts, strict=True))
     test = np.concatenate(held_out)
     held = int(test.any())
     policy = MaskedPolicy(None, args.hidden, NUM_ACTIONS, inputs=args.inputs, card_hidden=args.card_hidden)
@@ -261,6 +355,28 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
 
     m = torch.from_numpy(mask)
     y = torch.from_numpy(action)
+    # The soft targets (rows of probabilities) replace the recorded actions as what is learned; the
+    # accuracy still reads the recorded action.
+    soft: torch.Tensor | None = None
+    if args.value_temperature is not None:
+        prior = None
+        if args.init is not None:
+            with torch.no_grad():
+                prior = torch.cat(
+                    [policy(x(c), m[c]).log_softmax(1) for c in torch.arange(len(y)).split(8192)]
+                ).numpy()
+        soft = torch.from_numpy(
+            value_targets(mask, action, scored[0], scored[1], args.value_temperature, prior, args.unscored)
+        )
+
+    def loss_of(logits: torch.Tensor, rows: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
+        if soft is None:
+            return nn.functional.cross_entropy(logits, y[rows], reduction=reduction)
+        t = soft[rows]
+        # Illegal actions have -inf logits and no target mass: they add nothing (not 0 * -inf).
+        per_row = -torch.where(t > 0, t * logits.log_softmax(1), 0.0).sum(1)
+        return per_row.mean() if reduction == "mean" else per_row.sum()
+
     train_idx = torch.from_numpy(np.flatnonzero(~test))
     test_idx = torch.from_numpy(np.flatnonzero(test))
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
@@ -274,7 +390,7 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
         with torch.no_grad():
             for chunk in idx.split(8192):
                 logits = policy(x(chunk), m[chunk])
-                loss += nn.functional.cross_entropy(logits, y[chunk], reduction="sum").item()
+                loss += loss_of(logits, chunk, "sum").item()
                 right += int((logits.argmax(1) == y[chunk]).sum())
         policy.train()
         return right / max(len(idx), 1), loss / max(len(idx), 1)
@@ -283,7 +399,7 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
     for epoch in range(args.epochs):
         order = train_idx[torch.randperm(len(train_idx), generator=generator)]
         for batch in order.split(args.batch_size):
-            loss = nn.functional.cross_entropy(policy(x(batch), m[batch]), y[batch])
+            loss = loss_of(policy(x(batch), m[batch]), batch)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -336,6 +452,17 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument(
         "--init", help="a policy checkpoint to start from (fine-tuning), e.g. the shipped neural"
     )
+    fit.add_argument(
+        "--value-temperature",
+        type=float,
+        help="soft targets from the recorded option values, in points per nat (the --init network as prior)",
+    )
+    fit.add_argument(
+        "--unscored",
+        choices=["label", "prior"],
+        default=BCArgs.unscored,
+        help="target where no option was scored: the recorded action, or the --init network's policy",
+    )
     ns = parser.parse_args(argv)
     try:
         if ns.command == "record":
@@ -357,6 +484,8 @@ def main(argv: list[str] | None = None) -> int:
                     learning_rate=ns.learning_rate,
                     threads=ns.threads,
                     init=ns.init,
+                    value_temperature=ns.value_temperature,
+                    unscored=ns.unscored,
                     hidden=ns.hidden,
                     card_hidden=ns.card_hidden,
                 ),

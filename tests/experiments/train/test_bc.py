@@ -11,10 +11,20 @@ import pytest
 from ginenv.agents.arena import play_game
 from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train.bc import RECORD_SEED, BCArgs, load_shards, main, record, train_bc
+from ginenv.experiments.train.bc import (
+    RECORD_SEED,
+    VALUE_SLOTS,
+    BCArgs,
+    load_shards,
+    main,
+    record,
+    train_bc,
+    value_targets,
+)
 from ginenv.experiments.train.ppo import Args, train
 
 from ginenv import agents, gin_rummy_v0
+from ginenv.actions import NUM_ACTIONS, action_id
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +163,47 @@ def test_bad_shards_and_commands_are_refused(tmp_path: Path, capsys: pytest.Capt
     assert "unknown level 'grandmaster'" in capsys.readouterr().err
     assert main(["record", "--out", str(tmp_path), "--hands", "1", "--driver", "nobody"]) == 2
     assert "unknown driver 'nobody'" in capsys.readouterr().err
+
+
+def test_value_targets_tilt_the_prior_by_the_options_values() -> None:
+    # One decision with three legal discards, two of them scored by master: discard Kh is worth
+    # 2 points more than discard Qs; discard 2c was not simulated. A second decision scored nothing.
+    kh, qs, c2 = (action_id(f"discard {c}") for c in ("Kh", "Qs", "2c"))
+    mask = np.zeros((2, NUM_ACTIONS), bool)
+    mask[:, [kh, qs, c2]] = True
+    action = np.array([kh, c2])
+    values = np.full((2, VALUE_SLOTS), np.nan, np.float32)
+    ids = np.full((2, VALUE_SLOTS), -1)
+    values[0, :2], ids[0, :2] = (1.0, -1.0), (kh, qs)
+    # No prior: the scored options share all the mass as exp(value / T); unscored rows are labels.
+    t = value_targets(mask, action, values, ids, temperature=2.0)
+    assert t[0, kh] / t[0, qs] == pytest.approx(np.e) and t[0, [kh, qs]].sum() == pytest.approx(1.0)
+    assert t[1, c2] == 1.0 and t[1].sum() == 1.0
+    # A prior (log-probabilities) that prefers Qs 3:1 over Kh and gives 2c a half: 2c keeps its half,
+    # and the other half goes to Kh and Qs as prior * exp(value / T).
+    prior = np.full((2, NUM_ACTIONS), -np.inf)
+    prior[:, [kh, qs, c2]] = np.log([0.125, 0.375, 0.5])
+    t = value_targets(mask, action, values, ids, temperature=2.0, prior=prior)
+    assert t[0, c2] == pytest.approx(0.5) and t[0].sum() == pytest.approx(1.0)
+    assert t[0, kh] / t[0, qs] == pytest.approx(np.e / 3)
+    assert t[1, c2] == 1.0  # unscored: the recorded action
+    kept = value_targets(mask, action, values, ids, temperature=2.0, prior=prior, unscored="prior")
+    assert kept[1, [kh, qs, c2]] == pytest.approx([0.125, 0.375, 0.5])
+    assert (t[:, ~mask[0]] == 0).all()
+    with pytest.raises(ValueError, match="value temperature must be a number of points > 0"):
+        value_targets(mask, action, values, ids, temperature=0.0)
+    with pytest.raises(ValueError, match="'prior' keeps"):
+        value_targets(mask, action, values, ids, temperature=1.0, unscored="prior")
+
+
+def test_a_clone_learns_masters_values_as_soft_targets(tmp_path: Path) -> None:
+    record("master", tmp_path / "m", start=11, hands=3)
+    small = BCArgs(hidden=[32], card_hidden=8, epochs=2, holdout=0.0)
+    first = tmp_path / "first.pt"
+    train_bc(tmp_path / "m", first, small)
+    soft = dataclasses.replace(small, init=str(first), value_temperature=1.0, unscored="prior")
+    figures = train_bc(tmp_path / "m", tmp_path / "soft.pt", soft)
+    assert read_checkpoint(tmp_path / "soft.pt").config["value_temperature"] == 1.0
+    assert np.isfinite(figures["heldout_cross_entropy"]) and figures["heldout_cross_entropy"] > 0
+    with pytest.raises(UsageError, match="unscored 'prior' keeps the starting network's policy"):
+        train_bc(tmp_path / "m", tmp_path / "x.pt", dataclasses.replace(soft, init=None))
