@@ -46,7 +46,7 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
 #: The network shipped inside the package as the agent ``neural``: the policy and its auxiliary
 #: opponent-hand head; its ``config`` records the training run that wrote it (README, "Training").
 #: Named here so the registry needs no torch (``ginenv.agents.neural`` imports it); ``neural`` and
-#: ``master_net`` are registered with it as their weights.
+#: ``master_net`` and ``master_prior`` are registered with it as their weights.
 SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "neural" / "data" / "neural.pt"
 
 register_builtin(
@@ -67,6 +67,20 @@ register_builtin(
     "master_net",
     _master_net,
     "master's search in worlds drawn from the shipped network's reading of the hand",
+    weights=SHIPPED_CHECKPOINT,
+)
+
+
+def _master_prior(seed: int | None = None, **kwargs: Any) -> Agent:
+    from ginenv.agents.neural.search import PriorMasterAgent
+
+    return PriorMasterAgent(seed=seed, **kwargs)
+
+
+register_builtin(
+    "master_prior",
+    _master_prior,
+    "master's search choosing by its values plus the shipped network's log-probabilities",
     weights=SHIPPED_CHECKPOINT,
 )
 

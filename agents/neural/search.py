@@ -1,4 +1,8 @@
-"""master_net: master's search, with the opponent's hand read by the shipped network instead.
+"""master_net and master_prior: master's search, helped by the shipped network.
+
+``master_net`` reads the opponent's hand with the network's head instead of the Bayesian model;
+``master_prior`` (:class:`PriorMasterAgent`) keeps master's worlds and takes the network's policy
+as a prior over the options master scores.
 
 master (:mod:`ginenv.agents.levels.master`) decides by playing each option out in hundreds of worlds,
 each an opponent hand and a stock order drawn from its Bayesian opponent model
@@ -23,11 +27,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import torch
 from ginenv.agents.base import Observation
 from ginenv.agents.levels.belief import BeliefParams, OpponentModel
 from ginenv.agents.levels.master import MasterAgent
-from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor
+from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor, shared_policy
 
+from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.rules import Rules
 
 #: Probabilities are kept inside [EPS, 1 - EPS] before they become odds (a card the head is sure
@@ -88,4 +94,56 @@ class NetMasterAgent(MasterAgent):
         return super().act(observation)
 
 
-__all__ = ["EPS", "HeadBelief", "NetMasterAgent"]
+class PriorMasterAgent(MasterAgent):
+    """master's search with the shipped network's policy as a prior over the scored options.
+
+    Strategy, precisely: master decides as usual (the same candidates, worlds and rollouts), which
+    leaves the mean points of every option it simulated (:attr:`MasterAgent.option_values`). Where
+    it scored two or more, the option played is the one with the best
+    ``value + temperature * log pi(option)``, ``pi`` the network's policy over the legal actions
+    of this observation (a plain discard beside a knock also pays master's ``play_on_margin``, as
+    in master). ``temperature`` is in points per nat: the network's preference of one nat
+    is worth that many points of master's estimate, so near-ties in master's noisy values go the
+    network's way and clear differences stay master's. Where master scored fewer than two options
+    (gin, one candidate, a useless take passed over), master's choice is played. This is the
+    decision that soft-target cloning (``bc train --value-temperature``) teaches a network. One
+    forward pass a decision beside master's search.
+    """
+
+    name = "master_prior"
+    #: Points per nat of the network's log-probabilities (1.0 measured best of 0.5, 1, 2 and 4;
+    #: README, "The shipped agent").
+    temperature: float = 1.0
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        rules: Rules | None = None,
+        checkpoint: str | Path = SHIPPED_CHECKPOINT,
+        **params: float,
+    ) -> None:
+        """As :class:`MasterAgent` (``temperature`` among its ``params``); ``checkpoint``: the
+        policy network of the prior (the shipped network by default)."""
+        super().__init__(seed, rules, None, **params)
+        self.policy = shared_policy(checkpoint)
+
+    @torch.no_grad()
+    def act(self, observation: Observation) -> int:
+        """Master's decision, re-ranked by the network's prior where master scored two or more options."""
+        chosen = super().act(observation)
+        values = self.option_values
+        if len(values) < 2:
+            return chosen
+        obs = self.policy.prepare(np.asarray(observation["observation"], dtype=np.float32)[None])
+        mask = torch.as_tensor(np.asarray(observation["action_mask"], dtype=bool))[None]
+        log_prior = self.policy(obs, mask).log_softmax(1)[0].double().numpy()
+        knock = any(a >= KNOCK_BASE for a in values)
+
+        def score(action: int) -> float:
+            margin = self.play_on_margin if knock and DISCARD_BASE <= action < KNOCK_BASE else 0.0
+            return values[action] - margin + self.temperature * float(log_prior[action])
+
+        return max(values, key=score)
+
+
+__all__ = ["EPS", "HeadBelief", "NetMasterAgent", "PriorMasterAgent"]

@@ -1,12 +1,15 @@
-"""master_net (ginenv.agents.neural.search): master's search in worlds drawn from the network head."""
+"""master_net and master_prior (ginenv.agents.neural.search): master's search in worlds drawn from
+the network head, and master's values re-ranked by the network's policy."""
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.levels.belief import OpponentModel
-from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor
-from ginenv.agents.neural.search import EPS, HeadBelief, NetMasterAgent
+from ginenv.agents.levels.master import MasterAgent
+from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor, shared_policy
+from ginenv.agents.neural.search import EPS, HeadBelief, NetMasterAgent, PriorMasterAgent
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.observation import decode
@@ -39,3 +42,36 @@ def test_master_net_plays_a_whole_game_from_observations_only() -> None:
     assert isinstance(player, NetMasterAgent) and isinstance(player.model, HeadBelief)
     record = play_game(gin_rummy_v0.env(), [player, agents.make("greedy", seed=2)], seed=4)
     assert record.hands and record.forfeit is None
+
+
+def _moves(players: list, seed: int) -> list[int]:
+    moves: list[int] = []
+    play_game(gin_rummy_v0.raw_env(), players, seed=seed, deal=3, on_decision=lambda *d: moves.append(d[2]))
+    return moves
+
+
+def test_master_prior_reranks_masters_scored_options_by_the_networks_log_probabilities() -> None:
+    # Temperature 0: master's own decisions, move for move (the same seed draws the same worlds).
+    plain = _moves([MasterAgent(seed=5), agents.make("expert", seed=6)], seed=9)
+    zero = _moves([PriorMasterAgent(seed=5, temperature=0.0), agents.make("expert", seed=6)], seed=9)
+    assert zero == plain
+    # A huge temperature: among the options master scored, always the network's favourite.
+    player = PriorMasterAgent(seed=5, temperature=1e6)
+    policy = shared_policy(SHIPPED_CHECKPOINT)
+    checked = 0
+
+    def check(seat: int, obs: dict, action: int) -> None:
+        nonlocal checked
+        if seat != 0 or len(player.option_values) < 2:
+            return
+        x = policy.prepare(obs["observation"][None].astype(np.float32))
+        logits = policy(x, torch.as_tensor(obs["action_mask"][None])).detach()[0]
+        assert action == max(player.option_values, key=lambda a: float(logits[a]))
+        checked += 1
+
+    play_game(
+        gin_rummy_v0.raw_env(), [player, agents.make("expert", seed=6)], seed=9, deal=3, on_decision=check
+    )
+    assert checked >= 3
+    built = agents.make("master_prior", seed=1)
+    assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
