@@ -23,7 +23,7 @@ weights. One small forward pass a decision; everything else is master's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +31,7 @@ import torch
 from ginenv.agents.base import Observation
 from ginenv.agents.levels.belief import BeliefParams, OpponentModel
 from ginenv.agents.levels.master import MasterAgent
-from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor, shared_policy
+from ginenv.agents.neural import SHIPPED_CHECKPOINT, MaskedPolicy, opponent_hand_predictor, shared_policy
 
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.rules import Rules
@@ -114,18 +114,13 @@ class PriorMasterAgent(MasterAgent):
     #: Points per nat of the network's log-probabilities (1.0 measured best of 0.5, 1, 2 and 4;
     #: README, "The shipped agent").
     temperature: float = 1.0
+    #: The policy network of the prior (the shipped network by default), a checkpoint file.
+    checkpoint: str = str(SHIPPED_CHECKPOINT)
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        rules: Rules | None = None,
-        checkpoint: str | Path = SHIPPED_CHECKPOINT,
-        **params: float,
-    ) -> None:
-        """As :class:`MasterAgent` (``temperature`` among its ``params``); ``checkpoint``: the
-        policy network of the prior (the shipped network by default)."""
-        super().__init__(seed, rules, None, **params)
-        self.policy = shared_policy(checkpoint)
+    @cached_property
+    def policy(self) -> MaskedPolicy:
+        """The prior's network, read once per process and shared (read-only)."""
+        return shared_policy(self.checkpoint)
 
     @torch.no_grad()
     def act(self, observation: Observation) -> int:
