@@ -192,13 +192,21 @@ def record(
     return played
 
 
+def shard_files(folder: Path) -> list[Path]:
+    """The shard files of ``folder`` in recording order; none is an error."""
+    files = sorted(folder.glob("shard_*.npz"))
+    if not files:
+        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
+    return files
+
+
 def load_values(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     """The simulated option values of every shard of ``folder``, row for row with :func:`load_shards`:
     ``values`` (float32, NaN-padded) and ``value_actions`` (int64, -1-padded), ``VALUE_SLOTS`` a row;
     a shard recorded without them (a level that does not simulate, or an older recording) reads as
     no scored option."""
     parts = []
-    for path in sorted(folder.glob("shard_*.npz")):
+    for path in shard_files(folder):
         with np.load(path, allow_pickle=False) as data:
             rows = len(data["action"])
             if "values" in data.files:
@@ -209,8 +217,6 @@ def load_values(folder: Path) -> tuple[np.ndarray, np.ndarray]:
         if values.shape != (rows, VALUE_SLOTS) or ids.shape != (rows, VALUE_SLOTS):
             raise ValueError(f"{path}: values of unexpected shapes {values.shape}, {ids.shape}")
         parts.append((values, ids))
-    if not parts:
-        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     values, ids = (np.concatenate(p) for p in zip(*parts, strict=True))
     return values, ids
 
@@ -248,9 +254,9 @@ def value_targets(
         if unscored == "prior":
             target[~scored] = p[~scored]
         target[scored] = p[scored]
-    hard = ~scored if unscored == "label" or prior is None else np.zeros(n, dtype=bool)
-    target[hard, :] = 0.0
-    target[np.flatnonzero(hard), action[hard]] = 1.0
+    if unscored == "label":
+        hard = np.flatnonzero(~scored)
+        target[hard, action[hard]] = 1.0
     rows = np.flatnonzero(scored)
     # Padding slots point at the row's first option (scored rows have one), with its share, so
     # that one scatter writes every slot.
@@ -274,11 +280,8 @@ def value_targets(
 def load_shards(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every shard of ``folder``: observations (uint8, as stored), masks, actions, and each row's
     shard index."""
-    files = sorted(folder.glob("shard_*.npz"))
-    if not files:
-        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     parts = []
-    for k, path in enumerate(files):
+    for k, path in enumerate(shard_files(folder)):
         with np.load(path, allow_pickle=False) as data:
             obs, mask, action = data["obs"], data["mask"], data["action"].astype(np.int64)
         if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or mask.shape != (len(obs), NUM_ACTIONS):
