@@ -16,8 +16,10 @@ online at every one of PPO's decisions. So their decisions are recorded once and
 2. ``python -m ginenv.experiments.train.bc train DIR --out neural_bc.pt``: a
    :class:`ginenv.agents.neural.MaskedPolicy` (the PPO trainer's network: features input, card head)
    minimises the cross-entropy of the level's action under the masked policy; a held-out share of the
-   hands reports the accuracy. The result is a policy-only checkpoint (it plays as
-   ``checkpoint:PATH``) whose ``config`` records the data and settings.
+   hands reports the accuracy. The result is a policy checkpoint (it plays as
+   ``checkpoint:PATH``) whose ``config`` records the data and settings. When ``--init`` carries
+   the opponent-hand head (``training['aux']``, which ``master_net`` and ``bench_belief`` read),
+   the result carries one too, refitted by :func:`refit_aux_head` to the fine-tuned trunk.
    With ``--value-temperature T`` the targets are soft where the level scored two or more options
    (:func:`value_targets`): the starting network's policy (``--init``, frozen) tilted by
    ``exp(value / T)`` over the scored options, ``T`` in points per nat. That is one step of
@@ -45,14 +47,16 @@ import numpy as np
 import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.base import Agent, Observation
-from ginenv.agents.neural import MaskedPolicy, read_checkpoint, save_checkpoint
+from ginenv.agents.neural import MaskedPolicy, check_state, read_checkpoint, save_checkpoint
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.checkpoints import check_same_network
+from ginenv.experiments.train.networks import unseen_card_loss
 from torch import nn
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS
-from ginenv.observation import OBS_SIZE
+from ginenv.cards import NUM_CARDS
+from ginenv.observation import OBS_SIZE, plane_slice
 
 #: Hands per shard file.
 SHARD_HANDS = 200
@@ -64,6 +68,9 @@ VALUE_SLOTS = 8
 #: Master seed of the recorded hands: not the harness's default seed 0, so that no evaluation on
 #: the standard deals replays a hand the network was trained on.
 RECORD_SEED = 0xBC
+
+#: Where an observation marks the cards this seat has not seen (the opponent-hand head's targets).
+UNSEEN = plane_slice("unseen")
 
 
 class Labelled(Agent):
@@ -347,10 +354,13 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
     test = np.concatenate(held_out)
     held = int(test.any())
     policy = MaskedPolicy(None, args.hidden, NUM_ACTIONS, inputs=args.inputs, card_hidden=args.card_hidden)
+    aux: dict[str, torch.Tensor] | None = None
     if args.init is not None:
-        start = read_checkpoint(args.init).policy
-        check_same_network(start, policy, args.init)
-        policy.load_state_dict(start.state_dict())
+        init = read_checkpoint(args.init)
+        check_same_network(init.policy, policy, args.init)
+        policy.load_state_dict(init.policy.state_dict())
+        if "aux" in (init.training or {}):
+            aux = check_state(_aux_head(policy), init.training["aux"], "aux", args.init)  # type: ignore[index]
 
     # Inputs are prepared batch by batch: millions of float32 feature rows would not fit in memory.
     def x(rows: torch.Tensor) -> torch.Tensor:
@@ -358,6 +368,7 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
 
     m = torch.from_numpy(mask)
     y = torch.from_numpy(action)
+    head_targets = None if aux is None else aux_head_outputs(policy, aux, x, len(y))
     # The soft targets (rows of probabilities) replace the recorded actions as what is learned; the
     # accuracy still reads the recorded action.
     soft: torch.Tensor | None = None
@@ -416,10 +427,85 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
         "heldout_cross_entropy": nll,
         "seconds": time.perf_counter() - began,
     }
+    training = None
+    if aux is not None and head_targets is not None:
+        head, figures["aux_heldout_gap"] = refit_aux_head(policy, aux, head_targets, x, train_idx, test_idx)
+        training = {"aux": head}
     data = ", ".join(str(f) for f in folders)
     config = {"algorithm": "behaviour cloning", "data": data, **dataclasses.asdict(args), **figures}
-    save_checkpoint(policy.eval(), out, config=config)
+    save_checkpoint(policy.eval(), out, config=config, training=training)
     return figures
+
+
+def _aux_head(policy: MaskedPolicy, state: dict[str, torch.Tensor] | None = None) -> nn.Linear:
+    head = nn.Linear(policy.hidden[-1], NUM_CARDS)
+    if state is not None:
+        head.load_state_dict(state)
+    return head
+
+
+def aux_head_outputs(
+    policy: MaskedPolicy,
+    state: dict[str, torch.Tensor],
+    inputs: Callable[[torch.Tensor], torch.Tensor],
+    rows: int,
+) -> torch.Tensor:
+    """The opponent-hand head's probabilities (``rows`` x 52, float16 to spare memory) at every
+    decision, read through ``policy``'s trunk as it is now (before fine-tuning moves it)."""
+    head = _aux_head(policy, state)
+    with torch.no_grad():
+        chunks = [
+            torch.sigmoid(head(policy.net[:-1](inputs(c)))).half() for c in torch.arange(rows).split(8192)
+        ]
+    return torch.cat(chunks)
+
+
+def refit_aux_head(
+    policy: MaskedPolicy,
+    state: dict[str, torch.Tensor],
+    targets: torch.Tensor,
+    inputs: Callable[[torch.Tensor], torch.Tensor],
+    train_idx: torch.Tensor,
+    test_idx: torch.Tensor,
+    epochs: int = 2,
+    min_steps: int = 500,
+) -> tuple[dict[str, torch.Tensor], float]:
+    """The opponent-hand head refitted to a fine-tuned trunk: the head reads the policy's last
+    hidden layer, which fine-tuning moved, and the shards hold no opponent hands to learn from, so
+    the head (started from its old weights) learns to give at each decision the probabilities the
+    old head gave through the old trunk (:func:`aux_head_outputs`), which were calibrated. The trunk
+    is frozen here: the policy is already trained. Returns the head's weights and its held-out gap:
+    the mean cross-entropy over the unseen cards minus the targets' own entropy (0 when the new
+    head reproduces the old one; on the training rows when none is held out)."""
+    head = _aux_head(policy, state)
+    trunk = policy.net[:-1]
+    optimizer = torch.optim.Adam(head.parameters(), lr=1e-3)
+    generator = torch.Generator().manual_seed(0)
+    # At least ``min_steps`` Adam steps, so a small data set still moves the head.
+    batches = max(1, math.ceil(len(train_idx) / 4096))
+    for step in range(max(epochs * batches, min_steps)):
+        if step % batches == 0:
+            order = train_idx[torch.randperm(len(train_idx), generator=generator)].split(4096)
+        batch = order[step % batches]
+        x = inputs(batch)
+        with torch.no_grad():
+            feats = trunk(x)
+        loss = unseen_card_loss(head(feats), targets[batch].float(), x)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    gap, cards = 0.0, 0.0
+    with torch.no_grad():
+        for chunk in (test_idx if len(test_idx) else train_idx).split(8192):
+            x = inputs(chunk)
+            t = targets[chunk].float()
+            unseen = (x[:, UNSEEN] > 0.5).float()
+            excess = nn.functional.binary_cross_entropy_with_logits(
+                head(trunk(x)), t, reduction="none"
+            ) - nn.functional.binary_cross_entropy(t, t, reduction="none")
+            gap += float((excess * unseen).sum())
+            cards += float(unseen.sum())
+    return {k: v.detach().clone() for k, v in head.state_dict().items()}, gap / max(cards, 1.0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,11 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from ginenv.agents.arena import play_game
-from ginenv.agents.neural import CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
+from ginenv.agents.neural import (
+    CheckpointError,
+    MaskedPolicy,
+    opponent_hand_predictor,
+    read_checkpoint,
+    save_checkpoint,
+)
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.bc import (
     RECORD_SEED,
+    UNSEEN,
     VALUE_SLOTS,
     BCArgs,
     load_shards,
@@ -134,6 +142,39 @@ def test_a_clone_can_start_from_another_network(greedy_data: Path, tmp_path: Pat
     save_checkpoint(MaskedPolicy(hidden=(32,), inputs="features", card_hidden=0), other)
     with pytest.raises(CheckpointError, match="card_hidden 0"):
         train_bc(greedy_data, tmp_path / "x.pt", dataclasses.replace(small, init=str(other)))
+
+
+def test_fine_tuning_keeps_the_opponent_hand_head_refitted_to_the_new_trunk(
+    greedy_data: Path, tmp_path: Path
+) -> None:
+    # master_net and bench_belief read training['aux'] through the policy's last hidden layer, which
+    # fine-tuning moves: the head is refitted to give the old head's probabilities through the new trunk.
+    torch.manual_seed(3)
+    start = MaskedPolicy(hidden=(32,), inputs="features", card_hidden=8)
+    head = torch.nn.Linear(32, 52)
+    first = tmp_path / "first.pt"
+    save_checkpoint(start, first, training={"aux": head.state_dict()})
+    tuned = tmp_path / "tuned.pt"
+    args = BCArgs(hidden=[32], card_hidden=8, epochs=3, holdout=0.0, learning_rate=3e-2, init=str(first))
+    figures = train_bc(greedy_data, tuned, args)
+    assert set(read_checkpoint(tuned).training or {}) == {"aux"}
+    obs = load_shards(greedy_data)[0].astype(np.float32)
+    before = opponent_hand_predictor(first)(obs)
+    after = opponent_hand_predictor(tuned)(obs)
+    # The old head copied unchanged onto the new trunk would give other probabilities.
+    stale = tmp_path / "stale.pt"
+    save_checkpoint(read_checkpoint(tuned).policy, stale, training={"aux": head.state_dict()})
+    copied = opponent_hand_predictor(stale)(obs)
+    unseen = obs[:, UNSEEN] > 0.5
+    assert np.abs(after - before)[unseen].mean() < 0.5 * np.abs(copied - before)[unseen].mean()
+    assert 0.0 <= figures["aux_heldout_gap"] < 0.05, figures
+    # A starting point without a head gives a policy-only file, as before.
+    plain = tmp_path / "plain.pt"
+    train_bc(greedy_data, plain, dataclasses.replace(args, init=str(tuned), epochs=1))
+    assert set(read_checkpoint(plain).training or {}) == {"aux"}
+    save_checkpoint(start, first)
+    train_bc(greedy_data, plain, dataclasses.replace(args, epochs=1))
+    assert read_checkpoint(plain).training is None
 
 
 def test_mismatched_or_missing_starting_points_are_refused(greedy_data: Path, tmp_path: Path) -> None:
