@@ -26,7 +26,8 @@ online at every one of PPO's decisions. So their decisions are recorded once and
    policy improvement with the level's values as the critic: the clone keeps what the network
    already plays well and moves only where the level's search disagrees by more than ``T`` points
    a nat. Decisions with no scored option learn the recorded action (``--unscored label``) or keep
-   the starting network's policy (``--unscored prior``).
+   the starting network's policy (``--unscored prior``). ``--sharpen-values`` learns the soft
+   target's most likely option as a label instead (``master_prior``'s move at that temperature).
 3. PPO continues from it (``init`` and ``kickstart_teacher`` of :mod:`ginenv.experiments.train.ppo`).
 
 Shards hold plain arrays only and are read with ``allow_pickle=False``.
@@ -236,6 +237,7 @@ def value_targets(
     temperature: float,
     prior: np.ndarray | None = None,
     unscored: str = "label",
+    sharpen: bool = False,
 ) -> np.ndarray:
     """Soft targets (rows of probabilities over the actions) from the recorded option values.
 
@@ -244,7 +246,8 @@ def value_targets(
     target keeps the prior's mass off ``S`` and shares the prior's mass on ``S`` in proportion to
     ``prior(a) * exp(value(a) / temperature)``; its most likely option in ``S`` is the one with the
     best ``value + temperature * log prior``. Other rows: the recorded action (``unscored="label"``)
-    or the prior itself (``"prior"``, which needs one)."""
+    or the prior itself (``"prior"``, which needs one). ``sharpen``: each scored row's target is
+    one-hot at that most likely option instead (the search's move, learned as a label)."""
     if not temperature > 0:
         raise ValueError(f"the value temperature must be a number of points > 0, not {temperature}")
     if unscored not in ("label", "prior"):
@@ -276,6 +279,10 @@ def value_targets(
         on_options = np.take_along_axis(p[rows], slot_ids, axis=1)
         z = z + np.log(np.maximum(on_options, 1e-300))
         mass = np.where(ok, on_options, 0.0).sum(axis=1)
+    if sharpen:
+        target[rows] = 0.0
+        target[rows, np.take_along_axis(slot_ids, z.argmax(axis=1)[:, None], axis=1)[:, 0]] = 1.0
+        return target
     share = np.exp(z - z.max(axis=1, keepdims=True))
     share *= mass[:, None] / share.sum(axis=1, keepdims=True)
     sub = target[rows]
@@ -330,6 +337,10 @@ class BCArgs:
     unscored: str = "label"
     """Target of the decisions with no scored option: ``label`` (the recorded action) or ``prior``
     (the ``init`` network's own policy)."""
+    sharpen_values: bool = False
+    """With ``value_temperature``: learn each scored decision's most likely option under the
+    soft target as a label (``master_prior``'s move at the same temperature) instead of the soft
+    target itself."""
 
 
 def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, float]:
@@ -380,7 +391,16 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
                     [policy(x(c), m[c]).log_softmax(1) for c in torch.arange(len(y)).split(8192)]
                 ).numpy()
         soft = torch.from_numpy(
-            value_targets(mask, action, scored[0], scored[1], args.value_temperature, prior, args.unscored)
+            value_targets(
+                mask,
+                action,
+                scored[0],
+                scored[1],
+                args.value_temperature,
+                prior,
+                args.unscored,
+                args.sharpen_values,
+            )
         )
 
     def loss_of(logits: torch.Tensor, rows: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
@@ -552,6 +572,11 @@ def main(argv: list[str] | None = None) -> int:
         default=BCArgs.unscored,
         help="target where no option was scored: the recorded action, or the --init network's policy",
     )
+    fit.add_argument(
+        "--sharpen-values",
+        action="store_true",
+        help="learn the soft target's most likely option as a label where options were scored",
+    )
     ns = parser.parse_args(argv)
     try:
         if ns.command == "record":
@@ -575,6 +600,7 @@ def main(argv: list[str] | None = None) -> int:
                     init=ns.init,
                     value_temperature=ns.value_temperature,
                     unscored=ns.unscored,
+                    sharpen_values=ns.sharpen_values,
                     hidden=ns.hidden,
                     card_hidden=ns.card_hidden,
                 ),

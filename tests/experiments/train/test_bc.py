@@ -231,6 +231,12 @@ def test_value_targets_tilt_the_prior_by_the_options_values() -> None:
     kept = value_targets(mask, action, values, ids, temperature=2.0, prior=prior, unscored="prior")
     assert kept[1, [kh, qs, c2]] == pytest.approx([0.125, 0.375, 0.5])
     assert (t[:, ~mask[0]] == 0).all()
+    # Sharpened: the scored row's target is one-hot at the best value + T * log prior (master_prior's
+    # move): at T = 2 the prior's 3:1 for Qs outweighs Kh's 2 points, at T = 0.5 it does not.
+    for temperature, best in ((2.0, qs), (0.5, kh)):
+        hard = value_targets(mask, action, values, ids, temperature, prior, unscored="prior", sharpen=True)
+        assert hard[0, best] == 1.0 and hard[0].sum() == 1.0
+        assert hard[1, [kh, qs, c2]] == pytest.approx([0.125, 0.375, 0.5])
     with pytest.raises(ValueError, match="value temperature must be a number of points > 0"):
         value_targets(mask, action, values, ids, temperature=0.0)
     with pytest.raises(ValueError, match="'prior' keeps"):
@@ -245,6 +251,9 @@ def test_a_clone_learns_masters_values_as_soft_targets(tmp_path: Path) -> None:
     soft = dataclasses.replace(small, init=str(first), value_temperature=1.0, unscored="prior")
     figures = train_bc(tmp_path / "m", tmp_path / "soft.pt", soft)
     assert read_checkpoint(tmp_path / "soft.pt").config["value_temperature"] == 1.0
+    sharp = dataclasses.replace(soft, sharpen_values=True)
+    assert train_bc(tmp_path / "m", tmp_path / "sharp.pt", sharp)["heldout_cross_entropy"] > 0
+    assert read_checkpoint(tmp_path / "sharp.pt").config["sharpen_values"] is True
     assert np.isfinite(figures["heldout_cross_entropy"]) and figures["heldout_cross_entropy"] > 0
     with pytest.raises(UsageError, match="unscored 'prior' keeps the starting network's policy"):
         train_bc(tmp_path / "m", tmp_path / "x.pt", dataclasses.replace(soft, init=None))
