@@ -159,6 +159,13 @@ def _reset_all(b: Batch, decks: np.ndarray, dealers: np.ndarray, cfg: np.ndarray
 
 
 @njit(cache=True)
+def _show_all(b: Batch, cfg: np.ndarray, encode: bool) -> None:
+    for i in range(b.state.shape[0]):
+        b.results[i, 0] = H.NO_RESULT
+        _show(b, i, cfg, encode)
+
+
+@njit(cache=True)
 def _encode_all(s: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
     for i in range(s.shape[0]):
         H.encode(s, i, seats[i], out[i], 0, 0, 0, False)
@@ -338,6 +345,26 @@ class VectorGinRummy:
             given_dealers = _check_dealers(dealers, n)
         b = self.batch
         _reset_all(b, given_decks, given_dealers, self.rule_array, self.observations)
+        self._ready = True
+        return b.obs.copy(), b.masks.copy(), b.players.copy()
+
+    def start_from(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Put every slot in a given position: ``records`` (N, record size) int64, hand records as
+        :attr:`ginenv.engine.HandState.record` holds them (full state: e.g. one position with its
+        hidden cards replaced by sampled worlds, for a search that plays each world out with a
+        network). The positions must not be over. Returns ``(obs, mask, player)``, as :meth:`reset`."""
+        arr = np.asarray(records)
+        if arr.shape != (self.num_envs, H.RECORD_SIZE) or not np.issubdtype(arr.dtype, np.integer):
+            raise VectorError(
+                f"records must be ({self.num_envs}, {H.RECORD_SIZE}) integer hand records, "
+                f"got {arr.dtype} {arr.shape}"
+            )
+        over = arr[:, H.RESULT] != H.NO_RESULT
+        if over.any():
+            raise VectorError(f"slot {int(np.flatnonzero(over)[0])}'s position is over: nothing to play")
+        b = self.batch
+        b.state[:] = arr
+        _show_all(b, self.rule_array, self.observations)
         self._ready = True
         return b.obs.copy(), b.masks.copy(), b.players.copy()
 

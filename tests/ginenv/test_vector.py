@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from ginenv import agents, gin_rummy_v0, kernels
-from ginenv.actions import BIG_GIN, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
+from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
 from ginenv.cards import CARD_NAMES, cards_of, mask_of, parse_cards
 from ginenv.engine import DeckError, HandState, Phase
 from ginenv.observation import IS_DEALER, OBS_SIZE, PHASE_BASE, TO_MOVE
@@ -350,3 +350,43 @@ def test_policy_actions_for_chosen_slots() -> None:
         _, mask, *_ = venv.step(biased_actions(mask, rng))
     with pytest.raises(VectorError, match="slots must be a bool array"):
         venv.policy_actions("greedy", slots=np.zeros(3, dtype=np.bool_))
+
+
+def test_slots_started_from_positions_play_on_as_the_aec_env() -> None:
+    # Each slot starts from a mid-hand record (one of them at a discard) and must then show and
+    # play exactly what the AEC env does from the same hand and history.
+    cuts = [p for p, _ in (cut_position(seed, 6 + seed) for seed in range(8)) if not p.is_over]
+    cuts[0].step(DRAW_STOCK)  # this slot starts in the discard phase
+    venv = VectorGinRummy(len(cuts), seed=1)
+    obs, mask, player = venv.start_from(np.concatenate([p.record for p in cuts]))
+    envs = []
+    for k, p in enumerate(cuts):
+        env = aec_for(p.rules, p.turn_limit, np.array(p.deck), p.dealer)
+        for _, action in p.history:
+            env.step(action)
+        envs.append(env)
+        seat = env.agent_selection
+        assert player[k] == int(seat[-1]) == p.player
+        np.testing.assert_array_equal(obs[k], env.observe(seat)["observation"])
+        np.testing.assert_array_equal(mask[k], env.observe(seat)["action_mask"])
+    greedy = [agents.make("greedy") for _ in cuts]
+    done = np.zeros(len(cuts), bool)
+    while not done.all():
+        acts = np.array([greedy[k].act(envs[k].observe(envs[k].agent_selection)) if not done[k] else 0
+                         for k in range(len(cuts))])  # fmt: skip
+        acts = np.where(done, venv.batch.masks.argmax(1), acts)
+        obs, mask, player, rewards, term, trunc = venv.step(acts)
+        for k in np.flatnonzero(~done):
+            envs[k].step(int(acts[k]))
+            if term[k] or trunc[k]:
+                assert envs[k].terminations["player_0"] or envs[k].truncations["player_0"]
+                assert rewards[k, 0] == envs[k].rewards["player_0"]
+                done[k] = True
+            else:
+                np.testing.assert_array_equal(obs[k], envs[k].observe(envs[k].agent_selection)["observation"])
+    with pytest.raises(VectorError, match=r"records must be \(2, "):
+        VectorGinRummy(2).start_from(cuts[0].record)
+    ended, _ = cut_position(0, 500)  # played to its end
+    assert ended.is_over
+    with pytest.raises(VectorError, match="slot 0's position is over"):
+        VectorGinRummy(1).start_from(ended.record)
