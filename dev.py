@@ -136,10 +136,11 @@ def main(argv: list[str]) -> int:
     if task == "bench":
         ensure_env("dev,baselines")
         code = 0
-        # bench_master.py compares master variants over thousands of hands (tens of minutes): it is
-        # run by hand with the variants to compare, not as part of the speed benchmarks.
+        # bench_master.py compares master variants over thousands of hands (tens of minutes) and
+        # bench_net_rollouts.py measures what a search with the network could gain: research
+        # measurements run by hand, not speed benchmarks.
         for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
-            if script.name == "bench_master.py":
+            if script.name in ("bench_master.py", "bench_net_rollouts.py"):
                 continue
             code |= sh(PY, script, *rest, check=False)
         return code
