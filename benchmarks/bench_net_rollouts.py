@@ -24,7 +24,9 @@ advantage of a better move, summed along the games, is what playing it would gai
 :class:`NetSearch`, the network with that greedy step taken at every decision where ``master_net``
 scored two or more options, against the network itself, and prints the paired points per hand
 with a 95% interval: whether the network's own values make a stronger player, the condition for
-expert iteration on them to help.
+expert iteration on them to help. ``--oracle`` (diagnosis only) gives the search the true
+opponent hand in every world, the stock order still drawn: whether the sampled hands or the
+rollouts carry a bias.
 
 The true hidden cards are read from the env's engine only to build the rollout records' layout; the
 worlds replace them (a measurement, not an agent for the harness: the records' public part comes
@@ -65,7 +67,13 @@ def net_moves(policy: MaskedPolicy, obs: np.ndarray, mask: np.ndarray) -> np.nda
 
 
 def net_values(
-    policy: MaskedPolicy, position: HandState, teacher: Any, options: list[int], worlds: int, seed: int
+    policy: MaskedPolicy,
+    position: HandState,
+    teacher: Any,
+    options: list[int],
+    worlds: int,
+    seed: int,
+    oracle: bool = False,
 ) -> np.ndarray | None:
     """Points of each option (rows) in each of ``worlds`` worlds (columns) for the player to move,
     the network playing both seats to the end; the worlds (opponent hand, stock order) are drawn by
@@ -73,6 +81,8 @@ def net_values(
     None if a world does not fit the position's layout."""
     seat, opp = position.player, 1 - position.player
     opps, unseen, u, _ = teacher.draw_worlds(worlds)
+    if oracle:  # diagnosis only: the true opponent hand in every world, the stock order still drawn
+        opps = np.full(worlds, position.hands[opp], dtype=np.int64)
     n_stock = len(position.stock)
     records = np.repeat(position.record, worlds, axis=0)
     for k in range(worlds):
@@ -102,9 +112,9 @@ class NetSearch(Agent):
     the network's own move) with the best value under the network's rollouts. Reads the env's
     position for the rollout records' layout only; the worlds replace its hidden cards."""
 
-    def __init__(self, env: Any, policy: MaskedPolicy, worlds: int, seed: int) -> None:
+    def __init__(self, env: Any, policy: MaskedPolicy, worlds: int, seed: int, oracle: bool = False) -> None:
         super().__init__(seed)
-        self.env, self.policy, self.worlds = env, policy, worlds
+        self.env, self.policy, self.worlds, self.oracle = env, policy, worlds, oracle
         self.teacher = agents.make("master_net")
 
     def reset(self, seed: int | None = None) -> None:
@@ -121,7 +131,13 @@ class NetSearch(Agent):
             return mine
         options = scored + ([] if mine in scored else [mine])
         q = net_values(
-            self.policy, self.env.hand, self.teacher, options, self.worlds, int(self.rng.integers(1 << 30))
+            self.policy,
+            self.env.hand,
+            self.teacher,
+            options,
+            self.worlds,
+            int(self.rng.integers(1 << 30)),
+            self.oracle,
         )
         return mine if q is None else options[int(q.mean(1).argmax())]
 
@@ -135,7 +151,7 @@ def play(ns: argparse.Namespace, policy: MaskedPolicy) -> None:
         pair = 0.0
         for me in (0, 1):
             seats: list[Agent] = [agents.make("neural"), agents.make("neural")]
-            seats[me] = NetSearch(env, policy, ns.worlds, d * 2 + me)
+            seats[me] = NetSearch(env, policy, ns.worlds, d * 2 + me, ns.oracle)
             record = play_game(env, seats, seed=PLAY_SEED, deal=d, names=["a", "b"])
             pair += record.returns[me]
         values.append(pair / 2)
@@ -156,6 +172,11 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=str(SHIPPED_CHECKPOINT))
     parser.add_argument(
         "--play", type=int, default=0, help="instead: play this many duplicate deals of the search"
+    )
+    parser.add_argument(
+        "--oracle",
+        action="store_true",
+        help="with --play: worlds hold the true opponent hand (diagnosis only)",
     )
     ns = parser.parse_args()
     torch.set_num_threads(1)
