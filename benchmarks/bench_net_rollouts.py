@@ -49,8 +49,7 @@ from ginenv.experiments.train.bc import RECORD_SEED, Labelled
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.engine import HandState
-from ginenv.kernels import hand as H
-from ginenv.vector import VectorGinRummy
+from ginenv.vector import VectorError, VectorGinRummy, world_records
 
 #: Master seed of the played deals (``--play``): neither the harness's nor the recording's.
 PLAY_SEED = 0x5EA
@@ -79,18 +78,20 @@ def net_values(
     the network playing both seats to the end; the worlds (opponent hand, stock order) are drawn by
     ``teacher``'s sampler from what the player has seen and replace the position's hidden cards.
     None if a world does not fit the position's layout."""
-    seat, opp = position.player, 1 - position.player
+    seat = position.player
     opps, unseen, u, _ = teacher.draw_worlds(worlds)
     if oracle:  # diagnosis only: the true opponent hand in every world, the stock order still drawn
-        opps = np.full(worlds, position.hands[opp], dtype=np.int64)
-    n_stock = len(position.stock)
-    records = np.repeat(position.record, worlds, axis=0)
+        opps = np.full(worlds, position.hands[1 - seat], dtype=np.int64)
+    stocks = []
     for k in range(worlds):
         rest = np.array([c for c in unseen if not (int(opps[k]) >> int(c)) & 1])
-        if rest.size != n_stock or int(opps[k]).bit_count() != position.hands[opp].bit_count():
-            return None
-        records[k, H.HAND0 + opp] = opps[k]
-        records[k, H.DECK + 52 - n_stock : H.DECK + 52] = rest[np.argsort(u[k, : rest.size])]
+        stocks.append(rest[np.argsort(u[k, : rest.size])])
+    if len({len(st) for st in stocks}) != 1:
+        return None
+    try:
+        records = world_records(position, opps, np.array(stocks))
+    except VectorError:
+        return None
     n = worlds * len(options)
     venv = VectorGinRummy(n, rules=position.rules, turn_limit=position.turn_limit, seed=seed)
     venv.start_from(np.tile(records, (len(options), 1)))

@@ -587,25 +587,16 @@ def _playout_all(s: np.ndarray, policy: int, cfg: np.ndarray, rng: np.random.Gen
         P.play_out(policy, s, i, cfg, rng)
 
 
-def rollout_worlds(
-    position: HandState,
-    opponent_hands: np.ndarray,
-    stocks: np.ndarray,
-    policy: str = "greedy",
-    seed: int | None = None,
-    turn_limit: int | None = None,
-) -> np.ndarray:
-    """Play many sampled worlds of one position to the end under a compiled policy, in one call.
+def world_records(position: HandState, opponent_hands: np.ndarray, stocks: np.ndarray) -> np.ndarray:
+    """The hand records of many sampled worlds of one position, (W, record size) int64.
 
     ``position`` is the hand as the player to move knows it (its own cards, the discard pile in
     order, the phase, whose turn, the draws so far); a world replaces what that player cannot see:
     ``opponent_hands[w]`` (a card bitmask) and ``stocks[w]`` (the stock in drawing order, card ids).
-    Every world must hold exactly the cards hidden from the player to move. Both seats then play
-    ``policy`` (one of :data:`POLICIES`) to the end of the hand. Returns the points of each world
-    for the player to move (negative when the opponent scores; 0 for a dead or truncated hand).
+    Every world must hold exactly the cards hidden from the player to move (else
+    :class:`VectorError`). :func:`rollout_worlds` plays them out under a compiled policy;
+    :meth:`VectorGinRummy.start_from` starts slots from them for any other player (a network).
     """
-    if policy not in POLICIES:
-        raise VectorError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if position.is_over:
         raise VectorError("the position is over: nothing to play out")
     me, opp = position.player, 1 - position.player
@@ -634,12 +625,35 @@ def rollout_worlds(
                 f"world {w} must split exactly the {want + n_stock} cards hidden from player {me} into an "
                 f"opponent hand of {want} cards and a stock of {n_stock}"
             )
-    limit = position.turn_limit if turn_limit is None else check_turn_limit(turn_limit)
-    cfg = rules_array(position.rules, limit)
     # Every world is the position's own record with the hidden cards replaced.
     state = np.repeat(position.record, worlds, axis=0)
     state[:, H.HAND0 + opp] = opps
     state[:, H.DECK + NUM_CARDS - n_stock : H.DECK + NUM_CARDS] = stock_arr
+    return state
+
+
+def rollout_worlds(
+    position: HandState,
+    opponent_hands: np.ndarray,
+    stocks: np.ndarray,
+    policy: str = "greedy",
+    seed: int | None = None,
+    turn_limit: int | None = None,
+) -> np.ndarray:
+    """Play many sampled worlds of one position to the end under a compiled policy, in one call.
+
+    The worlds are :func:`world_records`' (``opponent_hands[w]``, a card bitmask, and ``stocks[w]``,
+    the stock in drawing order, holding exactly the cards hidden from the player to move). Both
+    seats then play ``policy`` (one of :data:`POLICIES`) to the end of the hand. Returns the points
+    of each world for the player to move (negative when the opponent scores; 0 for a dead or
+    truncated hand).
+    """
+    if policy not in POLICIES:
+        raise VectorError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    state = world_records(position, opponent_hands, stocks)
+    me = position.player
+    limit = position.turn_limit if turn_limit is None else check_turn_limit(turn_limit)
+    cfg = rules_array(position.rules, limit)
     _playout_all(state, POLICIES.index(policy), cfg, np.random.default_rng(seed))
     winner, points = state[:, H.WINNER], state[:, H.POINTS]
     signed = np.where(winner == me, points, -points)
@@ -680,4 +694,5 @@ __all__ = [
     "play_random_hands",
     "rollout_worlds",
     "rules_array",
+    "world_records",
 ]
