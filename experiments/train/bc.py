@@ -48,7 +48,13 @@ import numpy as np
 import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.base import Agent, Observation
-from ginenv.agents.neural import MaskedPolicy, check_state, read_checkpoint, save_checkpoint
+from ginenv.agents.neural import (
+    MaskedPolicy,
+    check_state,
+    opponent_hand_predictor,
+    read_checkpoint,
+    save_checkpoint,
+)
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.checkpoints import check_same_network
 from ginenv.experiments.train.networks import unseen_card_loss
@@ -366,12 +372,22 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
     held = int(test.any())
     policy = MaskedPolicy(None, args.hidden, NUM_ACTIONS, inputs=args.inputs, card_hidden=args.card_hidden)
     aux: dict[str, torch.Tensor] | None = None
+    head_targets: torch.Tensor | None = None
     if args.init is not None:
         init = read_checkpoint(args.init)
         check_same_network(init.policy, policy, args.init)
         policy.load_state_dict(init.policy.state_dict())
-        if "aux" in (init.training or {}):
-            aux = check_state(_aux_head(policy), init.training["aux"], "aux", args.init)  # type: ignore[index]
+        if init.training is not None and "aux" in init.training:
+            aux = check_state(_aux_head(policy), init.training["aux"], "aux", args.init)
+            # What the starting network's head says at every decision (through its own trunk,
+            # before fine-tuning moves it): the refitted head's targets, float16 to spare memory.
+            predict = opponent_hand_predictor(args.init)
+            head_targets = torch.cat(
+                [
+                    torch.from_numpy(predict(obs[i : i + 8192].astype(np.float32))).half()
+                    for i in range(0, len(obs), 8192)
+                ]
+            )
 
     # Inputs are prepared batch by batch: millions of float32 feature rows would not fit in memory.
     def x(rows: torch.Tensor) -> torch.Tensor:
@@ -379,7 +395,6 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
 
     m = torch.from_numpy(mask)
     y = torch.from_numpy(action)
-    head_targets = None if aux is None else aux_head_outputs(policy, aux, x, len(y))
     # The soft targets (rows of probabilities) replace the recorded actions as what is learned; the
     # accuracy still reads the recorded action.
     soft: torch.Tensor | None = None
@@ -464,22 +479,6 @@ def _aux_head(policy: MaskedPolicy, state: dict[str, torch.Tensor] | None = None
     return head
 
 
-def aux_head_outputs(
-    policy: MaskedPolicy,
-    state: dict[str, torch.Tensor],
-    inputs: Callable[[torch.Tensor], torch.Tensor],
-    rows: int,
-) -> torch.Tensor:
-    """The opponent-hand head's probabilities (``rows`` x 52, float16 to spare memory) at every
-    decision, read through ``policy``'s trunk as it is now (before fine-tuning moves it)."""
-    head = _aux_head(policy, state)
-    with torch.no_grad():
-        chunks = [
-            torch.sigmoid(head(policy.net[:-1](inputs(c)))).half() for c in torch.arange(rows).split(8192)
-        ]
-    return torch.cat(chunks)
-
-
 def refit_aux_head(
     policy: MaskedPolicy,
     state: dict[str, torch.Tensor],
@@ -493,7 +492,8 @@ def refit_aux_head(
     """The opponent-hand head refitted to a fine-tuned trunk: the head reads the policy's last
     hidden layer, which fine-tuning moved, and the shards hold no opponent hands to learn from, so
     the head (started from its old weights) learns to give at each decision the probabilities the
-    old head gave through the old trunk (:func:`aux_head_outputs`), which were calibrated. The trunk
+    old head gave through the old trunk (:func:`ginenv.agents.neural.opponent_hand_predictor`), which
+    were calibrated. The trunk
     is frozen here: the policy is already trained. Returns the head's weights and its held-out gap:
     the mean cross-entropy over the unseen cards minus the targets' own entropy (0 when the new
     head reproduces the old one; on the training rows when none is held out)."""
