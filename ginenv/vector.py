@@ -632,6 +632,29 @@ def world_records(position: HandState, opponent_hands: np.ndarray, stocks: np.nd
     return state
 
 
+def restocked(records: np.ndarray, worlds: int, rng: np.random.Generator) -> np.ndarray:
+    """``worlds`` copies of each hand record with the stock's order redrawn, (N * worlds, record
+    size) int64, the copies of record ``i`` at rows ``i * worlds ...``.
+
+    Everything else stays: both hands, the discard pile, the draws so far. Given what both seats
+    hold, the stock is a uniformly random order of the remaining cards, so these are exact samples
+    of the hand's future deals (full state: training targets and oracles, never an agent's view).
+    """
+    arr = np.asarray(records)
+    if arr.ndim != 2 or arr.shape[1] != H.RECORD_SIZE or not np.issubdtype(arr.dtype, np.integer):
+        raise VectorError(
+            f"records must be (N, {H.RECORD_SIZE}) integer hand records, got {arr.dtype} {arr.shape}"
+        )
+    count = as_int(worlds)
+    if count is None or count < 1:
+        raise VectorError(f"worlds must be a positive integer, got {worlds!r}")
+    state = np.repeat(arr.astype(np.int64), count, axis=0)
+    for row, pos in enumerate(state[:, H.STOCK_POS].tolist()):
+        segment = state[row, H.DECK + pos : H.DECK + NUM_CARDS]
+        segment[:] = rng.permutation(segment)
+    return state
+
+
 def rollout_worlds(
     position: HandState,
     opponent_hands: np.ndarray,

@@ -17,7 +17,7 @@ import pytest
 
 from ginenv import agents, gin_rummy_v0, kernels
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
-from ginenv.cards import CARD_NAMES, cards_of, mask_of, parse_cards
+from ginenv.cards import CARD_NAMES, NUM_CARDS, cards_of, mask_of, parse_cards
 from ginenv.engine import DeckError, HandState, Phase
 from ginenv.observation import IS_DEALER, OBS_SIZE, PHASE_BASE, TO_MOVE
 from ginenv.rules import PRESETS, Rules
@@ -27,6 +27,7 @@ from ginenv.vector import (
     VectorError,
     VectorGinRummy,
     play_random_hands,
+    restocked,
     rollout_worlds,
 )
 
@@ -390,3 +391,29 @@ def test_slots_started_from_positions_play_on_as_the_aec_env() -> None:
     assert ended.is_over
     with pytest.raises(VectorError, match="slot 0's position is over"):
         VectorGinRummy(1).start_from(ended.record)
+
+
+def test_restocked_copies_keep_the_hands_and_redraw_only_the_stock_order() -> None:
+    cuts = [p for p, _ in (cut_position(seed, 8 + seed) for seed in range(3)) if not p.is_over]
+    records = np.concatenate([p.record for p in cuts])
+    copies = restocked(records, 40, np.random.default_rng(0))
+    assert copies.shape == (40 * len(cuts), records.shape[1])
+    for k, p in enumerate(cuts):
+        mine = copies[40 * k : 40 * (k + 1)]
+        pos = NUM_CARDS - len(p.stock)
+        stock = slice(kernels.hand.DECK + pos, kernels.hand.DECK + NUM_CARDS)
+        outside = np.ones(records.shape[1], dtype=bool)
+        outside[stock] = False
+        # Both hands, the discard pile and the draws so far are the position's own ...
+        assert (mine[:, outside] == p.record[0, outside]).all()
+        # ... and each copy's stock holds the same cards, in orders that differ.
+        assert all(sorted(row.tolist()) == sorted(p.stock) for row in mine[:, stock])
+        assert len({tuple(row.tolist()) for row in mine[:, stock]}) > 30
+        # Each copy is a real position: it plays on from the same public state.
+        venv = VectorGinRummy(40, seed=k)
+        obs, mask, _ = venv.start_from(mine)
+        assert (obs == obs[0]).all() and (mask == mask[0]).all()
+    with pytest.raises(VectorError, match="worlds must be a positive integer"):
+        restocked(records, 0, np.random.default_rng(0))
+    with pytest.raises(VectorError, match="records must be"):
+        restocked(records[0], 2, np.random.default_rng(0))
