@@ -378,7 +378,7 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
         check_same_network(init.policy, policy, args.init)
         policy.load_state_dict(init.policy.state_dict())
         if init.training is not None and "aux" in init.training:
-            aux = check_state(_aux_head(policy), init.training["aux"], "aux", args.init)
+            aux = check_state(aux_head(policy), init.training["aux"], "aux", args.init)
             # What the starting network's head says at every decision (through its own trunk,
             # before fine-tuning moves it): the refitted head's targets, float16 to spare memory.
             predict = opponent_hand_predictor(args.init)
@@ -472,7 +472,8 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
     return figures
 
 
-def _aux_head(policy: MaskedPolicy, state: dict[str, torch.Tensor] | None = None) -> nn.Linear:
+def aux_head(policy: MaskedPolicy, state: dict[str, torch.Tensor] | None = None) -> nn.Linear:
+    """The opponent-hand head's layer for ``policy``'s last hidden layer (loaded from ``state``)."""
     head = nn.Linear(policy.hidden[-1], NUM_CARDS)
     if state is not None:
         head.load_state_dict(state)
@@ -497,7 +498,7 @@ def refit_aux_head(
     is frozen here: the policy is already trained. Returns the head's weights and its held-out gap:
     the mean cross-entropy over the unseen cards minus the targets' own entropy (0 when the new
     head reproduces the old one; on the training rows when none is held out)."""
-    head = _aux_head(policy, state)
+    head = aux_head(policy, state)
     trunk = policy.net[:-1]
     optimizer = torch.optim.Adam(head.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(0)

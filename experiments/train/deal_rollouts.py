@@ -1,0 +1,417 @@
+"""All-action policy improvement from rollouts in the true deal, in one file.
+
+Expert iteration on master's option values gained nothing, and neither did the network's own
+rollouts in sampled worlds (README, "Training"): both judge an option in worlds drawn from a model
+of the opponent's hand, and those worlds are biased; with the true hand in every world the same
+greedy step wins by 13 points a hand, but an agent cannot see that hand. A training target can:
+
+* **record**: the network plays itself in ``--games`` hands in lockstep on the batched engine. At a
+  share of its decisions (:data:`LABEL_SHARE`), its most likely options (up to ``--options``, those
+  with probability >= :data:`MIN_PROB`) and one other legal action drawn at random are each played
+  out ``--worlds`` times to the end of the hand, the network moving for both seats, each copy with
+  the *true* hands and a freshly drawn stock order (:func:`ginenv.vector.restocked`). The mean
+  points are ``Q(deal, a)``, the option's value in this deal under the network's own play.
+* **train**: given the observation, the true deal is a draw from the exact posterior of the
+  deals (the network's own self-play made it), so ``Q(deal, a)`` is an unbiased sample of the
+  value ``Q(o, a)`` of option ``a`` at observation ``o``, the quantity a policy improvement step
+  needs. The policy ``pi`` (from ``--init``, frozen as ``pi0``) minimises, per labelled decision,
+
+      - sum_{a in S} pi(a) (Q(deal, a) - b) / beta + KL(pi || pi0),   b = sum_S pi0 Q / sum_S pi0,
+
+  which is linear in the sampled values, so its expectation over the deals is the same loss with
+  ``Q(o, a)``: the optimum is ``pi0 * exp(A(o, a) / beta)`` (``beta`` in points per nat), one step of
+  policy improvement over the network, with no model of the opponent's hand anywhere. (A target
+  tilted by ``exp(Q(deal, a) / beta)`` instead would average the tilts over the deals and learn to
+  play as if it could see the hand.)
+
+The held-out decisions measure the step without playing a game: ``gain`` is the mean of
+``Q(deal, new move) - Q(deal, old move)`` over the held-out decisions where the new move is one
+of the scored options, an unbiased estimate of what the new argmax gains per decision over the
+network, in the network's own games. The agent never reads hidden cards; only the recorded
+targets do (as the oracle critic of :mod:`ginenv.experiments.train.ppo`).
+
+Shards hold plain arrays only and are read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from ginenv.agents.neural import (
+    SHIPPED_CHECKPOINT,
+    MaskedPolicy,
+    check_state,
+    opponent_hand_predictor,
+    read_checkpoint,
+    save_checkpoint,
+)
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.train.bc import aux_head, refit_aux_head
+
+from ginenv.actions import NUM_ACTIONS
+from ginenv.observation import OBS_SIZE
+from ginenv.rules import Rules
+from ginenv.vector import VectorGinRummy, restocked
+
+#: Most options scored per decision (the network's likeliest, then one random other action).
+OPTION_SLOTS = 4
+#: The network's options are those it gives at least this probability.
+MIN_PROB = 0.02
+#: Share of the decisions labelled, where the network is unsure (its top action < 0.98) and sure.
+LABEL_SHARE = (0.5, 0.05)
+#: Decisions per shard file.
+SHARD_ROWS = 20_000
+
+
+def network_probs(policy: MaskedPolicy, obs: np.ndarray, mask: np.ndarray, bf16: bool) -> np.ndarray:
+    """The network's action probabilities for each row (bfloat16 matrix products when ``bf16``:
+    twice as fast on a CPU with AVX512-BF16, and the argmax agrees on 99.9% of positions)."""
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits = policy(policy.prepare(obs.astype(np.float32)), torch.from_numpy(mask.astype(np.int8)))
+    return logits.float().softmax(1).numpy()
+
+
+def play_out(
+    policy: MaskedPolicy,
+    records: np.ndarray,
+    first: np.ndarray,
+    seats: np.ndarray,
+    rules: Rules | None,
+    bf16: bool,
+    seed: int,
+) -> np.ndarray:
+    """Points for ``seats[i]`` of each record once ``first[i]`` is played and the network plays both
+    seats to the end of the hand. Finished slots are dropped as the batch shrinks."""
+    n = len(records)
+    points = np.zeros(n)
+    done = np.zeros(n, dtype=bool)
+    rows = np.arange(n)  # the record each slot plays
+    venv = VectorGinRummy(n, rules=rules, seed=seed)
+    venv.start_from(records)
+    acts = first.astype(np.int64)
+    while True:
+        obs, mask, _, rewards, term, trunc = venv.step(acts)
+        ended = (term | trunc) & ~done[rows]
+        points[rows[ended]] = rewards[ended, seats[rows[ended]]]
+        done[rows[ended]] = True
+        live = ~done[rows]
+        if not live.any():
+            return points
+        if live.sum() < 0.6 * len(rows):  # a finished slot is dealt a new hand: drop them
+            state = venv.batch.state[live]
+            rows = rows[live]
+            venv = VectorGinRummy(len(rows), rules=rules, seed=seed + len(rows))
+            obs, mask, _ = venv.start_from(state)
+            live = np.ones(len(rows), dtype=bool)
+        acts = mask.argmax(1).astype(np.int64)  # any legal move for finished slots: never read
+        acts[live] = network_probs(policy, obs[live], mask[live], bf16).argmax(1)
+
+
+def choose_options(probs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each row's options, (N, :data:`OPTION_SLOTS`) action ids padded with -1: the network's
+    likeliest actions with probability >= :data:`MIN_PROB` (at least its move), then one other
+    legal action drawn at random, so that actions the network never plays are judged too."""
+    out = np.full((len(probs), OPTION_SLOTS), -1, dtype=np.int64)
+    ranked = np.argsort(-probs, axis=1)
+    for i in range(len(probs)):
+        mine = [int(a) for a in ranked[i, : OPTION_SLOTS - 1] if probs[i, a] >= MIN_PROB] or [
+            int(ranked[i, 0])
+        ]
+        others = np.setdiff1d(np.flatnonzero(mask[i]), mine)
+        if others.size:
+            mine.append(int(rng.choice(others)))
+        out[i, : len(mine)] = mine
+    return out
+
+
+def record(
+    out: Path,
+    checkpoint: str = str(SHIPPED_CHECKPOINT),
+    seconds: float = 600.0,
+    games: int = 256,
+    worlds: int = 8,
+    seed: int = 0,
+    bf16: bool = True,
+    decisions: int | None = None,
+) -> int:
+    """Let the network play itself for ``seconds`` (or until ``decisions`` are labelled) and save
+    its labelled decisions (observation, mask, its move, the options and their mean points over
+    ``worlds`` restocked copies of the true deal) in shards under ``out``. Returns the number of
+    decisions labelled."""
+    if worlds < 1 or games < 1:
+        raise UsageError(f"worlds and games must be >= 1, got {worlds} and {games}")
+    out.mkdir(parents=True, exist_ok=True)
+    policy = read_checkpoint(checkpoint).policy.eval()
+    rng = np.random.default_rng(seed)
+    venv = VectorGinRummy(games, seed=seed)
+    obs, mask, player = venv.reset()
+    kept: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "action", "options", "q")}
+    labelled = shard = 0
+    began = time.perf_counter()
+
+    def flush() -> None:
+        nonlocal shard
+        if kept["obs"]:
+            arrays = {k: np.concatenate(v) for k, v in kept.items()}
+            np.savez(out / f"shard_{seed}_{shard:04d}.npz", **arrays)  # type: ignore[arg-type]
+            for v in kept.values():
+                v.clear()
+            shard += 1
+
+    while time.perf_counter() - began < seconds and (decisions is None or labelled < decisions):
+        probs = network_probs(policy, obs, mask, bf16)
+        moves = probs.argmax(1)
+        unsure = probs.max(1) < 0.98
+        pick = (rng.random(games) < np.where(unsure, *LABEL_SHARE)) & (mask.sum(1) >= 2)
+        rows = np.flatnonzero(pick)
+        if rows.size:
+            options = choose_options(probs[rows], mask[rows], rng)
+            valid = options >= 0
+            # Slot (row r, option o, world w) at index (r * OPTION_SLOTS + o) * worlds + w; every
+            # option of a row meets the same stock orders, so their differences carry less noise.
+            deals = restocked(venv.batch.state[rows], worlds, rng).reshape(rows.size, 1, worlds, -1)
+            records = np.broadcast_to(deals, (rows.size, OPTION_SLOTS, worlds, deals.shape[-1]))
+            records = records.reshape(-1, deals.shape[-1])
+            first = np.repeat(np.where(valid, options, moves[rows, None]).reshape(-1), worlds)
+            seats = np.repeat(player[rows], OPTION_SLOTS * worlds)
+            keep = np.repeat(valid.reshape(-1), worlds)
+            points = np.full(len(first), np.nan)
+            points[keep] = play_out(
+                policy, records[keep], first[keep], seats[keep], None, bf16, int(rng.integers(1 << 30))
+            )
+            q = points.reshape(len(rows), OPTION_SLOTS, worlds).mean(2)
+            kept["obs"].append(obs[rows].astype(np.uint8))
+            kept["mask"].append(mask[rows].astype(bool))
+            kept["action"].append(moves[rows].astype(np.int16))
+            kept["options"].append(options.astype(np.int16))
+            kept["q"].append(q.astype(np.float32))
+            labelled += rows.size
+            if sum(len(a) for a in kept["obs"]) >= SHARD_ROWS:
+                flush()
+        obs, mask, player, *_ = venv.step(moves)
+    flush()
+    return labelled
+
+
+def load(folder: Path) -> dict[str, np.ndarray]:
+    """Every shard of ``folder`` (recording order), checked, with each row's shard index."""
+    files = sorted(folder.glob("shard_*.npz"))
+    if not files:
+        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "action", "options", "q", "shard")}
+    for k, path in enumerate(files):
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in ("obs", "mask", "action", "options", "q")}
+        n = len(arrays["obs"])
+        shapes = {"obs": (n, OBS_SIZE), "mask": (n, NUM_ACTIONS), "action": (n,)}
+        shapes |= {"options": (n, OPTION_SLOTS), "q": (n, OPTION_SLOTS)}
+        wrong = [name for name, shape in shapes.items() if arrays[name].shape != shape]
+        if wrong:
+            raise ValueError(f"{path}: {', '.join(wrong)} of unexpected shape (want {shapes})")
+        options = arrays["options"].astype(np.int64)
+        valid = options >= 0
+        legal = np.take_along_axis(arrays["mask"], np.maximum(options, 0), axis=1)
+        if not (legal | ~valid).all() or not (options[:, 0] == arrays["action"]).all():
+            raise ValueError(f"{path}: an option is illegal under its mask, or option 0 is not the move")
+        if np.isnan(arrays["q"][valid]).any():
+            raise ValueError(f"{path}: an option has no value")
+        for name, arr in arrays.items():
+            parts[name].append(arr)
+        parts["shard"].append(np.full(n, k))
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
+@dataclass
+class TrainArgs:
+    """Settings of a training run on recorded decisions."""
+
+    init: str = str(SHIPPED_CHECKPOINT)
+    """The network to improve (its policy is ``pi0``; its opponent-hand head is kept, refitted)."""
+    beta: float = 2.0
+    """Points per nat: the weight of the KL to ``pi0`` against the values."""
+    epochs: int = 2
+    """Passes over the training decisions."""
+    batch_size: int = 1024
+    """Decisions per optimizer step."""
+    learning_rate: float = 3e-4
+    """Adam's learning rate, decayed linearly to 0."""
+    holdout: float = 0.05
+    """Share of each folder's shards (its last ones) kept out of training to measure the step."""
+    seed: int = 1
+    """Seeds the shuffling."""
+    threads: int = 2
+    """torch threads."""
+
+
+def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
+    """One policy improvement step from the decisions in ``folders``, saved as a policy checkpoint
+    at ``out``; returns the figures (``heldout_gain``: points per labelled decision, see the module
+    docstring, with its 95% half-width ``heldout_gain_ci``)."""
+    if not args.beta > 0:
+        raise UsageError(f"beta must be a number of points per nat > 0, not {args.beta}")
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    datas, held_parts = [], []
+    for folder in folders:
+        data = load(folder)
+        shards = int(data["shard"].max()) + 1
+        held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
+        datas.append(data)
+        held_parts.append(data["shard"] >= shards - held)
+    d = {k: np.concatenate([x[k] for x in datas]) for k in datas[0]}
+    test = np.concatenate(held_parts)
+    init = read_checkpoint(args.init)
+    policy = init.policy
+    policy.train()
+    obs = d["obs"]
+
+    def x(rows: torch.Tensor) -> torch.Tensor:
+        return policy.prepare(obs[rows.numpy()].astype(np.float32))
+
+    m = torch.from_numpy(d["mask"])
+    options = torch.from_numpy(d["options"].astype(np.int64))
+    valid = options >= 0
+    slots = options.clamp(min=0)
+    q = torch.from_numpy(np.nan_to_num(d["q"])).double()
+    everything = torch.arange(len(obs))
+    with torch.no_grad():
+        logp0 = torch.cat([policy(x(c), m[c]).log_softmax(1) for c in everything.split(8192)])
+    p0 = logp0.exp().double()
+    # The baseline: pi0's mean value over the options (mass off them keeps its place).
+    on = p0.gather(1, slots) * valid
+    base = (on * q).sum(1) / on.sum(1).clamp(min=1e-12)
+    adv = torch.where(valid, q - base[:, None], 0.0).float()
+    aux = None
+    if init.training is not None and "aux" in init.training:
+        aux = check_state(aux_head(policy), init.training["aux"], "aux", args.init)
+        predict = opponent_hand_predictor(args.init)
+        head_targets = torch.cat(
+            [
+                torch.from_numpy(predict(obs[i : i + 8192].astype(np.float32))).half()
+                for i in range(0, len(obs), 8192)
+            ]
+        )
+
+    def loss_of(rows: torch.Tensor) -> torch.Tensor:
+        logp = policy(x(rows), m[rows]).log_softmax(1)
+        p = logp.exp()
+        improve = (p.gather(1, slots[rows]) * adv[rows]).sum(1) / args.beta
+        # Illegal actions (-inf log-probabilities, zero mass) are zeroed before any product, so
+        # that no nan reaches the gradient.
+        legal = m[rows] > 0
+        kl = (p * (torch.where(legal, logp, 0.0) - torch.where(legal, logp0[rows], 0.0))).sum(1)
+        return (kl - improve).mean()
+
+    train_idx = torch.from_numpy(np.flatnonzero(~test))
+    test_idx = torch.from_numpy(np.flatnonzero(test))
+    optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
+    steps = args.epochs * math.ceil(len(train_idx) / args.batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / steps)
+    generator = torch.Generator().manual_seed(args.seed)
+    began = time.perf_counter()
+    figures: dict[str, float] = {"decisions": float(len(obs)), "heldout_decisions": float(len(test_idx))}
+    for epoch in range(args.epochs):
+        order = train_idx[torch.randperm(len(train_idx), generator=generator)]
+        for batch in order.split(args.batch_size):
+            loss = loss_of(batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+        figures |= measure(policy, x, m, options, q, test_idx if len(test_idx) else train_idx)
+        print(f"epoch {epoch + 1}: " + ", ".join(f"{k} {v:.4g}" for k, v in figures.items()), flush=True)
+    figures["seconds"] = time.perf_counter() - began
+    training = None
+    if aux is not None:
+        head, figures["aux_heldout_gap"] = refit_aux_head(policy, aux, head_targets, x, train_idx, test_idx)
+        training = {"aux": head}
+    config = {
+        "algorithm": "policy improvement from rollouts in the true deal",
+        "data": ", ".join(map(str, folders)),
+        **dataclasses.asdict(args),
+        **figures,
+    }
+    save_checkpoint(policy.eval(), out, config=config, training=training)
+    return figures
+
+
+def measure(
+    policy: MaskedPolicy,
+    inputs: Callable[[torch.Tensor], torch.Tensor],
+    mask: torch.Tensor,
+    options: torch.Tensor,
+    q: torch.Tensor,
+    rows: torch.Tensor,
+) -> dict[str, float]:
+    """What the policy's argmax gains over the recorded move on ``rows``, by the recorded values:
+    ``heldout_gain`` (points per decision, 0 where the move is kept) with its 95% half-width,
+    ``changed`` (share of moves changed) and ``unscored`` (share changed to an unscored action,
+    counted as no gain)."""
+    policy.eval()
+    with torch.no_grad():
+        new = torch.cat([policy(inputs(c), mask[c]).argmax(1) for c in rows.split(8192)])
+    policy.train()
+    opts, vals = options[rows], q[rows]
+    hit = opts == new[:, None]
+    scored = hit.any(1)
+    gain = torch.where(scored, (vals * hit).sum(1) - vals[:, 0], 0.0).numpy()
+    changed = new != opts[:, 0]
+    half = 1.96 * gain.std(ddof=1) / math.sqrt(len(gain)) if len(gain) > 1 else math.nan
+    return {
+        "heldout_gain": float(gain.mean()),
+        "heldout_gain_ci": float(half),
+        "changed": float(changed.float().mean()),
+        "unscored": float((changed & ~scored).float().mean()),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``record`` or ``train`` (see the module docstring)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m ginenv.experiments.train.deal_rollouts", description=__doc__.split("\n")[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser(
+        "record", help="label the network's self-play decisions by rollouts in the true deal"
+    )
+    rec.add_argument("--out", type=Path, required=True)
+    rec.add_argument("--checkpoint", default=str(SHIPPED_CHECKPOINT), help="the network that plays")
+    rec.add_argument("--seconds", type=float, default=600.0)
+    rec.add_argument("--games", type=int, default=256, help="hands in lockstep")
+    rec.add_argument("--worlds", type=int, default=4, help="stock orders per labelled decision")
+    rec.add_argument("--seed", type=int, default=0)
+    rec.add_argument("--fp32", action="store_true", help="float32 inference instead of bfloat16")
+    fit = sub.add_parser("train", help="one policy improvement step from recorded decisions")
+    fit.add_argument("data", type=Path, nargs="+", help="folders of shards (pooled)")
+    fit.add_argument("--out", type=Path, required=True)
+    defaults = TrainArgs()
+    for name in ("init", "beta", "epochs", "batch_size", "learning_rate", "holdout", "seed", "threads"):
+        value = getattr(defaults, name)
+        fit.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    ns = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    try:
+        if ns.command == "record":
+            n = record(ns.out, ns.checkpoint, ns.seconds, ns.games, ns.worlds, ns.seed, not ns.fp32)
+            print(f"labelled {n} decisions under {ns.out}")
+        else:
+            settings = {f.name: getattr(ns, f.name) for f in dataclasses.fields(TrainArgs)}
+            figures = train(ns.data, ns.out, TrainArgs(**settings))
+            print(", ".join(f"{k} {v:.4g}" for k, v in figures.items()))
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

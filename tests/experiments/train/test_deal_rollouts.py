@@ -1,0 +1,162 @@
+"""Policy improvement from rollouts in the true deal (ginenv.experiments.train.deal_rollouts): the
+rollouts are the network's own continuation of the real hand, the recorded decisions are the
+network's, and training moves the policy toward the options the values favour, by as much as
+``beta`` allows."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from ginenv.agents.neural import SHIPPED_CHECKPOINT, read_checkpoint
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.train.deal_rollouts import (
+    OPTION_SLOTS,
+    TrainArgs,
+    load,
+    main,
+    measure,
+    network_probs,
+    play_out,
+    record,
+    train,
+)
+
+from ginenv import agents, gin_rummy_v0
+from ginenv.actions import DRAW_DISCARD, DRAW_STOCK
+from ginenv.cards import CARD_NAMES
+from ginenv.engine import HandState, Phase
+from ginenv.rules import Rules
+
+
+@pytest.fixture(scope="module")
+def policy() -> torch.nn.Module:
+    return read_checkpoint(SHIPPED_CHECKPOINT).policy.eval()
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dr") / "data"
+    assert record(out, seconds=600, games=6, worlds=2, seed=3, bf16=False, decisions=60) >= 60
+    return out
+
+
+def position(seed: int, steps: int) -> HandState:
+    """A hand after ``steps`` random legal actions (never a knock), at a draw."""
+    rng = random.Random(seed)
+    state = HandState(Rules(), dealer=seed % 2, rng=rng)
+    while len(state.history) < steps or state.phase is not Phase.DRAW:
+        state.step(rng.choice([a for a in state.legal_actions() if a < 60]))
+    return state
+
+
+def test_a_play_out_is_the_networks_own_continuation_of_the_real_hand(policy: torch.nn.Module) -> None:
+    # With the true stock order (no restocking), the play-out of taking the upcard or drawing from
+    # the stock is exactly the hand the network then plays against itself in the AEC env.
+    cuts = [position(seed, 4 + 2 * seed) for seed in range(4)]
+    firsts = [DRAW_DISCARD, DRAW_STOCK] * 2
+    points = play_out(
+        policy,
+        np.concatenate([p.record for p in cuts]),
+        np.array(firsts),
+        np.array([p.player for p in cuts]),
+        None,
+        bf16=False,
+        seed=0,
+    )
+    for p, first, got in zip(cuts, firsts, points, strict=True):
+        env = gin_rummy_v0.raw_env()
+        env.reset(options={"deck": [CARD_NAMES[c] for c in p.deck], "dealer": p.dealer})
+        for _, action in p.history:
+            env.step(action)
+        me = env.agent_selection
+        env.step(first)
+        net = agents.make("neural")
+        while not (env.terminations[me] or env.truncations[me]):
+            env.step(net.act(env.observe(env.agent_selection)))
+        assert got == env.rewards[me]
+
+
+def test_the_recorded_decisions_are_the_networks_with_their_options(
+    recorded: Path, policy: torch.nn.Module
+) -> None:
+    d = load(recorded)
+    n = len(d["obs"])
+    assert n >= 60 and d["options"].shape == d["q"].shape == (n, OPTION_SLOTS)
+    probs = network_probs(policy, d["obs"].astype(np.float32), d["mask"], bf16=False)
+    assert (probs.argmax(1) == d["action"]).all()  # option 0 is the network's own move
+    valid = d["options"] >= 0
+    assert valid.sum(1).min() >= 2  # the move and at least one other
+    # The other options: the network's likely ones, then one it would rarely play.
+    p_opt = np.take_along_axis(probs, np.maximum(d["options"], 0), axis=1)
+    assert (p_opt[:, 0] >= p_opt[:, 1]).all()
+    assert np.isfinite(d["q"][valid]).all() and np.isnan(d["q"][~valid]).all()
+    assert np.abs(d["q"][valid]).max() <= 150  # points of one hand
+    assert (d["q"][:, 0] != d["q"][:, 1]).any()  # the options do not all come out the same
+
+
+def test_training_moves_toward_better_options_as_far_as_beta_allows(recorded: Path, tmp_path: Path) -> None:
+    # Make the values favour each row's second option by far: the argmax follows at a small beta,
+    # barely at a huge one, and the held-out gain counts it.
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    d = load(recorded)
+    q = np.where(d["options"] >= 0, 0.0, np.nan).astype(np.float32)
+    q[:, 1] = 30.0
+    np.savez(edited / "shard_0_0000.npz", **{k: d[k] for k in ("obs", "mask", "action", "options")}, q=q)
+    small = train(
+        [edited],
+        tmp_path / "small.pt",
+        TrainArgs(beta=1.0, epochs=30, batch_size=8, learning_rate=1e-3, threads=1),
+    )
+    large = train(
+        [edited],
+        tmp_path / "large.pt",
+        TrainArgs(beta=1e6, epochs=30, batch_size=8, learning_rate=1e-3, threads=1),
+    )
+    assert small["changed"] > 0.75 and small["heldout_gain"] > 20.0
+    assert large["changed"] < 0.1
+    assert read_checkpoint(tmp_path / "small.pt").training is not None  # the head is kept
+
+
+def test_measure_counts_the_gain_of_the_new_argmax_only_where_it_was_scored() -> None:
+    # A stand-in policy whose argmax is fixed per row, on three decisions with made-up values.
+    def inputs(rows: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(len(rows), 1)
+
+    class Fixed(torch.nn.Module):
+        def __init__(self, moves: list[int]) -> None:
+            super().__init__()
+            self.moves = moves
+
+        def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            out = torch.full((len(x), mask.shape[1]), -1.0)
+            out[torch.arange(len(x)), torch.tensor(self.moves)] = 1.0
+            return out
+
+    mask = torch.ones(3, 108, dtype=torch.bool)
+    options = torch.tensor([[1, 2, -1, -1], [1, 2, 5, -1], [1, 2, -1, -1]])
+    q = torch.tensor([[0.0, 4.0, 0.0, 0.0], [1.0, -2.0, 7.0, 0.0], [3.0, 1.0, 0.0, 0.0]], dtype=torch.float64)
+    got = measure(Fixed([2, 5, 9]), inputs, mask, options, q, torch.arange(3))  # type: ignore[arg-type]
+    # Row 0 gains 4, row 1 gains 6, row 2 changes to an unscored action: no gain counted.
+    assert got["heldout_gain"] == pytest.approx(10 / 3)
+    assert got["changed"] == 1.0 and got["unscored"] == pytest.approx(1 / 3)
+
+
+def test_bad_settings_and_shards_are_refused(recorded: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="beta must be"):
+        train([recorded], tmp_path / "x.pt", TrainArgs(beta=0.0))
+    d = load(recorded)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    options = d["options"].copy()
+    options[0, 1] = int(np.flatnonzero(~d["mask"][0])[0])  # an illegal option
+    np.savez(bad / "shard_0_0000.npz", **{k: d[k] for k in ("obs", "mask", "action", "q")}, options=options)
+    with pytest.raises(ValueError, match="illegal under its mask"):
+        load(bad)
+    assert main(["train", str(bad), "--out", str(tmp_path / "y.pt")]) == 2
+    with pytest.raises(FileNotFoundError, match="no shard"):
+        load(tmp_path)
