@@ -61,7 +61,8 @@ fall in proportion (e.g. 174 -> 114 for hard-normal, 236 -> 154 for neural-hard)
 aim; richer features, an MLP and rollouts did no better (the benchmark's docstring lists them).
 The luck costs about 0.1 ms per hand (:func:`state_luck`), a fraction of a percent of a ladder run.
 
-Functions: :func:`hand_luck` (from a deck and actions, validated by the engine), :func:`state_luck`
+Functions: :func:`hand_luck` (from a deck and actions, validated by the engine), :func:`deal_delta`
+(the features from a deck and trusted actions, fast), :func:`state_luck`
 (from a :class:`~ginenv.engine.HandState`), :func:`state_delta` (the features behind the luck, for
 fitting), :func:`draw_values` (``V`` of every card of the stock at a draw, for checks) and
 :func:`load_value` (the shipped weights, refused with :class:`LuckValueError` when malformed).
@@ -492,6 +493,22 @@ def state_delta(state: HandState) -> np.ndarray:
     each draw's table and stage. ``state_luck(state) == state_delta(state) @ load_value().flat``."""
     actions = [a for _, a in state.history]
     return _run(state.deck, state.dealer, actions, state.rules, state.knock_limit, state.turn_limit)[0]
+
+
+def deal_delta(
+    deck: Sequence[int],
+    dealer: int,
+    actions: Sequence[int],
+    rules: Rules,
+    knock_limit: int,
+    turn_limit: int = DEFAULT_TURN_LIMIT,
+) -> np.ndarray:
+    """:func:`state_delta` of the hand dealt from ``deck`` (52 card ids in dealing order) by
+    ``dealer`` and played by ``actions`` from the deal on, without building a
+    :class:`~ginenv.engine.HandState`: for the many play-outs of a training recorder, whose actions
+    come from the engine. The replay refuses what it cannot apply (``ValueError``) but does not
+    check every rule; ``knock_limit`` is the hand's own (Oklahoma: from the upcard)."""
+    return _run(deck, dealer, actions, rules, knock_limit, turn_limit)[0]
 
 
 def state_luck(state: HandState, value: LuckValue | None = None) -> float:

@@ -6,10 +6,10 @@ of the opponent's hand, and those worlds are biased; with the true hand in every
 greedy step wins by 13 points a hand, but an agent cannot see that hand. A training target can:
 
 * **record**: the network plays itself in ``--games`` hands in lockstep on the batched engine. At a
-  share of its decisions (:data:`LABEL_SHARE`), its most likely options (up to ``--options``, those
-  with probability >= :data:`MIN_PROB`) and one other legal action drawn at random are each played
-  out ``--worlds`` times to the end of the hand, the network moving for both seats, each copy with
-  the *true* hands and a freshly drawn stock order (:func:`ginenv.vector.restocked`). The mean
+  share of its decisions (:data:`LABEL_SHARE`), its options (:func:`choose_options`: its move and
+  its second choice, or a random legal action) are each played out ``--worlds`` times to the end
+  of the hand, the network moving for both seats, each copy with the *true* hands and a freshly
+  drawn stock order (:func:`ginenv.vector.restocked`), the same orders for every option. The mean
   points are ``Q(deal, a)``, the option's value in this deal under the network's own play.
 * **train**: given the observation, the true deal is a draw from the exact posterior of the
   deals (the network's own self-play made it), so ``Q(deal, a)`` is an unbiased sample of the
@@ -55,19 +55,28 @@ from ginenv.agents.neural import (
     save_checkpoint,
 )
 from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.luck import deal_delta, load_value
 from ginenv.experiments.train.bc import aux_head, refit_aux_head
 
 from ginenv.actions import NUM_ACTIONS
+from ginenv.cards import NUM_CARDS
+from ginenv.engine import DEFAULT_TURN_LIMIT
+from ginenv.kernels import hand as H
 from ginenv.observation import OBS_SIZE
 from ginenv.rules import Rules
 from ginenv.vector import VectorGinRummy, restocked
 
 #: Most options scored per decision (the network's likeliest, then one random other action).
 OPTION_SLOTS = 4
+#: The network's likeliest actions scored per decision (the cost of a decision grows with them, and
+#: its third choice is worse than its move by 2 points on average).
+NETWORK_OPTIONS = 2
 #: The network's options are those it gives at least this probability.
 MIN_PROB = 0.02
 #: Share of the decisions labelled, where the network is unsure (its top action < 0.98) and sure.
-LABEL_SHARE = (0.5, 0.05)
+LABEL_SHARE = (0.5, 0.02)
+#: Most actions of one hand (draws, discards and the upcard passes) under the default turn limit.
+MAX_ACTIONS = 2 * DEFAULT_TURN_LIMIT + 8
 #: Decisions per shard file.
 SHARD_ROWS = 20_000
 
@@ -88,24 +97,31 @@ def play_out(
     rules: Rules | None,
     bf16: bool,
     seed: int,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """Points for ``seats[i]`` of each record once ``first[i]`` is played and the network plays both
-    seats to the end of the hand. Finished slots are dropped as the batch shrinks."""
+    seats to the end of the hand, and the actions played from the record on, (N, L) padded with
+    -1. Finished slots are dropped as the batch shrinks."""
     n = len(records)
     points = np.zeros(n)
     done = np.zeros(n, dtype=bool)
+    played = np.full((n, MAX_ACTIONS), -1, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
     rows = np.arange(n)  # the record each slot plays
     venv = VectorGinRummy(n, rules=rules, seed=seed)
     venv.start_from(records)
     acts = first.astype(np.int64)
+    live = np.ones(n, dtype=bool)
     while True:
+        mine = rows[live]
+        played[mine, count[mine]] = acts[live]
+        count[mine] += 1
         obs, mask, _, rewards, term, trunc = venv.step(acts)
         ended = (term | trunc) & ~done[rows]
         points[rows[ended]] = rewards[ended, seats[rows[ended]]]
         done[rows[ended]] = True
         live = ~done[rows]
         if not live.any():
-            return points
+            return points, played
         if live.sum() < 0.6 * len(rows):  # a finished slot is dealt a new hand: drop them
             state = venv.batch.state[live]
             rows = rows[live]
@@ -116,18 +132,45 @@ def play_out(
         acts[live] = network_probs(policy, obs[live], mask[live], bf16).argmax(1)
 
 
+def seat_luck(
+    records: np.ndarray,
+    prefixes: list[list[int]],
+    played: np.ndarray,
+    seats: np.ndarray,
+    rules: Rules,
+    weights: np.ndarray,
+) -> np.ndarray:
+    """The luck of each play-out's stock draws for ``seats[i]``, in points (the harness's control
+    variate, :mod:`ginenv.experiments.eval.luck`): the hand replayed from its deal by the actions
+    before the record (``prefixes[i]``) and after it (``played[i]``). Its mean is zero whatever
+    was played, so subtracting it from the points keeps each value unbiased; within one deal it
+    removes about a third of the variance the stock order adds."""
+    out = np.empty(len(records))
+    for i, record in enumerate(records):
+        actions = prefixes[i] + [a for a in played[i].tolist() if a >= 0]
+        delta = deal_delta(
+            record[H.DECK : H.DECK + NUM_CARDS],
+            int(record[H.DEALER]),
+            actions,
+            rules,
+            int(record[H.KNOCK_LIMIT_COL]),
+        )
+        out[i] = float(delta @ weights)
+    return np.where(seats == 0, out, -out)
+
+
 def choose_options(probs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Each row's options, (N, :data:`OPTION_SLOTS`) action ids padded with -1: the network's
-    likeliest actions with probability >= :data:`MIN_PROB` (at least its move), then one other
-    legal action drawn at random, so that actions the network never plays are judged too."""
+    likeliest :data:`NETWORK_OPTIONS` actions with probability >= :data:`MIN_PROB` (at least its
+    move), and where that leaves one, another legal action drawn at random, so that every row
+    compares two and actions the network never plays are judged too."""
     out = np.full((len(probs), OPTION_SLOTS), -1, dtype=np.int64)
-    ranked = np.argsort(-probs, axis=1)
+    ranked = np.argsort(-probs, axis=1, kind="stable")  # ties: the first, as argmax takes it
     for i in range(len(probs)):
-        mine = [int(a) for a in ranked[i, : OPTION_SLOTS - 1] if probs[i, a] >= MIN_PROB] or [
-            int(ranked[i, 0])
-        ]
+        mine = [int(ranked[i, 0])]
+        mine += [int(a) for a in ranked[i, 1:NETWORK_OPTIONS] if probs[i, a] >= MIN_PROB]
         others = np.setdiff1d(np.flatnonzero(mask[i]), mine)
-        if others.size:
+        if len(mine) == 1 and others.size:
             mine.append(int(rng.choice(others)))
         out[i, : len(mine)] = mine
     return out
@@ -154,7 +197,9 @@ def record(
     rng = np.random.default_rng(seed)
     venv = VectorGinRummy(games, seed=seed)
     obs, mask, player = venv.reset()
-    kept: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "action", "options", "q")}
+    kept: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "action", "options", "q", "q_luck")}
+    history: list[list[int]] = [[] for _ in range(games)]  # each slot's actions since its deal
+    weights = load_value().flat
     labelled = shard = 0
     began = time.perf_counter()
 
@@ -185,35 +230,51 @@ def record(
             seats = np.repeat(player[rows], OPTION_SLOTS * worlds)
             keep = np.repeat(valid.reshape(-1), worlds)
             points = np.full(len(first), np.nan)
-            points[keep] = play_out(
+            luck = np.full(len(first), np.nan)
+            points[keep], played = play_out(
                 policy, records[keep], first[keep], seats[keep], None, bf16, int(rng.integers(1 << 30))
             )
+            owners = np.repeat(rows, OPTION_SLOTS * worlds)[keep]
+            prefixes = [history[r] for r in owners.tolist()]
+            luck[keep] = seat_luck(records[keep], prefixes, played, seats[keep], venv.rules, weights)
             q = points.reshape(len(rows), OPTION_SLOTS, worlds).mean(2)
+            q_luck = (points - luck).reshape(len(rows), OPTION_SLOTS, worlds).mean(2)
             kept["obs"].append(obs[rows].astype(np.uint8))
             kept["mask"].append(mask[rows].astype(bool))
             kept["action"].append(moves[rows].astype(np.int16))
             kept["options"].append(options.astype(np.int16))
             kept["q"].append(q.astype(np.float32))
+            kept["q_luck"].append(q_luck.astype(np.float32))
             labelled += rows.size
             if sum(len(a) for a in kept["obs"]) >= SHARD_ROWS:
                 flush()
-        obs, mask, player, *_ = venv.step(moves)
+        for slot, move in enumerate(moves.tolist()):
+            history[slot].append(move)
+        obs, mask, player, _, term, trunc = venv.step(moves)
+        for slot in np.flatnonzero(term | trunc).tolist():
+            history[slot] = []  # the slot was dealt a new hand
     flush()
     return labelled
 
 
 def load(folder: Path) -> dict[str, np.ndarray]:
-    """Every shard of ``folder`` (recording order), checked, with each row's shard index."""
+    """Every shard of ``folder`` (recording order), checked, with each row's shard index. ``q_luck``
+    (the values less the luck of the stock) reads as ``q`` in a shard recorded without it, and
+    ``has_luck`` says which rows have their own."""
     files = sorted(folder.glob("shard_*.npz"))
     if not files:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "action", "options", "q", "shard")}
+    parts: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("obs", "mask", "action", "options", "q", "q_luck", "has_luck", "shard")
+    }
     for k, path in enumerate(files):
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in ("obs", "mask", "action", "options", "q")}
+            luck = "q_luck" in data.files
+            arrays["q_luck"] = data["q_luck"] if luck else arrays["q"]
         n = len(arrays["obs"])
         shapes = {"obs": (n, OBS_SIZE), "mask": (n, NUM_ACTIONS), "action": (n,)}
-        shapes |= {"options": (n, OPTION_SLOTS), "q": (n, OPTION_SLOTS)}
+        shapes |= {"options": (n, OPTION_SLOTS), "q": (n, OPTION_SLOTS), "q_luck": (n, OPTION_SLOTS)}
         wrong = [name for name, shape in shapes.items() if arrays[name].shape != shape]
         if wrong:
             raise ValueError(f"{path}: {', '.join(wrong)} of unexpected shape (want {shapes})")
@@ -222,10 +283,11 @@ def load(folder: Path) -> dict[str, np.ndarray]:
         legal = np.take_along_axis(arrays["mask"], np.maximum(options, 0), axis=1)
         if not (legal | ~valid).all() or not (options[:, 0] == arrays["action"]).all():
             raise ValueError(f"{path}: an option is illegal under its mask, or option 0 is not the move")
-        if np.isnan(arrays["q"][valid]).any():
+        if np.isnan(arrays["q"][valid]).any() or np.isnan(arrays["q_luck"][valid]).any():
             raise ValueError(f"{path}: an option has no value")
         for name, arr in arrays.items():
             parts[name].append(arr)
+        parts["has_luck"].append(np.full(n, luck))
         parts["shard"].append(np.full(n, k))
     return {k: np.concatenate(v) for k, v in parts.items()}
 
@@ -250,6 +312,9 @@ class TrainArgs:
     """Seeds the shuffling."""
     threads: int = 2
     """torch threads."""
+    luck: bool = True
+    """Learn and measure from the values less the luck of the stock (``q_luck``, where the shards
+    have it): unbiased as the raw values are, with less variance."""
 
 
 def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
@@ -281,7 +346,7 @@ def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
     options = torch.from_numpy(d["options"].astype(np.int64))
     valid = options >= 0
     slots = options.clamp(min=0)
-    q = torch.from_numpy(np.nan_to_num(d["q"])).double()
+    q = torch.from_numpy(np.nan_to_num(d["q_luck" if args.luck else "q"])).double()
     everything = torch.arange(len(obs))
     with torch.no_grad():
         logp0 = torch.cat([policy(x(c), m[c]).log_softmax(1) for c in everything.split(8192)])
@@ -397,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("init", "beta", "epochs", "batch_size", "learning_rate", "holdout", "seed", "threads"):
         value = getattr(defaults, name)
         fit.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    fit.add_argument("--no-luck", dest="luck", action="store_false", help="learn from the raw values")
     ns = parser.parse_args(argv)
     torch.set_num_threads(1)
     try:

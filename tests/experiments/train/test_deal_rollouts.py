@@ -13,6 +13,7 @@ import pytest
 import torch
 from ginenv.agents.neural import SHIPPED_CHECKPOINT, read_checkpoint
 from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.luck import hand_luck, load_value
 from ginenv.experiments.train.deal_rollouts import (
     OPTION_SLOTS,
     TrainArgs,
@@ -22,6 +23,7 @@ from ginenv.experiments.train.deal_rollouts import (
     network_probs,
     play_out,
     record,
+    seat_luck,
     train,
 )
 
@@ -58,15 +60,18 @@ def test_a_play_out_is_the_networks_own_continuation_of_the_real_hand(policy: to
     # the stock is exactly the hand the network then plays against itself in the AEC env.
     cuts = [position(seed, 4 + 2 * seed) for seed in range(4)]
     firsts = [DRAW_DISCARD, DRAW_STOCK] * 2
-    points = play_out(
-        policy,
-        np.concatenate([p.record for p in cuts]),
-        np.array(firsts),
-        np.array([p.player for p in cuts]),
-        None,
-        bf16=False,
-        seed=0,
-    )
+    records = np.concatenate([p.record for p in cuts])
+    seats = np.array([p.player for p in cuts])
+    points, played = play_out(policy, records, np.array(firsts), seats, None, bf16=False, seed=0)
+    # The luck of each play-out is the harness's luck of the whole hand, for the seat that decided.
+    prefixes = [[a for _, a in p.history] for p in cuts]
+    lucks = seat_luck(records, prefixes, played, seats, Rules(), load_value().flat)
+    for k, p in enumerate(cuts):
+        actions = prefixes[k] + [a for a in played[k].tolist() if a >= 0]
+        assert played[k, 0] == firsts[k]
+        luck0 = hand_luck(p.deck, p.dealer, actions, Rules())
+        assert lucks[k] == pytest.approx(luck0 if p.player == 0 else -luck0)
+    assert (lucks != 0).any()
     for p, first, got in zip(cuts, firsts, points, strict=True):
         env = gin_rummy_v0.raw_env()
         env.reset(options={"deck": [CARD_NAMES[c] for c in p.deck], "dealer": p.dealer})
@@ -94,6 +99,8 @@ def test_the_recorded_decisions_are_the_networks_with_their_options(
     p_opt = np.take_along_axis(probs, np.maximum(d["options"], 0), axis=1)
     assert (p_opt[:, 0] >= p_opt[:, 1]).all()
     assert np.isfinite(d["q"][valid]).all() and np.isnan(d["q"][~valid]).all()
+    assert d["has_luck"].all() and np.isfinite(d["q_luck"][valid]).all()
+    assert (d["q_luck"][valid] != d["q"][valid]).any()  # the luck was taken off
     assert np.abs(d["q"][valid]).max() <= 150  # points of one hand
     assert (d["q"][:, 0] != d["q"][:, 1]).any()  # the options do not all come out the same
 
@@ -117,7 +124,7 @@ def test_training_moves_toward_better_options_as_far_as_beta_allows(recorded: Pa
         tmp_path / "large.pt",
         TrainArgs(beta=1e6, epochs=30, batch_size=8, learning_rate=1e-3, threads=1),
     )
-    assert small["changed"] > 0.75 and small["heldout_gain"] > 20.0
+    assert small["changed"] > 0.6 and small["heldout_gain"] > 0.6 * 30.0
     assert large["changed"] < 0.1
     assert read_checkpoint(tmp_path / "small.pt").training is not None  # the head is kept
 
