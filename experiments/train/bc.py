@@ -40,7 +40,7 @@ import dataclasses
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -379,15 +379,7 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
         policy.load_state_dict(init.policy.state_dict())
         if init.training is not None and "aux" in init.training:
             aux = check_state(aux_head(policy), init.training["aux"], "aux", args.init)
-            # What the starting network's head says at every decision (through its own trunk,
-            # before fine-tuning moves it): the refitted head's targets, float16 to spare memory.
-            predict = opponent_hand_predictor(args.init)
-            head_targets = torch.cat(
-                [
-                    torch.from_numpy(predict(obs[i : i + 8192].astype(np.float32))).half()
-                    for i in range(0, len(obs), 8192)
-                ]
-            )
+            head_targets = starting_head_targets(args.init, obs)
 
     # Inputs are prepared batch by batch: millions of float32 feature rows would not fit in memory.
     def x(rows: torch.Tensor) -> torch.Tensor:
@@ -428,10 +420,6 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
 
     train_idx = torch.from_numpy(np.flatnonzero(~test))
     test_idx = torch.from_numpy(np.flatnonzero(test))
-    optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
-    steps = args.epochs * math.ceil(len(train_idx) / args.batch_size)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / steps)
-    generator = torch.Generator().manual_seed(args.seed)
 
     def accuracy(idx: torch.Tensor) -> tuple[float, float]:
         policy.eval()
@@ -445,14 +433,16 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
         return right / max(len(idx), 1), loss / max(len(idx), 1)
 
     began = time.perf_counter()
-    for epoch in range(args.epochs):
-        order = train_idx[torch.randperm(len(train_idx), generator=generator)]
-        for batch in order.split(args.batch_size):
-            loss = loss_of(policy(x(batch), m[batch]), batch)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
+    epochs = minibatch_epochs(
+        policy,
+        train_idx,
+        lambda batch: loss_of(policy(x(batch), m[batch]), batch),
+        args.epochs,
+        args.batch_size,
+        args.learning_rate,
+        args.seed,
+    )
+    for epoch in epochs:
         acc, nll = accuracy(test_idx) if held else accuracy(train_idx)
         print(f"epoch {epoch + 1}: held-out accuracy {acc:.4f}, cross-entropy {nll:.4f}", flush=True)
     figures = {
@@ -470,6 +460,42 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
     config = {"algorithm": "behaviour cloning", "data": data, **dataclasses.asdict(args), **figures}
     save_checkpoint(policy.eval(), out, config=config, training=training)
     return figures
+
+
+def starting_head_targets(init: str, obs: np.ndarray) -> torch.Tensor:
+    """What the opponent-hand head of checkpoint ``init`` says at every observation row (through
+    its own trunk, before fine-tuning moves it): :func:`refit_aux_head`'s targets, as float16 to
+    spare memory."""
+    predict = opponent_hand_predictor(init)
+    chunks = [predict(obs[i : i + 8192].astype(np.float32)) for i in range(0, len(obs), 8192)]
+    return torch.cat([torch.from_numpy(c).half() for c in chunks])
+
+
+def minibatch_epochs(
+    policy: nn.Module,
+    rows: torch.Tensor,
+    loss_of: Callable[[torch.Tensor], torch.Tensor],
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+) -> Iterator[int]:
+    """Adam on ``loss_of(batch)`` over ``rows`` shuffled into minibatches each epoch, the learning
+    rate decayed linearly to 0; yields each epoch's index once it is done, so the caller measures
+    between epochs."""
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    steps = epochs * math.ceil(len(rows) / batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / steps)
+    generator = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        order = rows[torch.randperm(len(rows), generator=generator)]
+        for batch in order.split(batch_size):
+            loss = loss_of(batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+        yield epoch
 
 
 def aux_head(policy: MaskedPolicy, state: dict[str, torch.Tensor] | None = None) -> nn.Linear:

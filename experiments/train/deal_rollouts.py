@@ -10,7 +10,9 @@ greedy step wins by 13 points a hand, but an agent cannot see that hand. A train
   its second choice, or a random legal action) are each played out ``--worlds`` times to the end
   of the hand, the network moving for both seats, each copy with the *true* hands and a freshly
   drawn stock order (:func:`ginenv.vector.restocked`), the same orders for every option. The mean
-  points are ``Q(deal, a)``, the option's value in this deal under the network's own play.
+  points are ``Q(deal, a)``, the option's value in this deal under the network's own play;
+  ``q_luck`` beside them takes off each play-out's luck of the stock (:func:`seat_luck`, the
+  harness's zero-mean control variate), which keeps them unbiased with less variance.
 * **train**: given the observation, the true deal is a draw from the exact posterior of the
   deals (the network's own self-play made it), so ``Q(deal, a)`` is an unbiased sample of the
   value ``Q(o, a)`` of option ``a`` at observation ``o``, the quantity a policy improvement step
@@ -30,7 +32,9 @@ of the scored options, an unbiased estimate of what the new argmax gains per dec
 network, in the network's own games. The agent never reads hidden cards; only the recorded
 targets do (as the oracle critic of :mod:`ginenv.experiments.train.ppo`).
 
-Shards hold plain arrays only and are read with ``allow_pickle=False``.
+``python -m ginenv.experiments.train.deal_rollouts record --out DIR --seconds S --seed K`` (one
+process per core) and ``... train DIR [DIR ...] --out step.pt --beta 1``. Shards hold plain arrays
+only and are read with ``allow_pickle=False``.
 """
 
 from __future__ import annotations
@@ -50,13 +54,12 @@ from ginenv.agents.neural import (
     SHIPPED_CHECKPOINT,
     MaskedPolicy,
     check_state,
-    opponent_hand_predictor,
     read_checkpoint,
     save_checkpoint,
 )
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.luck import deal_delta, load_value
-from ginenv.experiments.train.bc import aux_head, refit_aux_head
+from ginenv.experiments.train.bc import aux_head, minibatch_epochs, refit_aux_head, starting_head_targets
 
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
@@ -358,13 +361,7 @@ def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
     aux = None
     if init.training is not None and "aux" in init.training:
         aux = check_state(aux_head(policy), init.training["aux"], "aux", args.init)
-        predict = opponent_hand_predictor(args.init)
-        head_targets = torch.cat(
-            [
-                torch.from_numpy(predict(obs[i : i + 8192].astype(np.float32))).half()
-                for i in range(0, len(obs), 8192)
-            ]
-        )
+        head_targets = starting_head_targets(args.init, obs)
 
     def loss_of(rows: torch.Tensor) -> torch.Tensor:
         logp = policy(x(rows), m[rows]).log_softmax(1)
@@ -378,20 +375,12 @@ def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
 
     train_idx = torch.from_numpy(np.flatnonzero(~test))
     test_idx = torch.from_numpy(np.flatnonzero(test))
-    optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
-    steps = args.epochs * math.ceil(len(train_idx) / args.batch_size)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / steps)
-    generator = torch.Generator().manual_seed(args.seed)
     began = time.perf_counter()
     figures: dict[str, float] = {"decisions": float(len(obs)), "heldout_decisions": float(len(test_idx))}
-    for epoch in range(args.epochs):
-        order = train_idx[torch.randperm(len(train_idx), generator=generator)]
-        for batch in order.split(args.batch_size):
-            loss = loss_of(batch)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
+    epochs = minibatch_epochs(
+        policy, train_idx, loss_of, args.epochs, args.batch_size, args.learning_rate, args.seed
+    )
+    for epoch in epochs:
         figures |= measure(policy, x, m, options, q, test_idx if len(test_idx) else train_idx)
         print(f"epoch {epoch + 1}: " + ", ".join(f"{k} {v:.4g}" for k, v in figures.items()), flush=True)
     figures["seconds"] = time.perf_counter() - began
