@@ -313,7 +313,25 @@ def load_shards(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 
 @dataclass
-class BCArgs:
+class FitArgs:
+    """The minibatch settings every fine-tuning script here shares (:func:`minibatch_epochs`)."""
+
+    epochs: int = 6
+    """Passes over the training decisions."""
+    batch_size: int = 1024
+    """Decisions per optimizer step."""
+    learning_rate: float = 1e-3
+    """Adam's learning rate, decayed linearly to 0."""
+    holdout: float = 0.05
+    """Share of each data folder's shards (its last ones) kept out of training, to measure on."""
+    seed: int = 1
+    """Seeds the initial weights and the shuffling."""
+    threads: int = 1
+    """torch threads."""
+
+
+@dataclass
+class BCArgs(FitArgs):
     """Settings of a behaviour-cloning run."""
 
     hidden: list[int] = field(default_factory=lambda: [256, 256])
@@ -322,18 +340,6 @@ class BCArgs:
     """Width of the card head."""
     inputs: str = "features"
     """The network input (:mod:`ginenv.features`)."""
-    epochs: int = 6
-    """Passes over the training decisions."""
-    batch_size: int = 1024
-    """Decisions per optimizer step."""
-    learning_rate: float = 1e-3
-    """Adam's learning rate, decayed linearly to 0."""
-    holdout: float = 0.05
-    """Share of the shards kept out of training to report accuracy on."""
-    seed: int = 1
-    """Seeds the initial weights and the shuffling."""
-    threads: int = 1
-    """torch threads."""
     init: str | None = None
     """A policy checkpoint to start from (fine-tuning, e.g. ``neural`` on a stronger level's
     decisions; its shape must match ``hidden``, ``card_hidden`` and ``inputs``), or None."""

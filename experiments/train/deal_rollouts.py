@@ -59,7 +59,13 @@ from ginenv.agents.neural import (
 )
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.luck import deal_delta, load_value
-from ginenv.experiments.train.bc import aux_head, minibatch_epochs, refit_aux_head, starting_head_targets
+from ginenv.experiments.train.bc import (
+    FitArgs,
+    aux_head,
+    minibatch_epochs,
+    refit_aux_head,
+    starting_head_targets,
+)
 
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
@@ -296,28 +302,20 @@ def load(folder: Path) -> dict[str, np.ndarray]:
 
 
 @dataclass
-class TrainArgs:
-    """Settings of a training run on recorded decisions."""
+class TrainArgs(FitArgs):
+    """Settings of a training run on recorded decisions (and :class:`FitArgs`' minibatch ones)."""
 
     init: str = str(SHIPPED_CHECKPOINT)
     """The network to improve (its policy is ``pi0``; its opponent-hand head is kept, refitted)."""
     beta: float = 2.0
     """Points per nat: the weight of the KL to ``pi0`` against the values."""
-    epochs: int = 2
-    """Passes over the training decisions."""
-    batch_size: int = 1024
-    """Decisions per optimizer step."""
-    learning_rate: float = 3e-4
-    """Adam's learning rate, decayed linearly to 0."""
-    holdout: float = 0.05
-    """Share of each folder's shards (its last ones) kept out of training to measure the step."""
-    seed: int = 1
-    """Seeds the shuffling."""
-    threads: int = 2
-    """torch threads."""
     luck: bool = True
     """Learn and measure from the values less the luck of the stock (``q_luck``, where the shards
     have it): unbiased as the raw values are, with less variance."""
+    # A fine-tuning step from a trained network: fewer passes, a smaller rate, both cores.
+    epochs: int = 2
+    learning_rate: float = 3e-4
+    threads: int = 2
 
 
 def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
