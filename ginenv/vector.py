@@ -715,6 +715,7 @@ __all__ = [
     "VectorError",
     "VectorGinRummy",
     "play_random_hands",
+    "restocked",
     "rollout_worlds",
     "rules_array",
     "world_records",

@@ -235,6 +235,14 @@ def load_values(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     return values, ids
 
 
+def last_shards(shard: np.ndarray, share: float) -> np.ndarray:
+    """Which rows lie in their folder's last ``share`` of shards (at least one shard when the folder
+    has two or more, none when it has one), from each row's shard index: the held-out rows."""
+    shards = int(shard.max()) + 1
+    held = max(1, math.ceil(share * shards)) if shards > 1 else 0
+    return shard >= shards - held
+
+
 def value_targets(
     mask: np.ndarray,
     action: np.ndarray,
@@ -368,11 +376,8 @@ def train_bc(folder: Path | list[Path], out: Path, args: BCArgs) -> dict[str, fl
     parts, held_out = [], []
     for source in folders:
         rows = load_shards(source)
-        shard = rows[3]
-        shards = int(shard.max()) + 1
-        held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
         parts.append(rows[:3] + (load_values(source) if args.value_temperature is not None else ()))
-        held_out.append(shard >= shards - held)
+        held_out.append(last_shards(rows[3], args.holdout))
     obs, mask, action, *scored = (np.concatenate(p) for p in zip(*parts, strict=True))
     test = np.concatenate(held_out)
     held = int(test.any())

@@ -62,8 +62,10 @@ from ginenv.experiments.eval.luck import deal_delta, load_value
 from ginenv.experiments.train.bc import (
     FitArgs,
     aux_head,
+    last_shards,
     minibatch_epochs,
     refit_aux_head,
+    shard_files,
     starting_head_targets,
 )
 
@@ -270,9 +272,7 @@ def load(folder: Path) -> dict[str, np.ndarray]:
     """Every shard of ``folder`` (recording order), checked, with each row's shard index. ``q_luck``
     (the values less the luck of the stock) reads as ``q`` in a shard recorded without it, and
     ``has_luck`` says which rows have their own."""
-    files = sorted(folder.glob("shard_*.npz"))
-    if not files:
-        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
+    files = shard_files(folder)
     parts: dict[str, list[np.ndarray]] = {
         k: [] for k in ("obs", "mask", "action", "options", "q", "q_luck", "has_luck", "shard")
     }
@@ -329,10 +329,8 @@ def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
     datas, held_parts = [], []
     for folder in folders:
         data = load(folder)
-        shards = int(data["shard"].max()) + 1
-        held = max(1, math.ceil(args.holdout * shards)) if shards > 1 else 0
         datas.append(data)
-        held_parts.append(data["shard"] >= shards - held)
+        held_parts.append(last_shards(data["shard"], args.holdout))
     d = {k: np.concatenate([x[k] for x in datas]) for k in datas[0]}
     test = np.concatenate(held_parts)
     init = read_checkpoint(args.init)
