@@ -596,3 +596,10 @@ def test_a_computer_that_forfeits_ends_the_match_for_the_person(tmp_path: Path) 
         assert view["replay"] is None or (tmp_path / view["replay"]).is_file()
         r = c.post(f"/api/games/{gid}/advance")
         assert r.status_code == 409 and "the match is over" in r.json()["error"]
+
+
+def test_card_names_skips_random_identifiers_but_not_cards() -> None:
+    # A table id once read "GOuVvdNa88PaX-Qd": token_urlsafe can spell a card by chance.
+    view = {"id": "GOuVvdNa88PaX-Qd", "invite": "/#join=x-7h", "hand": ["Qd", "Ts"], "events": [{"id": "As"}]}
+    assert card_names(view) == {"Qd", "Ts"}
+    assert card_names({"text": "takes the 7h"}) == {"7h"}
