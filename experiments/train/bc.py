@@ -337,6 +337,18 @@ class FitArgs:
     threads: int = 1
     """torch threads."""
 
+    def __post_init__(self) -> None:
+        # Refused here, before any data is read: 0 epochs would divide by zero in the schedule.
+        if self.epochs < 1 or self.batch_size < 1 or self.threads < 1:
+            raise UsageError(
+                f"epochs, batch_size and threads must be >= 1, "
+                f"got {self.epochs}, {self.batch_size} and {self.threads}"
+            )
+        if not self.learning_rate > 0:
+            raise UsageError(f"learning_rate must be > 0, not {self.learning_rate}")
+        if not 0 <= self.holdout < 1:
+            raise UsageError(f"holdout must lie in [0, 1), not {self.holdout}")
+
 
 @dataclass
 class BCArgs(FitArgs):

@@ -156,6 +156,16 @@ def test_measure_counts_the_gain_of_the_new_argmax_only_where_it_was_scored() ->
 def test_bad_settings_and_shards_are_refused(recorded: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="beta must be"):
         train([recorded], tmp_path / "x.pt", TrainArgs(beta=0.0))
+    # The shared minibatch settings are refused before any data is read (0 epochs once divided by 0).
+    for bad_setting, message in [
+        ({"epochs": 0}, "epochs, batch_size and threads"),
+        ({"learning_rate": 0.0}, "learning_rate must be"),
+        ({"holdout": 1.0}, "holdout must lie"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            TrainArgs(**bad_setting)  # type: ignore[arg-type]
+    assert main(["train", str(recorded), "--out", str(tmp_path / "z.pt"), "--epochs", "0"]) == 2
+    assert not (tmp_path / "z.pt").exists()
     d = load(recorded)
     bad = tmp_path / "bad"
     bad.mkdir()
