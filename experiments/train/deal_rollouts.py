@@ -317,13 +317,16 @@ class TrainArgs(FitArgs):
     learning_rate: float = 3e-4
     threads: int = 2
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.beta > 0:
+            raise UsageError(f"beta must be a number of points per nat > 0, not {self.beta}")
+
 
 def train(folders: list[Path], out: Path, args: TrainArgs) -> dict[str, float]:
     """One policy improvement step from the decisions in ``folders``, saved as a policy checkpoint
     at ``out``; returns the figures (``heldout_gain``: points per labelled decision, see the module
     docstring, with its 95% half-width ``heldout_gain_ci``)."""
-    if not args.beta > 0:
-        raise UsageError(f"beta must be a number of points per nat > 0, not {args.beta}")
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     datas, held_parts = [], []

@@ -19,12 +19,8 @@ def card_names(value: Any) -> set[str]:
     if isinstance(value, str):
         return set(CARD_TOKEN.findall(value))
     if isinstance(value, dict):
-        return set().union(
-            *(
-                card_names(k) | (set() if k in OPAQUE_FIELDS and isinstance(v, str) else card_names(v))
-                for k, v in value.items()
-            )
-        )
+        named = {k: v for k, v in value.items() if not (k in OPAQUE_FIELDS and isinstance(v, str))}
+        return set().union(*(card_names(k) | card_names(v) for k, v in named.items()))
     if isinstance(value, list):
         return set().union(*(card_names(v) for v in value))
     return set()
