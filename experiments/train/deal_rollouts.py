@@ -13,6 +13,10 @@ greedy step wins by 13 points a hand, but an agent cannot see that hand. A train
   points are ``Q(deal, a)``, the option's value in this deal under the network's own play;
   ``q_luck`` beside them takes off each play-out's luck of the stock (:func:`seat_luck`, the
   harness's zero-mean control variate), which keeps them unbiased with less variance.
+* **record --opponent SPEC** (:func:`record_against`): the network plays real games against
+  another player (``master``) in the AEC env, and its decisions there are labelled the same way.
+  The positions, and the hidden cards given the observation, are then those of games against that
+  player; the play-outs after each option are still the network's own.
 * **train**: given the observation, the true deal is a draw from the exact posterior of the
   deals (the network's own self-play made it), so ``Q(deal, a)`` is an unbiased sample of the
   value ``Q(o, a)`` of option ``a`` at observation ``o``, the quantity a policy improvement step
@@ -32,9 +36,9 @@ of the scored options, an unbiased estimate of what the new argmax gains per dec
 network, in the network's own games. The agent never reads hidden cards; only the recorded
 targets do (as the oracle critic of :mod:`ginenv.experiments.train.ppo`).
 
-``python -m ginenv.experiments.train.deal_rollouts record --out DIR --seconds S --seed K`` (one
-process per core) and ``... train DIR [DIR ...] --out step.pt --beta 1``. Shards hold plain arrays
-only and are read with ``allow_pickle=False``.
+``python -m ginenv.experiments.train.deal_rollouts record --out DIR --seconds S --seed K
+[--opponent master]`` (one process per core) and ``... train DIR [DIR ...] --out step.pt --beta 1``.
+Shards hold plain arrays only and are read with ``allow_pickle=False``.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from ginenv.agents.arena import play_game
+from ginenv.agents.base import Observation
 from ginenv.agents.neural import (
     SHIPPED_CHECKPOINT,
     MaskedPolicy,
@@ -69,6 +75,7 @@ from ginenv.experiments.train.bc import (
     starting_head_targets,
 )
 
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT
@@ -86,6 +93,14 @@ NETWORK_OPTIONS = 2
 MIN_PROB = 0.02
 #: Share of the decisions labelled, where the network is unsure (its top action < 0.98) and sure.
 LABEL_SHARE = (0.5, 0.02)
+#: The same against another player (:func:`record_against`), whose decisions cost far more than the
+#: labels: every unsure decision and a twentieth of the others.
+AGAINST_SHARE = (1.0, 0.05)
+#: Games against another player are games of master seed ``AGAINST_SEED + seed``: far from the
+#: small seeds evaluations use.
+AGAINST_SEED = 0xD7_0000
+#: Decisions labelled together against another player (the play-outs are batched over them).
+AGAINST_BATCH = 256
 #: Most actions of one hand (draws, discards and the upcard passes) under the default turn limit.
 MAX_ACTIONS = 2 * DEFAULT_TURN_LIMIT + 8
 #: Decisions per shard file.
@@ -187,6 +202,53 @@ def choose_options(probs: np.ndarray, mask: np.ndarray, rng: np.random.Generator
     return out
 
 
+def label(
+    policy: MaskedPolicy,
+    states: np.ndarray,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    probs: np.ndarray,
+    seats: np.ndarray,
+    histories: list[list[int]],
+    worlds: int,
+    rng: np.random.Generator,
+    bf16: bool,
+    weights: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """The shard rows of decisions: each row's hand record (``states``, the true deal), what the
+    seat to move (``seats``) observes, the network's probabilities there and the hand's actions
+    since its deal (``histories``, for the luck). Its options (:func:`choose_options`) are played
+    out ``worlds`` times each from the true deal, restocked, the network moving for both seats."""
+    n = len(states)
+    moves = probs.argmax(1)
+    options = choose_options(probs, mask, rng)
+    valid = options >= 0
+    # Slot (row r, option o, world w) at index (r * OPTION_SLOTS + o) * worlds + w; every
+    # option of a row meets the same stock orders, so their differences carry less noise.
+    deals = restocked(states, worlds, rng).reshape(n, 1, worlds, -1)
+    records = np.broadcast_to(deals, (n, OPTION_SLOTS, worlds, deals.shape[-1]))
+    records = records.reshape(-1, deals.shape[-1])
+    first = np.repeat(np.where(valid, options, moves[:, None]).reshape(-1), worlds)
+    slot_seats = np.repeat(seats, OPTION_SLOTS * worlds)
+    keep = np.repeat(valid.reshape(-1), worlds)
+    points = np.full(len(first), np.nan)
+    luck = np.full(len(first), np.nan)
+    points[keep], played = play_out(
+        policy, records[keep], first[keep], slot_seats[keep], None, bf16, int(rng.integers(1 << 30))
+    )
+    owners = np.repeat(np.arange(n), OPTION_SLOTS * worlds)[keep]
+    prefixes = [histories[r] for r in owners.tolist()]
+    luck[keep] = seat_luck(records[keep], prefixes, played, slot_seats[keep], Rules(), weights)
+    return {
+        "obs": obs.astype(np.uint8),
+        "mask": mask.astype(bool),
+        "action": moves.astype(np.int16),
+        "options": options.astype(np.int16),
+        "q": points.reshape(n, OPTION_SLOTS, worlds).mean(2).astype(np.float32),
+        "q_luck": (points - luck).reshape(n, OPTION_SLOTS, worlds).mean(2).astype(np.float32),
+    }
+
+
 def record(
     out: Path,
     checkpoint: str = str(SHIPPED_CHECKPOINT),
@@ -230,32 +292,21 @@ def record(
         pick = (rng.random(games) < np.where(unsure, *LABEL_SHARE)) & (mask.sum(1) >= 2)
         rows = np.flatnonzero(pick)
         if rows.size:
-            options = choose_options(probs[rows], mask[rows], rng)
-            valid = options >= 0
-            # Slot (row r, option o, world w) at index (r * OPTION_SLOTS + o) * worlds + w; every
-            # option of a row meets the same stock orders, so their differences carry less noise.
-            deals = restocked(venv.batch.state[rows], worlds, rng).reshape(rows.size, 1, worlds, -1)
-            records = np.broadcast_to(deals, (rows.size, OPTION_SLOTS, worlds, deals.shape[-1]))
-            records = records.reshape(-1, deals.shape[-1])
-            first = np.repeat(np.where(valid, options, moves[rows, None]).reshape(-1), worlds)
-            seats = np.repeat(player[rows], OPTION_SLOTS * worlds)
-            keep = np.repeat(valid.reshape(-1), worlds)
-            points = np.full(len(first), np.nan)
-            luck = np.full(len(first), np.nan)
-            points[keep], played = play_out(
-                policy, records[keep], first[keep], seats[keep], None, bf16, int(rng.integers(1 << 30))
+            labels = label(
+                policy,
+                venv.batch.state[rows],
+                obs[rows],
+                mask[rows],
+                probs[rows],
+                player[rows],
+                [history[r] for r in rows.tolist()],
+                worlds,
+                rng,
+                bf16,
+                weights,
             )
-            owners = np.repeat(rows, OPTION_SLOTS * worlds)[keep]
-            prefixes = [history[r] for r in owners.tolist()]
-            luck[keep] = seat_luck(records[keep], prefixes, played, seats[keep], venv.rules, weights)
-            q = points.reshape(len(rows), OPTION_SLOTS, worlds).mean(2)
-            q_luck = (points - luck).reshape(len(rows), OPTION_SLOTS, worlds).mean(2)
-            kept["obs"].append(obs[rows].astype(np.uint8))
-            kept["mask"].append(mask[rows].astype(bool))
-            kept["action"].append(moves[rows].astype(np.int16))
-            kept["options"].append(options.astype(np.int16))
-            kept["q"].append(q.astype(np.float32))
-            kept["q_luck"].append(q_luck.astype(np.float32))
+            for k, v in labels.items():
+                kept[k].append(v)
             labelled += rows.size
             if sum(len(a) for a in kept["obs"]) >= SHARD_ROWS:
                 flush()
@@ -264,6 +315,100 @@ def record(
         obs, mask, player, _, term, trunc = venv.step(moves)
         for slot in np.flatnonzero(term | trunc).tolist():
             history[slot] = []  # the slot was dealt a new hand
+    flush()
+    return labelled
+
+
+def record_against(
+    out: Path,
+    opponent: str,
+    checkpoint: str = str(SHIPPED_CHECKPOINT),
+    seconds: float = 600.0,
+    worlds: int = 4,
+    seed: int = 0,
+    bf16: bool = True,
+    decisions: int | None = None,
+) -> int:
+    """Let the network play ``opponent`` (an agent spec: ``master``) in real games, one hand each,
+    its seat drawn at random, for ``seconds`` (or until ``decisions`` are labelled), and save its
+    decisions (:data:`AGAINST_SHARE` of them) labelled as :func:`record` labels them: the options
+    played out in the true deal, the network moving for both seats. The positions, and given the
+    observation the hidden cards, are then those of games against ``opponent``, whose moves they
+    reflect; only the continuation after the option is the network's. Returns the number of
+    decisions labelled."""
+    if worlds < 1:
+        raise UsageError(f"worlds must be >= 1, got {worlds}")
+    policy = read_checkpoint(checkpoint).policy.eval()
+    network = agents.make(f"checkpoint:{checkpoint}")
+    rival = agents.make(opponent)  # an unknown spec is refused before anything is written
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    weights = load_value().flat
+    env = gin_rummy_v0.raw_env()
+    players = [network, rival]
+    pending: dict[str, list[np.ndarray]] = {k: [] for k in ("state", "obs", "mask", "seat")}
+    histories: list[list[int]] = []
+    kept: dict[str, list[np.ndarray]] = {}
+    labelled = shard = hands = 0
+    began = time.perf_counter()
+
+    def keep(seat: int, obs: Observation, action: int) -> None:
+        if players[seat] is not network or obs["action_mask"].sum() < 2:
+            return
+        # The recorder's own env: the true deal goes to the targets only; agents saw observe().
+        hand = env.hand
+        pending["state"].append(hand.record[0].copy())
+        pending["obs"].append(np.asarray(obs["observation"]))
+        pending["mask"].append(np.asarray(obs["action_mask"]))
+        pending["seat"].append(np.array(seat))
+        histories.append([a for _, a in hand.history])
+
+    def label_pending() -> None:
+        nonlocal labelled
+        if not histories:
+            return
+        arrays = {k: np.stack(v) for k, v in pending.items()}
+        probs = network_probs(policy, arrays["obs"], arrays["mask"], bf16)
+        unsure = probs.max(1) < 0.98
+        rows = np.flatnonzero(rng.random(len(probs)) < np.where(unsure, *AGAINST_SHARE))
+        if rows.size:
+            labels = label(
+                policy,
+                arrays["state"][rows],
+                arrays["obs"][rows],
+                arrays["mask"][rows],
+                probs[rows],
+                arrays["seat"][rows],
+                [histories[r] for r in rows.tolist()],
+                worlds,
+                rng,
+                bf16,
+                weights,
+            )
+            for k, rows_of_k in labels.items():
+                kept.setdefault(k, []).append(rows_of_k)
+            labelled += rows.size
+        for column in pending.values():
+            column.clear()
+        histories.clear()
+
+    def flush() -> None:
+        nonlocal shard
+        if kept:
+            arrays = {k: np.concatenate(v) for k, v in kept.items()}
+            np.savez(out / f"shard_{seed}_{shard:04d}.npz", **arrays)  # type: ignore[arg-type]
+            kept.clear()
+            shard += 1
+
+    while time.perf_counter() - began < seconds and (decisions is None or labelled < decisions):
+        players[:] = [network, rival] if rng.random() < 0.5 else [rival, network]
+        play_game(env, players, seed=AGAINST_SEED + seed, deal=hands, on_decision=keep)
+        hands += 1
+        if len(histories) >= AGAINST_BATCH:
+            label_pending()
+            if sum(len(a) for a in kept.get("obs", [])) >= SHARD_ROWS:
+                flush()
+    label_pending()
     flush()
     return labelled
 
@@ -443,6 +588,10 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--worlds", type=int, default=4, help="stock orders per labelled decision")
     rec.add_argument("--seed", type=int, default=0)
     rec.add_argument("--fp32", action="store_true", help="float32 inference instead of bfloat16")
+    rec.add_argument(
+        "--opponent",
+        help="play real games against this agent (e.g. master) instead of self-play (--games unused)",
+    )
     fit = sub.add_parser("train", help="one policy improvement step from recorded decisions")
     fit.add_argument("data", type=Path, nargs="+", help="folders of shards (pooled)")
     fit.add_argument("--out", type=Path, required=True)
@@ -455,7 +604,12 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     try:
         if ns.command == "record":
-            n = record(ns.out, ns.checkpoint, ns.seconds, ns.games, ns.worlds, ns.seed, not ns.fp32)
+            if ns.opponent is None:
+                n = record(ns.out, ns.checkpoint, ns.seconds, ns.games, ns.worlds, ns.seed, not ns.fp32)
+            else:
+                n = record_against(
+                    ns.out, ns.opponent, ns.checkpoint, ns.seconds, ns.worlds, ns.seed, not ns.fp32
+                )
             print(f"labelled {n} decisions under {ns.out}")
         else:
             settings = {f.name: getattr(ns, f.name) for f in dataclasses.fields(TrainArgs)}

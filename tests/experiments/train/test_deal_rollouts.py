@@ -23,6 +23,7 @@ from ginenv.experiments.train.deal_rollouts import (
     network_probs,
     play_out,
     record,
+    record_against,
     seat_luck,
     train,
 )
@@ -177,3 +178,24 @@ def test_bad_settings_and_shards_are_refused(recorded: Path, tmp_path: Path) -> 
     assert main(["train", str(bad), "--out", str(tmp_path / "y.pt")]) == 2
     with pytest.raises(FileNotFoundError, match="no shard"):
         load(tmp_path)
+
+
+def test_decisions_recorded_against_another_player_come_from_real_games_against_it(
+    tmp_path: Path, policy: torch.nn.Module
+) -> None:
+    out = tmp_path / "against"
+    assert record_against(out, "random", seconds=600, worlds=2, seed=4, bf16=False, decisions=60) >= 60
+    d = load(out)
+    probs = network_probs(policy, d["obs"].astype(np.float32), d["mask"], bf16=False)
+    assert (probs.argmax(1) == d["action"]).all()  # the observations are the network's seat's
+    valid = d["options"] >= 0
+    assert valid.sum(1).min() >= 2 and np.isfinite(d["q_luck"][valid]).all()
+    # The play-outs start from positions of games against a random player, so the network's seat
+    # is far ahead in them (about +20 points a hand; in self-play about 0), and seen from its seat.
+    assert d["q_luck"][:, 0].mean() > 8
+
+
+def test_an_unknown_opponent_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "nothing"
+    assert main(["record", "--out", str(out), "--opponent", "nobody", "--seconds", "1"]) == 2
+    assert not out.exists()
