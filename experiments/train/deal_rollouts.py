@@ -105,6 +105,8 @@ AGAINST_BATCH = 256
 MAX_ACTIONS = 2 * DEFAULT_TURN_LIMIT + 8
 #: Decisions per shard file.
 SHARD_ROWS = 20_000
+#: The arrays of a shard, one row per labelled decision.
+SHARD_KEYS = ("obs", "mask", "action", "options", "q", "q_luck")
 
 
 def network_probs(policy: MaskedPolicy, obs: np.ndarray, mask: np.ndarray, bf16: bool) -> np.ndarray:
@@ -249,6 +251,18 @@ def label(
     }
 
 
+def write_shard(path: Path, kept: dict[str, list[np.ndarray]]) -> int:
+    """Save the decisions in ``kept`` (lists of row blocks, emptied) as one shard at ``path``;
+    returns 1 if one was written, 0 if there were none."""
+    if not kept["obs"]:
+        return 0
+    arrays = {k: np.concatenate(v) for k, v in kept.items()}
+    np.savez(path, **arrays)  # type: ignore[arg-type]
+    for v in kept.values():
+        v.clear()
+    return 1
+
+
 def record(
     out: Path,
     checkpoint: str = str(SHIPPED_CHECKPOINT),
@@ -270,7 +284,7 @@ def record(
     rng = np.random.default_rng(seed)
     venv = VectorGinRummy(games, seed=seed)
     obs, mask, player = venv.reset()
-    kept: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "action", "options", "q", "q_luck")}
+    kept: dict[str, list[np.ndarray]] = {k: [] for k in SHARD_KEYS}
     history: list[list[int]] = [[] for _ in range(games)]  # each slot's actions since its deal
     weights = load_value().flat
     labelled = shard = 0
@@ -278,12 +292,7 @@ def record(
 
     def flush() -> None:
         nonlocal shard
-        if kept["obs"]:
-            arrays = {k: np.concatenate(v) for k, v in kept.items()}
-            np.savez(out / f"shard_{seed}_{shard:04d}.npz", **arrays)  # type: ignore[arg-type]
-            for v in kept.values():
-                v.clear()
-            shard += 1
+        shard += write_shard(out / f"shard_{seed}_{shard:04d}.npz", kept)
 
     while time.perf_counter() - began < seconds and (decisions is None or labelled < decisions):
         probs = network_probs(policy, obs, mask, bf16)
@@ -348,7 +357,7 @@ def record_against(
     players = [network, rival]
     pending: dict[str, list[np.ndarray]] = {k: [] for k in ("state", "obs", "mask", "seat")}
     histories: list[list[int]] = []
-    kept: dict[str, list[np.ndarray]] = {}
+    kept: dict[str, list[np.ndarray]] = {k: [] for k in SHARD_KEYS}
     labelled = shard = hands = 0
     began = time.perf_counter()
 
@@ -386,7 +395,7 @@ def record_against(
                 weights,
             )
             for k, rows_of_k in labels.items():
-                kept.setdefault(k, []).append(rows_of_k)
+                kept[k].append(rows_of_k)
             labelled += rows.size
         for column in pending.values():
             column.clear()
@@ -394,11 +403,7 @@ def record_against(
 
     def flush() -> None:
         nonlocal shard
-        if kept:
-            arrays = {k: np.concatenate(v) for k, v in kept.items()}
-            np.savez(out / f"shard_{seed}_{shard:04d}.npz", **arrays)  # type: ignore[arg-type]
-            kept.clear()
-            shard += 1
+        shard += write_shard(out / f"shard_{seed}_{shard:04d}.npz", kept)
 
     while time.perf_counter() - began < seconds and (decisions is None or labelled < decisions):
         players[:] = [network, rival] if rng.random() < 0.5 else [rival, network]
@@ -406,7 +411,7 @@ def record_against(
         hands += 1
         if len(histories) >= AGAINST_BATCH:
             label_pending()
-            if sum(len(a) for a in kept.get("obs", [])) >= SHARD_ROWS:
+            if sum(len(a) for a in kept["obs"]) >= SHARD_ROWS:
                 flush()
     label_pending()
     flush()
