@@ -251,16 +251,31 @@ def label(
     }
 
 
-def write_shard(path: Path, kept: dict[str, list[np.ndarray]]) -> int:
-    """Save the decisions in ``kept`` (lists of row blocks, emptied) as one shard at ``path``;
-    returns 1 if one was written, 0 if there were none."""
-    if not kept["obs"]:
-        return 0
-    arrays = {k: np.concatenate(v) for k, v in kept.items()}
-    np.savez(path, **arrays)  # type: ignore[arg-type]
-    for v in kept.values():
-        v.clear()
-    return 1
+class ShardWriter:
+    """Labelled decisions gathered into shard files ``shard_{seed}_{k:04d}.npz`` under ``out``, one
+    each time :data:`SHARD_ROWS` are held; ``labelled`` counts every row added."""
+
+    def __init__(self, out: Path, seed: int) -> None:
+        self.out, self.seed = out, seed
+        self.kept: dict[str, list[np.ndarray]] = {k: [] for k in SHARD_KEYS}
+        self.shards = self.labelled = 0
+
+    def add(self, rows: dict[str, np.ndarray]) -> None:
+        """Keep a block of rows (one array per :data:`SHARD_KEYS` name); write a shard when full."""
+        for k, block in rows.items():
+            self.kept[k].append(block)
+        self.labelled += len(rows["obs"])
+        if sum(len(a) for a in self.kept["obs"]) >= SHARD_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows held, if any, as the next shard."""
+        if self.kept["obs"]:
+            arrays = {k: np.concatenate(v) for k, v in self.kept.items()}
+            np.savez(self.out / f"shard_{self.seed}_{self.shards:04d}.npz", **arrays)  # type: ignore[arg-type]
+            for v in self.kept.values():
+                v.clear()
+            self.shards += 1
 
 
 def record(
@@ -284,24 +299,18 @@ def record(
     rng = np.random.default_rng(seed)
     venv = VectorGinRummy(games, seed=seed)
     obs, mask, player = venv.reset()
-    kept: dict[str, list[np.ndarray]] = {k: [] for k in SHARD_KEYS}
+    writer = ShardWriter(out, seed)
     history: list[list[int]] = [[] for _ in range(games)]  # each slot's actions since its deal
     weights = load_value().flat
-    labelled = shard = 0
     began = time.perf_counter()
-
-    def flush() -> None:
-        nonlocal shard
-        shard += write_shard(out / f"shard_{seed}_{shard:04d}.npz", kept)
-
-    while time.perf_counter() - began < seconds and (decisions is None or labelled < decisions):
+    while time.perf_counter() - began < seconds and (decisions is None or writer.labelled < decisions):
         probs = network_probs(policy, obs, mask, bf16)
         moves = probs.argmax(1)
         unsure = probs.max(1) < 0.98
         pick = (rng.random(games) < np.where(unsure, *LABEL_SHARE)) & (mask.sum(1) >= 2)
         rows = np.flatnonzero(pick)
         if rows.size:
-            labels = label(
+            rows_labelled = label(
                 policy,
                 venv.batch.state[rows],
                 obs[rows],
@@ -314,18 +323,14 @@ def record(
                 bf16,
                 weights,
             )
-            for k, v in labels.items():
-                kept[k].append(v)
-            labelled += rows.size
-            if sum(len(a) for a in kept["obs"]) >= SHARD_ROWS:
-                flush()
+            writer.add(rows_labelled)
         for slot, move in enumerate(moves.tolist()):
             history[slot].append(move)
         obs, mask, player, _, term, trunc = venv.step(moves)
         for slot in np.flatnonzero(term | trunc).tolist():
             history[slot] = []  # the slot was dealt a new hand
-    flush()
-    return labelled
+    writer.flush()
+    return writer.labelled
 
 
 def record_against(
@@ -357,8 +362,8 @@ def record_against(
     players = [network, rival]
     pending: dict[str, list[np.ndarray]] = {k: [] for k in ("state", "obs", "mask", "seat")}
     histories: list[list[int]] = []
-    kept: dict[str, list[np.ndarray]] = {k: [] for k in SHARD_KEYS}
-    labelled = shard = hands = 0
+    writer = ShardWriter(out, seed)
+    hands = 0
     began = time.perf_counter()
 
     def keep(seat: int, obs: Observation, action: int) -> None:
@@ -373,7 +378,6 @@ def record_against(
         histories.append([a for _, a in hand.history])
 
     def label_pending() -> None:
-        nonlocal labelled
         if not histories:
             return
         arrays = {k: np.stack(v) for k, v in pending.items()}
@@ -381,7 +385,7 @@ def record_against(
         unsure = probs.max(1) < 0.98
         rows = np.flatnonzero(rng.random(len(probs)) < np.where(unsure, *AGAINST_SHARE))
         if rows.size:
-            labels = label(
+            rows_labelled = label(
                 policy,
                 arrays["state"][rows],
                 arrays["obs"][rows],
@@ -394,28 +398,20 @@ def record_against(
                 bf16,
                 weights,
             )
-            for k, rows_of_k in labels.items():
-                kept[k].append(rows_of_k)
-            labelled += rows.size
+            writer.add(rows_labelled)
         for column in pending.values():
             column.clear()
         histories.clear()
 
-    def flush() -> None:
-        nonlocal shard
-        shard += write_shard(out / f"shard_{seed}_{shard:04d}.npz", kept)
-
-    while time.perf_counter() - began < seconds and (decisions is None or labelled < decisions):
+    while time.perf_counter() - began < seconds and (decisions is None or writer.labelled < decisions):
         players[:] = [network, rival] if rng.random() < 0.5 else [rival, network]
         play_game(env, players, seed=AGAINST_SEED + seed, deal=hands, on_decision=keep)
         hands += 1
         if len(histories) >= AGAINST_BATCH:
             label_pending()
-            if sum(len(a) for a in kept["obs"]) >= SHARD_ROWS:
-                flush()
     label_pending()
-    flush()
-    return labelled
+    writer.flush()
+    return writer.labelled
 
 
 def load(folder: Path) -> dict[str, np.ndarray]:
