@@ -2,11 +2,12 @@
 
 Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
 ``match A B`` (one head-to-head), ``rate SPEC`` (one agent placed on the standard ladder,
-:mod:`ginenv.experiments.eval.rate`), ``demo`` (one printed hand or match), ``replay FILE`` (check a
-replay), ``train`` (masked PPO, :mod:`ginenv.experiments.train.ppo`), ``export-sb3 MODEL.zip
-OUT.pt`` (a Stable-Baselines3 MaskablePPO save file as a checkpoint,
-:func:`ginenv.experiments.train.sb3.export_maskable_ppo`), ``play`` (a person against an agent in
-the browser, :mod:`ginenv.experiments.play.server`).
+:mod:`ginenv.experiments.eval.rate`), ``compare NEW BASE`` (two runs against one opponent, paired
+on their shared deals, :mod:`ginenv.experiments.eval.compare`), ``demo`` (one printed hand or
+match), ``replay FILE`` (check a replay), ``train`` (masked PPO,
+:mod:`ginenv.experiments.train.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a Stable-Baselines3
+MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.train.sb3.export_maskable_ppo`),
+``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`).
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
@@ -222,6 +223,24 @@ def _cmd_rate(args: argparse.Namespace) -> int:
         print(json.dumps(strict_json(result), indent=1, allow_nan=False))
     else:
         print(format_rate(result))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from ginenv.experiments.eval.compare import compare_runs, format_compare, load_run
+    from ginenv.experiments.eval.report import strict_json
+
+    if len(args.runs) % 2:
+        raise UsageError(
+            f"compare takes run folders in pairs, NEW BASE [NEW BASE ...]; "
+            f"got {len(args.runs)}, an odd number"
+        )
+    runs = [load_run(folder) for folder in args.runs]
+    result = compare_runs(list(zip(runs[::2], runs[1::2], strict=True)), against=args.against, raw=args.raw)
+    if args.json:
+        print(json.dumps(strict_json(result), indent=1, allow_nan=False))
+    else:
+        print(format_compare(result))
     return 0
 
 
@@ -556,6 +575,21 @@ def build_parser() -> argparse.ArgumentParser:
     rate.add_argument("--json", action="store_true", help="print one JSON object")
     run_options(rate)
     rate.set_defaults(func=_cmd_rate)
+
+    cmp = sub.add_parser(
+        "compare",
+        help="paired difference of two agents' runs against one opponent on the same deals (no games played)",
+    )
+    cmp.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="run folders (--out of ginenv match) in pairs, NEW BASE [NEW BASE ...], each pair of one seed",
+    )
+    cmp.add_argument("--against", help="the common opponent (default: the one agent both runs share)")
+    cmp.add_argument("--raw", action="store_true", help="raw points, without the luck adjustment")
+    cmp.add_argument("--json", action="store_true", help="print one JSON object")
+    cmp.set_defaults(func=_cmd_compare)
 
     demo = sub.add_parser("demo", help="play and print one seeded hand (or match) between two agents")
     demo.add_argument("--seed", default="0", help="deal seed: a non-negative integer or 'random' (default 0)")
