@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval.report import deal_value
+from ginenv.experiments.eval.report import deal_value, format_ci, format_p, signed
 from ginenv.experiments.eval.stats import MeanCI, mean_ci, paired_significance
 
 __all__ = ["Run", "compare_runs", "format_compare", "load_run"]
@@ -241,10 +241,6 @@ def compare_runs(
     }
 
 
-def _signed(x: float) -> str:
-    return "nan" if x != x else f"{x:+.2f}"
-
-
 def format_compare(result: dict[str, Any]) -> str:
     """The terminal report of :func:`compare_runs`: one line a pair of runs, then the pooled verdict."""
     unit = result["unit"]
@@ -258,12 +254,10 @@ def format_compare(result: dict[str, Any]) -> str:
         f"{'difference [95% CI]':>22}  {'p':>6}"
     )
     for r in result["pairs"]:
-        d = r["difference"]
         lines.append(
             f"  {r['new_agent']:<{width}}  {r['base_agent']:<{width}}  {r['seed']:>5} {r['deals']:>6}  "
-            f"{_signed(r['new_points']):>6} {_signed(r['base_points']):>6}  "
-            f"{_signed(d['mean']) + ' [' + _signed(d['low']) + ', ' + _signed(d['high']) + ']':>22}  "
-            f"{r['p_value']:>6.3f}"
+            f"{signed(r['new_points']):>6} {signed(r['base_points']):>6}  "
+            f"{format_ci(r['difference']):>22}  {format_p(r['p_value']):>6}"
         )
     pooled = result["pooled"]
     d = pooled["difference"]
@@ -275,7 +269,6 @@ def format_compare(result: dict[str, Any]) -> str:
     )
     lines.append(
         f"  all {pooled['deals']} deals ({2 * pooled['deals']} {PLURAL.get(unit, unit)}): "
-        f"{_signed(d['mean'])} ± {half:.2f}, "
-        f"p = {pooled['p_value']:.3f}; {verdict}"
+        f"{signed(d['mean'])} ± {half:.2f}, p = {format_p(pooled['p_value'])}; {verdict}"
     )
     return "\n".join(lines)

@@ -227,16 +227,19 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float, np.number)) and math.isfinite(float(x))
 
 
-def _signed(x: float | None, digits: int = 2) -> str:
+def signed(x: float | None, digits: int = 2) -> str:
+    """``x`` with its sign (``+0.25``); ``n/a`` for a missing or non-finite figure."""
     # An interval over one deal is undefined: say so rather than print inf or nan.
     return f"{x:+.{digits}f}" if _finite(x) else "n/a"
 
 
-def _fmt_ci(d: dict[str, float]) -> str:
-    return f"{_signed(d['mean'])} [{_signed(d['low'])}, {_signed(d['high'])}]"
+def format_ci(d: dict[str, float]) -> str:
+    """A ``{mean, low, high}`` dict as ``+0.25 [-0.10, +0.60]``."""
+    return f"{signed(d['mean'])} [{signed(d['low'])}, {signed(d['high'])}]"
 
 
-def _fmt_p(value: float | None) -> str:
+def format_p(value: float | None) -> str:
+    """A p-value to two significant figures; ``n/a`` when undefined."""
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.2g}"
 
 
@@ -264,13 +267,13 @@ def format_table(summary: dict[str, Any]) -> str:
         )
         for i, r in enumerate(ratings, 1):
             line = (
-                f"  {i:>4}  {r['agent']:<{width}} {_signed(r['rating']):>8}  "
-                f"[{_signed(r['low']):>7}, {_signed(r['high']):>7}]"
+                f"  {i:>4}  {r['agent']:<{width}} {signed(r['rating']):>8}  "
+                f"[{signed(r['low']):>7}, {signed(r['high']):>7}]"
             )
             if r["gap"] is not None:
                 mark = "yes" if r["separated"] else "no"
                 line += (
-                    f"  {_signed(r['gap']):>11}  [{_signed(r['gap_low']):>7}, {_signed(r['gap_high']):>7}]"
+                    f"  {signed(r['gap']):>11}  [{signed(r['gap_low']):>7}, {signed(r['gap_high']):>7}]"
                     f"  {mark:>9}"
                 )
             lines.append(line)
@@ -290,8 +293,8 @@ def format_table(summary: dict[str, Any]) -> str:
     for p in summary["pairs"]:
         r = p["rates"]
         lines.append(
-            f"  {p['a']:<12} {p['b']:<12} {p['deals']:>6} {_fmt_ci(p['points_per_' + unit]):>30} "
-            f"{_fmt_p(p['p_value']):>8} "
+            f"  {p['a']:<12} {p['b']:<12} {p['deals']:>6} {format_ci(p['points_per_' + unit]):>30} "
+            f"{format_p(p['p_value']):>8} "
             f"{100 * p['a_hand_win_rate']['rate']:>11.1f}% {100 * r['knock']:>6.1f}% {100 * r['gin']:>5.1f}% "
             f"{100 * r['undercut']:>6.1f}% {100 * r['dead']:>5.1f}% {p.get('truncated_games', 0):>5} "
             f"{p['decisions_per_hand']:>6.1f} "
@@ -594,7 +597,7 @@ def ratings_figure(summary: dict[str, Any]) -> Any:
         gap_ax.plot(
             [0.0, 0.05, 0.05, 0.0], [pos + 0.1, pos + 0.1, pos + 0.9, pos + 0.9], color=colour, lw=1.6
         )
-        label = f"{_signed(r['gap'], 1)}  [{_signed(r['gap_low'], 1)}, {_signed(r['gap_high'], 1)}]"
+        label = f"{signed(r['gap'], 1)}  [{signed(r['gap_low'], 1)}, {signed(r['gap_high'], 1)}]"
         gap_ax.text(
             0.09,
             pos + 0.5,
