@@ -582,12 +582,12 @@ def main(argv: list[str] | None = None) -> int:
     rec = sub.add_parser(
         "record", help="label the network's self-play decisions by rollouts in the true deal"
     )
-    rec.add_argument("--out", type=Path, required=True)
+    rec.add_argument("--out", type=Path, required=True, help="folder for the shards")
     rec.add_argument("--checkpoint", default=str(SHIPPED_CHECKPOINT), help="the network that plays")
-    rec.add_argument("--seconds", type=float, default=600.0)
+    rec.add_argument("--seconds", type=float, default=600.0, help="how long to record (default 600)")
     rec.add_argument("--games", type=int, default=256, help="hands in lockstep")
     rec.add_argument("--worlds", type=int, default=4, help="stock orders per labelled decision")
-    rec.add_argument("--seed", type=int, default=0)
+    rec.add_argument("--seed", type=int, default=0, help="seeds the games and the play-outs (default 0)")
     rec.add_argument("--fp32", action="store_true", help="float32 inference instead of bfloat16")
     rec.add_argument(
         "--opponent",
@@ -595,11 +595,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     fit = sub.add_parser("train", help="one policy improvement step from recorded decisions")
     fit.add_argument("data", type=Path, nargs="+", help="folders of shards (pooled)")
-    fit.add_argument("--out", type=Path, required=True)
+    fit.add_argument("--out", type=Path, required=True, help="where to save the improved policy checkpoint")
     defaults = TrainArgs()
-    for name in ("init", "beta", "epochs", "batch_size", "learning_rate", "holdout", "seed", "threads"):
+    helps = {
+        "init": "the network to improve, the KL's pi0",
+        "beta": "points per nat: the weight of the KL to pi0 against the values",
+        "epochs": "passes over the training decisions",
+        "batch_size": "decisions per optimizer step",
+        "learning_rate": "Adam's learning rate, decayed linearly to 0",
+        "holdout": "share of each folder's last shards kept out of training, to measure on",
+        "seed": "seeds the shuffling",
+        "threads": "torch threads",
+    }
+    for name, text in helps.items():
         value = getattr(defaults, name)
-        fit.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+        fit.add_argument(
+            "--" + name.replace("_", "-"), type=type(value), default=value, help=f"{text} (default {value})"
+        )
     fit.add_argument("--no-luck", dest="luck", action="store_false", help="learn from the raw values")
     ns = parser.parse_args(argv)
     torch.set_num_threads(1)
