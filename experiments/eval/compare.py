@@ -4,9 +4,10 @@ This module owns ``ginenv compare NEW BASE``: is a new agent stronger than an ol
 by what each scored against the same opponent on the same duplicate deals? Two runs of one master
 seed deal exactly the same cards for deal ``k`` (:mod:`ginenv.experiments.eval.harness`, common
 random numbers), so the difference of the two agents' points on each shared deal cancels most of
-the deal's luck a second time: over 2000 hands against master, two networks' separate intervals
-are about ±0.85 points a hand wide, the interval of their paired difference about ±0.6. The
-comparison reads finished run folders only; it plays no game and writes nothing.
+the deal's luck a second time: over 2000 hands against master each network's interval is about
+±0.85 points a hand, so the difference of two independent runs would be about ±1.2, while the
+paired difference on the same deals is about ±0.87 (±0.63 over 4000 hands). The comparison reads
+finished run folders only; it plays no game and writes nothing.
 
 Definitions. In each run the *subject* is the one agent paired with the opponent; its value on a
 deal is its points per hand (or match) against the opponent, luck-adjusted as in the report
