@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval.report import deal_value, format_ci, format_p, signed
-from ginenv.experiments.eval.stats import MeanCI, mean_ci, paired_significance
+from ginenv.experiments.eval.report import ci_dict, deal_value, format_ci, format_p, signed
+from ginenv.experiments.eval.stats import mean_ci, paired_significance
 
 __all__ = ["Run", "compare_runs", "format_compare", "load_run"]
 
@@ -149,10 +149,6 @@ def _subject_values(run: Run, opponent: str, raw: bool) -> tuple[str, dict[int, 
     return subject, per_deal
 
 
-def _ci(ci: MeanCI) -> dict[str, float]:
-    return {"mean": ci.mean, "low": ci.low, "high": ci.high}
-
-
 def compare_runs(
     pairs: Sequence[tuple[Run, Run]], against: str | None = None, raw: bool = False
 ) -> dict[str, Any]:
@@ -218,7 +214,7 @@ def compare_runs(
                 "deals": len(deals),
                 "new_points": sum(new_values[d] for d in deals) / len(deals),
                 "base_points": sum(base_values[d] for d in deals) / len(deals),
-                "difference": _ci(mean_ci(diffs)),
+                "difference": ci_dict(mean_ci(diffs)),
                 "p_value": sig.p_value,
             }
         )
@@ -235,7 +231,7 @@ def compare_runs(
         "pairs": rows,
         "pooled": {
             "deals": len(pooled),
-            "difference": _ci(total),
+            "difference": ci_dict(total),
             "p_value": paired_significance(pooled).p_value,
             "separated": bool(total.low > 0 or total.high < 0),
         },

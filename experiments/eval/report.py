@@ -65,7 +65,8 @@ def deal_values(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict
     return dict(values)
 
 
-def _ci(ci: Any) -> dict[str, float]:
+def ci_dict(ci: Any) -> dict[str, float]:
+    """A :class:`~ginenv.experiments.eval.stats.MeanCI` as the reports' ``{mean, low, high}`` dict."""
     return {"mean": ci.mean, "low": ci.low, "high": ci.high}
 
 
@@ -101,8 +102,8 @@ def pair_summary(a: str, b: str, records: Sequence[dict[str, Any]], unit: str = 
         "deals": len(records),
         "games": len(games),
         "hands": hands,
-        "points_per_" + unit: _ci(points),
-        "points_per_" + unit + "_raw": _ci(duplicate_points(raw_sums)),
+        "points_per_" + unit: ci_dict(points),
+        "points_per_" + unit + "_raw": ci_dict(duplicate_points(raw_sums)),
         "luck_adjusted_deals": adjusted,
         "p_value": None if sig is None else sig.p_value,
         "significant": bool(sig and sig.significant_at_95),
