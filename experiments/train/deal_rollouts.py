@@ -206,6 +206,7 @@ def choose_options(probs: np.ndarray, mask: np.ndarray, rng: np.random.Generator
 
 def label(
     policy: MaskedPolicy,
+    rows: np.ndarray,
     states: np.ndarray,
     obs: np.ndarray,
     mask: np.ndarray,
@@ -217,10 +218,13 @@ def label(
     bf16: bool,
     weights: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """The shard rows of decisions: each row's hand record (``states``, the true deal), what the
-    seat to move (``seats``) observes, the network's probabilities there and the hand's actions
-    since its deal (``histories``, for the luck). Its options (:func:`choose_options`) are played
-    out ``worlds`` times each from the true deal, restocked, the network moving for both seats."""
+    """The shard rows of the decisions ``rows`` picks out of the arrays: each decision's hand record
+    (``states``, the true deal), what the seat to move (``seats``) observes, the network's
+    probabilities there and the hand's actions since its deal (``histories``, for the luck). Its
+    options (:func:`choose_options`) are played out ``worlds`` times each from the true deal,
+    restocked, the network moving for both seats."""
+    states, obs, mask, probs, seats = (x[rows] for x in (states, obs, mask, probs, seats))
+    histories = [histories[r] for r in rows.tolist()]
     n = len(states)
     moves = probs.argmax(1)
     options = choose_options(probs, mask, rng)
@@ -310,20 +314,22 @@ def record(
         pick = (rng.random(games) < np.where(unsure, *LABEL_SHARE)) & (mask.sum(1) >= 2)
         rows = np.flatnonzero(pick)
         if rows.size:
-            rows_labelled = label(
-                policy,
-                venv.batch.state[rows],
-                obs[rows],
-                mask[rows],
-                probs[rows],
-                player[rows],
-                [history[r] for r in rows.tolist()],
-                worlds,
-                rng,
-                bf16,
-                weights,
+            writer.add(
+                label(
+                    policy,
+                    rows,
+                    venv.batch.state,
+                    obs,
+                    mask,
+                    probs,
+                    player,
+                    history,
+                    worlds,
+                    rng,
+                    bf16,
+                    weights,
+                )
             )
-            writer.add(rows_labelled)
         for slot, move in enumerate(moves.tolist()):
             history[slot].append(move)
         obs, mask, player, _, term, trunc = venv.step(moves)
@@ -385,20 +391,10 @@ def record_against(
         unsure = probs.max(1) < 0.98
         rows = np.flatnonzero(rng.random(len(probs)) < np.where(unsure, *AGAINST_SHARE))
         if rows.size:
-            rows_labelled = label(
-                policy,
-                arrays["state"][rows],
-                arrays["obs"][rows],
-                arrays["mask"][rows],
-                probs[rows],
-                arrays["seat"][rows],
-                [histories[r] for r in rows.tolist()],
-                worlds,
-                rng,
-                bf16,
-                weights,
+            state, obs, mask, seat = (arrays[k] for k in ("state", "obs", "mask", "seat"))
+            writer.add(
+                label(policy, rows, state, obs, mask, probs, seat, histories, worlds, rng, bf16, weights)
             )
-            writer.add(rows_labelled)
         for column in pending.values():
             column.clear()
         histories.clear()
