@@ -16,7 +16,10 @@ greedy step wins by 13 points a hand, but an agent cannot see that hand. A train
 * **record --opponent SPEC** (:func:`record_against`): the network plays real games against
   another player (``master``) in the AEC env, and its decisions there are labelled the same way.
   The positions, and the hidden cards given the observation, are then those of games against that
-  player; the play-outs after each option are still the network's own.
+  player; the play-outs after each option are still the network's own. With ``--stand-in CKPT``
+  another network (a clone of the opponent) plays the opponent's seat in the play-outs, so the
+  values are those of the options against a fast stand-in for the opponent, not against the
+  network itself: the step is then toward a best response to that player.
 * **train**: given the observation, the true deal is a draw from the exact posterior of the
   deals (the network's own self-play made it), so ``Q(deal, a)`` is an unbiased sample of the
   value ``Q(o, a)`` of option ``a`` at observation ``o``, the quantity a policy improvement step
@@ -37,7 +40,8 @@ network, in the network's own games. The agent never reads hidden cards; only th
 targets do (as the oracle critic of :mod:`ginenv.experiments.train.ppo`).
 
 ``python -m ginenv.experiments.train.deal_rollouts record --out DIR --seconds S --seed K
-[--opponent master]`` (one process per core) and ``... train DIR [DIR ...] --out step.pt --beta 1``.
+[--opponent master [--stand-in CKPT]]`` (one process per core) and ``... train DIR [DIR ...]
+--out step.pt --beta 1``.
 Shards hold plain arrays only and are read with ``allow_pickle=False``.
 """
 
@@ -125,10 +129,11 @@ def play_out(
     rules: Rules | None,
     bf16: bool,
     seed: int,
+    rival: MaskedPolicy | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Points for ``seats[i]`` of each record once ``first[i]`` is played and the network plays both
-    seats to the end of the hand, and the actions played from the record on, (N, L) padded with
-    -1. Finished slots are dropped as the batch shrinks."""
+    seats to the end of the hand (or ``rival`` the other seat, when given), and the actions played
+    from the record on, (N, L) padded with -1. Finished slots are dropped as the batch shrinks."""
     n = len(records)
     points = np.zeros(n)
     done = np.zeros(n, dtype=bool)
@@ -143,7 +148,7 @@ def play_out(
         mine = rows[live]
         played[mine, count[mine]] = acts[live]
         count[mine] += 1
-        obs, mask, _, rewards, term, trunc = venv.step(acts)
+        obs, mask, player, rewards, term, trunc = venv.step(acts)
         ended = (term | trunc) & ~done[rows]
         points[rows[ended]] = rewards[ended, seats[rows[ended]]]
         done[rows[ended]] = True
@@ -154,10 +159,15 @@ def play_out(
             state = venv.batch.state[live]
             rows = rows[live]
             venv = VectorGinRummy(len(rows), rules=rules, seed=seed + len(rows))
-            obs, mask, _ = venv.start_from(state)
+            obs, mask, player = venv.start_from(state)
             live = np.ones(len(rows), dtype=bool)
         acts = mask.argmax(1).astype(np.int64)  # any legal move for finished slots: never read
-        acts[live] = network_probs(policy, obs[live], mask[live], bf16).argmax(1)
+        ours = live if rival is None else live & (player == seats[rows])
+        if ours.any():
+            acts[ours] = network_probs(policy, obs[ours], mask[ours], bf16).argmax(1)
+        theirs = live & ~ours
+        if theirs.any() and rival is not None:
+            acts[theirs] = network_probs(rival, obs[theirs], mask[theirs], bf16).argmax(1)
 
 
 def seat_luck(
@@ -217,12 +227,13 @@ def label(
     rng: np.random.Generator,
     bf16: bool,
     weights: np.ndarray,
+    rival: MaskedPolicy | None = None,
 ) -> dict[str, np.ndarray]:
     """The shard rows of the decisions ``rows`` picks out of the arrays: each decision's hand record
     (``states``, the true deal), what the seat to move (``seats``) observes, the network's
     probabilities there and the hand's actions since its deal (``histories``, for the luck). Its
     options (:func:`choose_options`) are played out ``worlds`` times each from the true deal,
-    restocked, the network moving for both seats."""
+    restocked, the network moving for both seats (or ``rival`` for the other seat)."""
     states, obs, mask, probs, seats = (x[rows] for x in (states, obs, mask, probs, seats))
     histories = [histories[r] for r in rows.tolist()]
     n = len(states)
@@ -240,7 +251,14 @@ def label(
     points = np.full(len(first), np.nan)
     luck = np.full(len(first), np.nan)
     points[keep], played = play_out(
-        policy, records[keep], first[keep], slot_seats[keep], None, bf16, int(rng.integers(1 << 30))
+        policy,
+        records[keep],
+        first[keep],
+        slot_seats[keep],
+        None,
+        bf16,
+        int(rng.integers(1 << 30)),
+        rival,
     )
     owners = np.repeat(np.arange(n), OPTION_SLOTS * worlds)[keep]
     prefixes = [histories[r] for r in owners.tolist()]
@@ -348,17 +366,21 @@ def record_against(
     seed: int = 0,
     bf16: bool = True,
     decisions: int | None = None,
+    stand_in: str | None = None,
 ) -> int:
     """Let the network play ``opponent`` (an agent spec: ``master``) in real games, one hand each,
     its seat drawn at random, for ``seconds`` (or until ``decisions`` are labelled), and save its
     decisions (:data:`AGAINST_SHARE` of them) labelled as :func:`record` labels them: the options
     played out in the true deal, the network moving for both seats. The positions, and given the
     observation the hidden cards, are then those of games against ``opponent``, whose moves they
-    reflect; only the continuation after the option is the network's. Returns the number of
-    decisions labelled."""
+    reflect; only the continuation after the option is the network's, or with ``stand_in`` (a
+    policy checkpoint, e.g. a clone of ``opponent``) that network's in the opponent's seat, so that
+    the values are those of the options against a fast stand-in for ``opponent`` rather than against
+    the network itself. Returns the number of decisions labelled."""
     if worlds < 1:
         raise UsageError(f"worlds must be >= 1, got {worlds}")
     policy = read_checkpoint(checkpoint).policy.eval()
+    stand_in_policy = None if stand_in is None else read_checkpoint(stand_in).policy.eval()
     network = agents.make(f"checkpoint:{checkpoint}")
     rival = agents.make(opponent)  # an unknown spec is refused before anything is written
     out.mkdir(parents=True, exist_ok=True)
@@ -393,7 +415,21 @@ def record_against(
         if rows.size:
             state, obs, mask, seat = (arrays[k] for k in ("state", "obs", "mask", "seat"))
             writer.add(
-                label(policy, rows, state, obs, mask, probs, seat, histories, worlds, rng, bf16, weights)
+                label(
+                    policy,
+                    rows,
+                    state,
+                    obs,
+                    mask,
+                    probs,
+                    seat,
+                    histories,
+                    worlds,
+                    rng,
+                    bf16,
+                    weights,
+                    stand_in_policy,
+                )
             )
         for column in pending.values():
             column.clear()
@@ -589,6 +625,11 @@ def main(argv: list[str] | None = None) -> int:
         "--opponent",
         help="play real games against this agent (e.g. master) instead of self-play (--games unused)",
     )
+    rec.add_argument(
+        "--stand-in",
+        help="with --opponent: a policy checkpoint that plays the opponent's seat in the play-outs "
+        "(default: the network plays both seats)",
+    )
     fit = sub.add_parser("train", help="one policy improvement step from recorded decisions")
     fit.add_argument("data", type=Path, nargs="+", help="folders of shards (pooled)")
     fit.add_argument("--out", type=Path, required=True, help="where to save the improved policy checkpoint")
@@ -614,10 +655,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if ns.command == "record":
             if ns.opponent is None:
+                if ns.stand_in is not None:
+                    raise UsageError("--stand-in plays the opponent's seat: it needs --opponent")
                 n = record(ns.out, ns.checkpoint, ns.seconds, ns.games, ns.worlds, ns.seed, not ns.fp32)
             else:
                 n = record_against(
-                    ns.out, ns.opponent, ns.checkpoint, ns.seconds, ns.worlds, ns.seed, not ns.fp32
+                    ns.out,
+                    ns.opponent,
+                    ns.checkpoint,
+                    ns.seconds,
+                    ns.worlds,
+                    ns.seed,
+                    not ns.fp32,
+                    stand_in=ns.stand_in,
                 )
             print(f"labelled {n} decisions under {ns.out}")
         else:

@@ -5,6 +5,7 @@ network's, and training moves the policy toward the options the values favour, b
 
 from __future__ import annotations
 
+import copy
 import random
 from pathlib import Path
 
@@ -84,6 +85,38 @@ def test_a_play_out_is_the_networks_own_continuation_of_the_real_hand(policy: to
         while not (env.terminations[me] or env.truncations[me]):
             env.step(net.act(env.observe(env.agent_selection)))
         assert got == env.rewards[me]
+
+
+def test_a_stand_in_plays_the_other_seat_of_the_play_out(policy: torch.nn.Module) -> None:
+    # With a rival, the play-out is the hand the network plays for the seat that decided and the
+    # rival plays for the other, move for move as in the AEC env.
+    rival = copy.deepcopy(policy)
+    with torch.no_grad():
+        for weights in rival.parameters():
+            weights.add_(torch.randn_like(weights) * 0.5)  # another player, still legal moves only
+    cuts = [position(seed, 4 + 2 * seed) for seed in range(4)]
+    firsts = [DRAW_DISCARD, DRAW_STOCK] * 2
+    records = np.concatenate([p.record for p in cuts])
+    seats = np.array([p.player for p in cuts])
+    points, played = play_out(policy, records, np.array(firsts), seats, None, False, 0, rival)
+    _, alone = play_out(policy, records, np.array(firsts), seats, None, False, 0)
+    assert (played != alone).any()  # the rival's moves are not the network's
+    for k, p in enumerate(cuts):
+        env = gin_rummy_v0.raw_env()
+        env.reset(options={"deck": [CARD_NAMES[c] for c in p.deck], "dealer": p.dealer})
+        for _, action in p.history:
+            env.step(action)
+        me = env.agent_selection
+        moves = [firsts[k]]
+        env.step(firsts[k])
+        while not (env.terminations[me] or env.truncations[me]):
+            seen = env.observe(env.agent_selection)
+            who = policy if env.agent_selection == me else rival
+            obs, mask = seen["observation"][None].astype(np.float32), seen["action_mask"][None]
+            moves.append(int(network_probs(who, obs, mask, bf16=False).argmax(1)[0]))
+            env.step(moves[-1])
+        assert moves == [a for a in played[k].tolist() if a >= 0]
+        assert points[k] == env.rewards[me]
 
 
 def test_the_recorded_decisions_are_the_networks_with_their_options(
@@ -198,4 +231,7 @@ def test_decisions_recorded_against_another_player_come_from_real_games_against_
 def test_an_unknown_opponent_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     out = tmp_path / "nothing"
     assert main(["record", "--out", str(out), "--opponent", "nobody", "--seconds", "1"]) == 2
+    assert not out.exists()
+    # A stand-in plays the opponent's seat of games against an opponent: self-play has none.
+    assert main(["record", "--out", str(out), "--stand-in", str(SHIPPED_CHECKPOINT), "--seconds", "1"]) == 2
     assert not out.exists()
