@@ -3,6 +3,8 @@ the network head, and master's values re-ranked by the network's policy."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import torch
 from ginenv.agents.arena import play_game
@@ -75,3 +77,19 @@ def test_master_prior_reranks_masters_scored_options_by_the_networks_log_probabi
     assert checked >= 3
     built = agents.make("master_prior", seed=1)
     assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
+
+
+def test_checkpoints_priors_plays_master_prior_with_a_research_network_as_its_prior() -> None:
+    # The README's command plays this file as a spec from a fresh clone: it must build, and read
+    # the network beside it, not the shipped one.
+    folder = Path(__file__).resolve().parents[3] / "checkpoints"
+    built = agents.make(f"{folder / 'priors.py'}:PriorN3", seed=1)
+    assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
+    assert Path(built.checkpoint) == folder / "dr_n3.pt"
+    env = gin_rummy_v0.raw_env()
+    env.reset(seed=3)
+    obs = env.observe(env.agent_selection)
+    x = built.policy.prepare(obs["observation"][None].astype(np.float32))
+    mask = torch.as_tensor(obs["action_mask"][None])
+    shipped = shared_policy(SHIPPED_CHECKPOINT)
+    assert not torch.equal(built.policy(x, mask), shipped(x, mask))
