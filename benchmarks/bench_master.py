@@ -16,7 +16,8 @@ Run (one worker: the timings are of one core)::
     python benchmarks/bench_master.py master --against openspiel_simple --json /tmp/m.json
     python benchmarks/bench_master.py master_net --against master neural --deals 200
 
-Any other registered agent (``master_net``, the search with the network's beliefs) is timed as it is.
+Any other agent spec (``master_net``, the search with the network's beliefs, or a file's class such
+as ``checkpoints/priors.py:PriorN3``) is timed as it is.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ginenv.agents import specs
 from ginenv.agents.levels.master import MasterAgent
 from ginenv.experiments.eval.harness import EvalConfig, evaluate
 from ginenv.experiments.eval.report import pair_summary, strict_json
@@ -97,9 +99,10 @@ def timed_variant(name: str) -> str:
     The harness builds every agent by spec; a variant is a name registered here (workers=1, so no
     other process needs to rebuild it), built with the table's seed and rules like any agent.
     """
-    if name != "master" and "@" not in name and name in agents.available():
-        # Another searching agent (e.g. master_net), timed as it is.
-        registered = f"{name}@timed"
+    if name != "master" and "@" not in name and specs.is_known(name):
+        # Another searching agent (master_net, or a spec such as checkpoints/priors.py:PriorN3),
+        # timed as it is; a registered name holds no ':', so a spec's is its Name.
+        registered = f"{name.rpartition(':')[2]}@timed"
 
         def build_other(seed: int | None = None, rules: Any = None) -> Timed:
             return Timed(agents.make(name, seed=seed, rules=rules), registered)
