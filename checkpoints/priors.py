@@ -24,3 +24,11 @@ class PriorN3(PriorMasterAgent):
 
     name = "master_prior_dr_n3"
     checkpoint = str(HERE / "dr_n3.pt")
+
+
+class PriorS4(PriorMasterAgent):
+    """master's search with ``dr_s4.pt`` as the prior over its scored options (temperature 1 point
+    per nat, as ``master_prior``)."""
+
+    name = "master_prior_dr_s4"
+    checkpoint = str(HERE / "dr_s4.pt")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.levels.belief import OpponentModel
@@ -79,13 +80,16 @@ def test_master_prior_reranks_masters_scored_options_by_the_networks_log_probabi
     assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
 
 
-def test_checkpoints_priors_plays_master_prior_with_a_research_network_as_its_prior() -> None:
+@pytest.mark.parametrize(("name", "network"), [("PriorN3", "dr_n3.pt"), ("PriorS4", "dr_s4.pt")])
+def test_checkpoints_priors_plays_master_prior_with_a_research_network_as_its_prior(
+    name: str, network: str
+) -> None:
     # The README's command plays this file as a spec from a fresh clone: it must build, and read
     # the network beside it, not the shipped one.
     folder = Path(__file__).resolve().parents[3] / "checkpoints"
-    built = agents.make(f"{folder / 'priors.py'}:PriorN3", seed=1)
+    built = agents.make(f"{folder / 'priors.py'}:{name}", seed=1)
     assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
-    assert Path(built.checkpoint) == folder / "dr_n3.pt"
+    assert Path(built.checkpoint) == folder / network
     env = gin_rummy_v0.raw_env()
     env.reset(seed=3)
     obs = env.observe(env.agent_selection)
