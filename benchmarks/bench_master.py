@@ -101,8 +101,9 @@ def timed_variant(name: str) -> str:
     """
     if name != "master" and "@" not in name and specs.is_known(name):
         # Another searching agent (master_net, or a spec such as checkpoints/priors.py:PriorN3),
-        # timed as it is; a registered name holds no ':', so a spec's is its Name.
-        registered = f"{name.rpartition(':')[2]}@timed"
+        # timed as it is. A registered name holds no ':'; the whole spec is kept otherwise, so that
+        # two files' classes of one name are timed apart.
+        registered = f"{name.replace(':', '#')}@timed"
 
         def build_other(seed: int | None = None, rules: Any = None) -> Timed:
             return Timed(agents.make(name, seed=seed, rules=rules), registered)
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "variants",
         nargs="+",
-        help="master, master@key=value,... or another registered agent (e.g. master_net)",
+        help="master, master@key=value,... or another agent spec (e.g. master_net, file.py:Name)",
     )
     parser.add_argument("--against", nargs="+", default=["master", "openspiel_simple"])
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pairing (2 hands each)")
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             if a == b:
                 continue
             t = time.time()
-            safe = f"{a}-vs-{b}".translate(str.maketrans("/@,=", "___-"))
+            safe = f"{a}-vs-{b}".translate(str.maketrans("/@,=#", "___-_"))
             folder = root / safe
             s = run_pair(a, b, args.deals, args.seed, folder)
             pts = s["points_per_hand"]
