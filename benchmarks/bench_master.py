@@ -17,7 +17,7 @@ Run (one worker: the timings are of one core)::
     python benchmarks/bench_master.py master_net --against master neural --deals 200
 
 Any other agent spec (``master_net``, the search with the network's beliefs, or a file's class such
-as ``checkpoints/priors.py:PriorN3``) is timed as it is.
+as ``research/priors.py:PriorN3``) is timed as it is.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def timed_variant(name: str) -> str:
     other process needs to rebuild it), built with the table's seed and rules like any agent.
     """
     if name != "master" and "@" not in name and specs.is_known(name):
-        # Another searching agent (master_net, or a spec such as checkpoints/priors.py:PriorN3),
+        # Another searching agent (master_net, or a spec such as research/priors.py:PriorN3),
         # timed as it is. A registered name holds no ':'; the whole spec is kept otherwise, so that
         # two files' classes of one name are timed apart.
         registered = f"{name.replace(':', '#')}@timed"

@@ -81,12 +81,12 @@ def test_master_prior_reranks_masters_scored_options_by_the_networks_log_probabi
 
 
 @pytest.mark.parametrize(("name", "network"), [("PriorN3", "dr_n3.pt"), ("PriorS4", "dr_s4.pt")])
-def test_checkpoints_priors_plays_master_prior_with_a_research_network_as_its_prior(
+def test_research_priors_plays_master_prior_with_a_research_network_as_its_prior(
     name: str, network: str
 ) -> None:
-    # The README's command plays this file as a spec from a fresh clone: it must build, and read
+    # The research reports' command plays this file as a spec from a fresh clone: it must build, and read
     # the network beside it, not the shipped one.
-    folder = Path(__file__).resolve().parents[3] / "checkpoints"
+    folder = Path(__file__).resolve().parents[3] / "research"
     built = agents.make(f"{folder / 'priors.py'}:{name}", seed=1)
     assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
     assert Path(built.checkpoint) == folder / network

@@ -2,11 +2,12 @@
 
 ``master_prior`` (:class:`ginenv.agents.neural.search.PriorMasterAgent`) re-ranks master's scored
 options by the shipped network's log-probabilities; the classes here swap in a network of
-``checkpoints/`` and nothing else, so that a fresh clone can play them by name::
+``research/`` and nothing else, so that a fresh clone can play them by name::
 
-    ginenv match checkpoints/priors.py:PriorN3 master --hands 2000 --seed 1
+    ginenv match research/priors.py:PriorN3 master --hands 2000 --seed 1
 
-(README, "Values from the true deal", has the figures.)
+(docs/reports/2026-12-03-research-priors-for-master-prior.md has the figures.) The package never
+imports this file: it is research code, run only as a spec.
 """
 
 from __future__ import annotations
