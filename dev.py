@@ -4,6 +4,7 @@
     python3 dev.py run      # the main job (see README)
     python3 dev.py test     # lint, format check, type check, then the test suite
     python3 dev.py bench    # the speed benchmarks (installs the OpenSpiel anchor)
+    python3 dev.py docs     # the manual (MkDocs, mkdocs.yml) built with --strict into site/
 
 Each task creates ``.venv`` beside this file on first use and installs the project into it (editable,
 with the dev extra). ``test`` also needs a Chromium for the browser tests of ``ginenv play``: the
@@ -133,6 +134,13 @@ def main(argv: list[str]) -> int:
             if sh(*step, check=False) != 0:
                 return 1
         return sh(PY, "-m", "pytest", "-n", "auto", *rest, check=False)
+    if task == "docs":
+        # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails
+        # the build. `python3 dev.py docs serve` previews it instead (mkdocs serve).
+        ensure_env()
+        if rest[:1] == ["serve"]:
+            return sh(PY, "-m", "mkdocs", "serve", "--strict", *rest[1:], check=False)
+        return sh(PY, "-m", "mkdocs", "build", "--strict", *rest, check=False)
     if task == "bench":
         ensure_env("dev,baselines")
         code = 0
