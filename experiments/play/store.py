@@ -5,10 +5,14 @@
 - **Memory and disk.** Every change of a table is written at once to the state folder (one JSON file
   per table: :meth:`Table.to_record` and the store's keys; written atomically, a temporary file then
   ``os.replace``; files 0600 in a 0700 folder). At most ``memory_limit`` tables stay in memory; an
-  idle one beyond it leaves memory and is rebuilt from its file when it is asked for again (by
-  replaying its moves, :meth:`Table.from_record`), and a restarted server resumes every table the
-  same way. A table in progress is never dropped: only one untouched for :data:`ABANDONED_AFTER`
-  (7 days), or finished and untouched for :data:`FINISHED_AFTER`, is deleted.
+  idle one beyond it leaves memory and is rebuilt from its file when a seat or a spectator asks for
+  it again (by replaying its moves, :meth:`Table.from_record`), and a restarted server resumes every
+  table the same way. Leaving memory writes nothing: a replay (both hands at every step) is written
+  only when its match ends or the server stops (:meth:`TableStore.save_all`; such a replay stays
+  unlisted while its table can resume, :meth:`TableStore.in_progress_replays`), so no memory
+  pressure publishes a match in progress, nor writes a second copy. A table in progress is never
+  dropped: only one untouched for :data:`ABANDONED_AFTER` (7 days), or finished and untouched for
+  :data:`FINISHED_AFTER`, is deleted.
 - **Keys.** A computer table is reached by its id; a friend table's two seats each by their own
   token, its spectators by a watch token, and the guest's seat once through the invitation token
   (``secrets.token_urlsafe``, 192 bits). Keys are never logged; a table's public id opens nothing.
@@ -319,13 +323,16 @@ class TableStore:
             return slot
 
     def _trim(self, keep: str) -> None:
-        """Drop idle tables from memory beyond the limit (they are on disk); caller holds the lock."""
+        """Drop idle tables from memory beyond the limit; the caller holds the lock.
+
+        A table leaving memory is already in its state file (every change is written at once, under
+        its lock) and is only forgotten here: nothing is written, least of all a replay, which
+        would publish a match in progress (both hands at every step)."""
         while len(self.loaded) > self.memory_limit:
             for table_id, slot in self.loaded.items():
                 if table_id == keep or any(slot.streams) or not slot.lock.acquire(blocking=False):
                     continue
                 try:
-                    slot.table.save_replay()  # an unfinished match's replay, as at a stop
                     slot.evicted = True
                 finally:
                     slot.lock.release()
@@ -474,7 +481,8 @@ class TableStore:
 
     def save_all(self) -> list[str]:
         """Write every table in memory and the replay of each unfinished match with a move (as the
-        server stops); returns those replays' file names."""
+        server stops); returns those replays' file names. A table waiting on disk is not rebuilt
+        for this: its file is current, and its replay is written when its match ends."""
         saved = []
         for slot in list(self.loaded.values()):
             with slot.lock:

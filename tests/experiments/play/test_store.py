@@ -26,6 +26,7 @@ from ginenv.experiments.play.server import create_app, save_open_games
 from ginenv.experiments.play.store import ABANDONED_AFTER, FINISHED_AFTER, RateLimit
 from ginenv.experiments.play.table import PlayError, Table
 from ginenv.experiments.play.words import excerpt, points
+from play.moves import finish, step
 from play.serving import play_server, stop
 
 from ginenv.rules import PRESETS
@@ -36,38 +37,6 @@ DAY = dt.date(2026, 12, 1)
 def app_at(tmp_path: Path, **kwargs: Any) -> Any:
     kwargs.setdefault("pace_ms", 0)
     return create_app(replay_dir=tmp_path / "replays", state_dir=tmp_path / "tables", **kwargs)
-
-
-def _policy(view: dict[str, Any], rng: random.Random) -> str:
-    legal = view["legal"]
-    knocks = [a for a in legal if a.startswith("knock")]
-    if knocks:
-        return rng.choice(knocks)
-    hints = view["discard_hints"]
-    if hints:
-        return f"discard {min(hints, key=lambda card: hints[card])}"
-    return rng.choice(legal)
-
-
-def step(c: TestClient, view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """One move of a computer match: the person's, the computer's, or Next hand."""
-    gid = view["id"]
-    if view["stage"] == "showdown":
-        r = c.post(f"/api/games/{gid}/next")
-    elif view["turn"] == "opponent":
-        r = c.post(f"/api/games/{gid}/advance")
-    else:
-        r = c.post(f"/api/games/{gid}/action", json={"action": _policy(view, rng)})
-    assert r.status_code == 200, r.json()
-    return r.json()
-
-
-def finish(c: TestClient, view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    for _ in range(3000):
-        if view["stage"] == "over":
-            return view
-        view = step(c, view, rng)
-    raise AssertionError("the match did not end")
 
 
 # ---------------------------------------------------------------------------- memory and disk
