@@ -11,8 +11,9 @@ MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.train.sb3.expor
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
-``agent X raised ...``: not a usage error); 130 interrupted by Ctrl-C (one line; a run folder keeps
-every finished deal, and the same command resumes it).
+``agent X raised ...``: not a usage error); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (one
+line; a run folder keeps every finished deal, and the same command resumes it; ``train`` saves a
+checkpoint and prints the command that resumes from it).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +42,7 @@ from ginenv.experiments.eval.harness import (
     evaluate,
     single_thread_torch,
 )
+from ginenv.experiments.stopping import Stopped, stop_on_signals
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 
@@ -715,6 +718,15 @@ def _check_counts(args: argparse.Namespace) -> None:
             )
 
 
+def _resume_command(argv: Sequence[str] | None, checkpoint: str) -> str:
+    """The command line that was run (``train``), its ``--resume`` replaced by ``checkpoint``."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    words = [
+        w for i, w in enumerate(given) if not w.startswith("--resume") and given[i - 1 : i] != ["--resume"]
+    ]
+    return shlex.join(["ginenv", *words, "--resume", checkpoint])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ginenv`` console script (returns the exit status)."""
     from ginenv.replay import ReplayError
@@ -726,7 +738,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.run_folder = None
         args.seed_drawn = False
         _check_counts(args)
-        return int(args.func(args))
+        with stop_on_signals():  # SIGTERM stops a run as Ctrl-C does: one line, deals kept
+            return int(args.func(args))
     except AgentError as err:
         # The agent's own code failed: its traceback is what its author needs, then one line.
         if err.agent_traceback:
@@ -741,15 +754,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
+        stop = Stopped.of(err)
         folder = getattr(args, "run_folder", None)
-        where = (
-            f"; finished deals are kept in {folder}: run the same command again to resume"
-            if folder is not None
-            else ""
-        )
-        print(f"ginenv: interrupted{where}", file=sys.stderr)
-        return 130
+        kept = stop.kept or (f"finished deals are kept in {folder}" if folder is not None else None)
+        if stop.resume is not None:
+            kept = f"{kept}: resume with {_resume_command(argv, stop.resume)}"
+        elif kept is not None:
+            kept += ": run the same command again to resume"
+        what = "interrupted" if stop.by == "Ctrl-C" else f"stopped by {stop.by}"
+        print(f"ginenv: {what}" + (f"; {kept}" if kept else ""), file=sys.stderr)
+        return stop.status
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ deterministic or seeded agent playing itself scores exactly zero on every duplic
 **Units of work** are ``(pairing, deal)``; each finishes as one JSON line appended to
 ``results.jsonl`` in the run folder. A run started again with the same arguments skips the units
 already there (a torn last line from a kill is dropped), so its totals equal an uninterrupted run's.
+A stop by Ctrl-C or SIGTERM (:mod:`ginenv.experiments.stopping`) ends the workers at once and raises
+:class:`~ginenv.experiments.stopping.Stopped` naming the folder that keeps the finished deals.
 
 **Backends**: ``local`` (a process pool over every core) and ``ray`` (tasks on the cluster named by
 the usual ``RAY_ADDRESS``, or a local Ray instance); both return identical records for a seed.
@@ -71,6 +73,7 @@ from ginenv.agents.arena import AgentError, GameRecord, agent_seed, deal_seed, i
 from ginenv.agents.registry import UnknownAgentError
 from ginenv.agents.specs import CHECKPOINT_PREFIX, Spec
 from ginenv.experiments.errors import UsageError
+from ginenv.experiments.stopping import Stopped
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.rules import Rules
@@ -735,6 +738,12 @@ def evaluate(
                 on_record(record)
             if bar:
                 bar.update(1)
+    except KeyboardInterrupt as err:
+        # Ctrl-C or SIGTERM (ginenv.experiments.stopping): the workers are stopped, every finished
+        # deal is already on disk; the stop says where, for the one line the command prints.
+        stop = Stopped.of(err)
+        stop.kept = f"finished deals are kept in {out}"
+        raise stop from None
     finally:
         if bar:
             bar.close()

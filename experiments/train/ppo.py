@@ -46,6 +46,7 @@ import numpy as np
 import torch
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.eval.config import resolve_rules
+from ginenv.experiments.stopping import Stopped, finish_first
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import (
     load_training_checkpoint,
@@ -205,7 +206,14 @@ def _run_folder(args: Args, resume: str | None) -> Path:
 
 
 def train(args: Args, resume: str | None = None) -> Path:
-    """Run PPO with ``args`` (optionally resuming a checkpoint); returns the run folder."""
+    """Run PPO with ``args`` (optionally resuming a checkpoint); returns the run folder.
+
+    Stopped by Ctrl-C or SIGTERM (:mod:`ginenv.experiments.stopping`), it writes the run's state as of
+    its last finished update to ``checkpoints/latest.pt`` and raises
+    :class:`~ginenv.experiments.stopping.Stopped` with ``resume`` set to that file: ``train(args,
+    resume=...)`` (``ginenv train --resume PATH``) continues from there. An update in progress is
+    finished before the stop; a rollout in progress is dropped.
+    """
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
@@ -262,6 +270,7 @@ def train(args: Args, resume: str | None = None) -> Path:
     started = time.perf_counter()
     steps_at_start = progress["global_step"]
 
+    latest = run_dir / "checkpoints" / "latest.pt"
     try:
         for update in range(start_update + 1, num_updates + 1):
             if args.anneal_lr:
@@ -272,61 +281,66 @@ def train(args: Args, resume: str | None = None) -> Path:
             ks_coef = 0.0
             if args.kickstart and args.kickstart_steps:
                 ks_coef = args.kickstart * max(0.0, 1.0 - began / args.kickstart_steps)
+            # A stop (Ctrl-C, SIGTERM) during the rollout loses the rollout only; from here to the
+            # checkpoint it waits, so the network, Adam and the progress always agree.
             rollout = Rollout.concat(workers.collect(network_weights(net), snapshot_due, ks_coef > 0))
-            timing["env"] += rollout.env_seconds / workers.parallel
-            timing["inference"] += rollout.inference_seconds / workers.parallel
-            lanes = (rollout.env_seconds + rollout.inference_seconds) / workers.parallel
-            timing["gather"] += max(0.0, time.perf_counter() - tick - lanes)
-            progress["global_step"] += args.num_envs * args.num_steps
-            progress["hands"] += len(rollout.hand_returns)
-            ep_returns.extend(rollout.hand_returns)
-            ep_points.extend(rollout.hand_points)
-            ep_wins.extend(rollout.hand_wins)
+            with finish_first():
+                timing["env"] += rollout.env_seconds / workers.parallel
+                timing["inference"] += rollout.inference_seconds / workers.parallel
+                lanes = (rollout.env_seconds + rollout.inference_seconds) / workers.parallel
+                timing["gather"] += max(0.0, time.perf_counter() - tick - lanes)
+                progress["global_step"] += args.num_envs * args.num_steps
+                progress["hands"] += len(rollout.hand_returns)
+                ep_returns.extend(rollout.hand_returns)
+                ep_points.extend(rollout.hand_points)
+                ep_wins.extend(rollout.hand_wins)
 
-            tick = time.perf_counter()
-            stats = ppo_update(net, optimizer, rollout, args, ks_coef, shuffle, device)
-            timing["update"] += time.perf_counter() - tick
-            progress["update"] = update
-            # A snapshot of the network as updated joins the league before the next rollout.
-            snapshot_due = update % args.snapshot_every == 0
+                tick = time.perf_counter()
+                stats = ppo_update(net, optimizer, rollout, args, ks_coef, shuffle, device)
+                timing["update"] += time.perf_counter() - tick
+                progress["update"] = update
+                # A snapshot of the network as updated joins the league before the next rollout.
+                snapshot_due = update % args.snapshot_every == 0
 
-            # Logging.
-            step = progress["global_step"]
-            batch = rollout.actions.numel()
-            var_y = rollout.returns.var().item() if batch > 1 else float("nan")
-            residual = rollout.returns - rollout.values
-            explained = float("nan") if not var_y > 0 else 1 - residual.var().item() / var_y
-            elapsed = time.perf_counter() - started
-            sps = (step - steps_at_start) / max(elapsed, 1e-9)
-            for key, value in stats.items():
-                writer.add_scalar(f"losses/{key}", value, step)
-            writer.add_scalar("losses/explained_variance", explained, step)
-            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
-            writer.add_scalar("charts/SPS", sps, step)
-            writer.add_scalar("charts/learner_decisions", batch, step)
-            for key, seconds in timing.items():
-                writer.add_scalar(f"timing/{key}_share", seconds / max(elapsed, 1e-9), step)
-            if ep_returns:
-                figures["return"] = float(np.mean(ep_returns))
-                # Against the training mix (the league), not a level: the eval figures are vs_<level>.
-                figures["mix_points"] = float(np.mean(ep_points))
-                writer.add_scalar("charts/episodic_return", figures["return"], step)
-                writer.add_scalar("charts/points_per_hand", figures["mix_points"], step)
-                writer.add_scalar("charts/hand_win_rate", float(np.mean(ep_wins)), step)
-                ep_returns.clear()
-                ep_points.clear()
-                ep_wins.clear()
-            figures["sps"] = sps
-            figures["kl"] = stats.get("approx_kl", float("nan"))
-            latest = run_dir / "checkpoints" / "latest.pt"
-            last_update = update == num_updates
-            evaluate_now = args.eval_every and (update % args.eval_every == 0 or last_update)
-            if last_update or evaluate_now or (args.checkpoint_every and update % args.checkpoint_every == 0):
-                save_training_checkpoint(latest, net, optimizer, args, progress)
-            if evaluate_now:
+                # Logging.
+                step = progress["global_step"]
+                batch = rollout.actions.numel()
+                var_y = rollout.returns.var().item() if batch > 1 else float("nan")
+                residual = rollout.returns - rollout.values
+                explained = float("nan") if not var_y > 0 else 1 - residual.var().item() / var_y
+                elapsed = time.perf_counter() - started
+                sps = (step - steps_at_start) / max(elapsed, 1e-9)
+                for key, value in stats.items():
+                    writer.add_scalar(f"losses/{key}", value, step)
+                writer.add_scalar("losses/explained_variance", explained, step)
+                writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+                writer.add_scalar("charts/SPS", sps, step)
+                writer.add_scalar("charts/learner_decisions", batch, step)
+                for key, seconds in timing.items():
+                    writer.add_scalar(f"timing/{key}_share", seconds / max(elapsed, 1e-9), step)
+                if ep_returns:
+                    figures["return"] = float(np.mean(ep_returns))
+                    # Against the training mix (the league), not a level: the eval figures are vs_<level>.
+                    figures["mix_points"] = float(np.mean(ep_points))
+                    writer.add_scalar("charts/episodic_return", figures["return"], step)
+                    writer.add_scalar("charts/points_per_hand", figures["mix_points"], step)
+                    writer.add_scalar("charts/hand_win_rate", float(np.mean(ep_wins)), step)
+                    ep_returns.clear()
+                    ep_points.clear()
+                    ep_wins.clear()
+                figures["sps"] = sps
+                figures["kl"] = stats.get("approx_kl", float("nan"))
+                last_update = update == num_updates
+                evaluate_now = args.eval_every and (update % args.eval_every == 0 or last_update)
+                periodic = args.checkpoint_every and update % args.checkpoint_every == 0
+                if last_update or evaluate_now or periodic:
+                    save_training_checkpoint(latest, net, optimizer, args, progress)
                 frozen = run_dir / "checkpoints" / f"update_{update}.pt"
-                save_training_checkpoint(frozen, net, optimizer, args, progress)
+                if evaluate_now:
+                    save_training_checkpoint(frozen, net, optimizer, args, progress)
+            if evaluate_now:
                 results = evaluate_checkpoint(frozen, args, run_dir / "eval" / f"update_{update}")
+                step = progress["global_step"]
                 for level, figs in results.items():
                     writer.add_scalar(f"eval/{level}", figs["points_per_hand"], step)
                     writer.add_scalar(f"eval/{level}_ci_low", figs["ci_low"], step)
@@ -336,6 +350,15 @@ def train(args: Args, resume: str | None = None) -> Path:
             writer.flush()
             bar.set_postfix({k: f"{v:.3g}" for k, v in figures.items()}, refresh=False)
             bar.update(1)
+    except KeyboardInterrupt as err:
+        stop = Stopped.of(err)
+        bar.close()
+        with finish_first():  # a second Ctrl-C must not tear the checkpoint of the first
+            save_training_checkpoint(latest, net, optimizer, args, progress)
+            writer.close()
+        stop.kept = f"update {progress['update']} of {num_updates} saved in {latest}"
+        stop.resume = str(latest)
+        raise stop from None
     finally:
         workers.close()
     bar.close()
