@@ -36,6 +36,7 @@ import json
 import math
 import os
 import queue
+import re
 import shlex
 import shutil
 import signal
@@ -43,6 +44,7 @@ import subprocess
 import threading
 import time
 import weakref
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 import numpy as np
@@ -66,6 +68,25 @@ CLOSE_GRACE = 1.0
 MAX_REPLY_CHARS = 65536
 #: Lines of stderr kept to explain a death.
 STDERR_LINES = 20
+
+#: Most lines, and characters, of a client's stderr quoted in a forfeit reason (its error and the
+#: first frames of its stack: :func:`stderr_excerpt`).
+EXCERPT_LINES = 5
+EXCERPT_CHARS = 500
+
+# A runtime's closing banner (not the client's words): Node.js prints its version after an error.
+_BANNER = re.compile(r"^Node\.js v\d+(\.\d+)*$")
+# The headline of an error: JavaScript/Python/Java exception names, Go and Rust panics.
+_ERROR_HEADLINE = re.compile(
+    r"^(Uncaught\s+)?([\w$]+[.:])*[\w$]*(Error|Exception)\b|^Exception in thread\b"
+    r"|^panic:|^thread '.*' panicked\b|^(fatal )?error(\[\w+\])?:"
+)
+# Interpreters by extension, for the hint at a script that is not executable.
+_INTERPRETERS = {
+    ".js": ["node"], ".mjs": ["node"], ".cjs": ["node"], ".py": ["python"], ".rb": ["ruby"],
+    ".pl": ["perl"], ".sh": ["sh"], ".bash": ["bash"], ".jl": ["julia"], ".r": ["Rscript"],
+    ".lua": ["lua"], ".php": ["php"], ".jar": ["java", "-jar"],
+}  # fmt: skip
 
 # Longest piece of client text quoted in a forfeit reason (reasons are one line in a report).
 _QUOTE_CHARS = 120
@@ -101,6 +122,47 @@ def _not_legal(reply: str, legal_names: list[str], hint: str = "") -> str:
     )
 
 
+def stderr_excerpt(
+    lines: Iterable[str], most_lines: int = EXCERPT_LINES, most_chars: int = EXCERPT_CHARS
+) -> str:
+    """The meaningful end of a client's stderr, for a forfeit reason: at most ``most_lines`` lines,
+    joined by `` | ``, cut to ``most_chars`` characters.
+
+    Blank lines and a runtime's closing banner (Node.js prints its version, ``Node.js v20.20.2``,
+    after an uncaught error) are left out. When an error's headline is there (``Error: ...``,
+    ``ValueError: ...``, ``panic: ...``, ``Exception in thread ...``), the excerpt starts at the last
+    one and takes what follows it (Node.js and Java print the stack below the error), else it ends
+    with it (Python prints the error last, below its traceback).
+    """
+    kept = [line.strip() for line in lines if line.strip() and not _BANNER.match(line.strip())]
+    heads = [i for i, line in enumerate(kept) if _ERROR_HEADLINE.match(line)]
+    if heads:
+        start = max(0, min(heads[-1], len(kept) - most_lines))
+        kept = kept[start : start + most_lines]
+    else:
+        kept = kept[-most_lines:]
+    text = " | ".join(kept)
+    return text if len(text) <= most_chars else text[: most_chars - 3] + "..."
+
+
+def interpreter_hint(path: str) -> str:
+    """The ``exec:`` spec that runs the script ``path`` through its interpreter: from the file's
+    ``#!`` line, else from its extension (``.js``: ``exec:node FILE``, ``.py``: ``exec:python FILE``);
+    ``exec:INTERPRETER FILE`` when neither says."""
+    interpreter: list[str] | None = None
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        with open(path, encoding="utf-8") as fh:
+            first = fh.readline(256)
+        if first.startswith("#!"):
+            words = first[2:].split()
+            if words and os.path.basename(words[0]) == "env":
+                words = [w for w in words[1:] if not w.startswith("-")][:1]
+            interpreter = [os.path.basename(words[0]), *words[1:]] if words else None
+    if interpreter is None:
+        interpreter = _INTERPRETERS.get(os.path.splitext(path)[1].lower(), ["INTERPRETER"])
+    return "exec:" + shlex.join([*interpreter, path])
+
+
 def check_command(command: str) -> None:
     """Refuse a command that cannot be started: raise ValueError with a one-line message if it is
     empty, cannot be split into words, or its executable is neither on PATH nor an executable file.
@@ -113,7 +175,7 @@ def check_command(command: str) -> None:
     if os.path.isfile(exe):
         # An existing file that is not executable would fail at every game with "permission denied".
         raise ValueError(
-            f"{exe!r} is not executable: chmod +x it, or name its interpreter (exec:python {exe})"
+            f"{exe!r} is not executable: chmod +x it, or name its interpreter ({interpreter_hint(exe)})"
         )
     if os.path.isdir(exe):
         raise ValueError(f"{exe!r} is a folder, not an executable")
@@ -500,8 +562,8 @@ class ExternalAgent(Agent):
             self._forfeit(_not_legal(reply, legal_names, hint))
 
     def _last_stderr(self) -> str:
-        last = next((line for line in reversed(self._stderr) if line.strip()), None)
-        return "" if last is None else f" (last stderr: {last.strip()[:_STDERR_LINE_CHARS]})"
+        excerpt = stderr_excerpt(self._stderr)
+        return f" (last stderr: {excerpt})" if excerpt else ""
 
     def _died(self, what: str) -> NoReturn:
         """The client stopped talking: say how it ended (exit status, signal) and forfeit."""

@@ -16,7 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ginenv.agents.base import AgentForfeit
-from ginenv.agents.external import CLOSE_GRACE, ExternalAgent, check_command, observation_message
+from ginenv.agents.external import (
+    CLOSE_GRACE,
+    EXCERPT_CHARS,
+    ExternalAgent,
+    check_command,
+    interpreter_hint,
+    observation_message,
+    stderr_excerpt,
+)
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import action_name
@@ -289,11 +297,117 @@ def test_a_client_that_dies_forfeits_naming_how(
         agent.act(first_obs)
     assert time.monotonic() - start < 1.0 + SLACK
     assert expected in err.value.reason
-    last = "boom: the model file is missing" if "boom" in death else "loading"
+    # Its last lines of stderr, in order (a death's cause is often one line above the last).
+    last = "loading | boom: the model file is missing" if "boom" in death else "loading"
     assert f"(last stderr: {last})" in err.value.reason
     assert "\n" not in err.value.reason
     assert agent.pid is not None and not alive(agent.pid)
     agent.close()
+
+
+NODE_THROWER = """\
+const readline = require("readline");
+const rl = readline.createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const message = JSON.parse(line);
+  if (message.type === "act") {
+    console.error("thinking about " + message.legal.join(", "));
+    throw new Error("the model file weights.bin is missing");
+  }
+});
+"""
+
+
+def test_a_node_client_that_throws_forfeits_with_its_own_error(tmp_path: Path, first_obs: dict) -> None:
+    # Node.js prints the error, its stack, a blank line and then its version: the version used to be
+    # all the forfeit said (`last stderr: Node.js v20.20.2`).
+    script = tmp_path / "thrower.js"
+    script.write_text(NODE_THROWER)
+    agent = ExternalAgent(f"{NODE} {shlex.quote(str(script))}", time_limit=5.0)
+    agent.reset(seed=0)
+    with pytest.raises(AgentForfeit) as err:
+        agent.act(first_obs)
+    reason = err.value.reason
+    assert reason.startswith(
+        "exited with status 1 (last stderr: Error: the model file weights.bin is missing | at "
+    )
+    assert f"({script}:7:" in reason  # the first frame of the stack: where it was thrown
+    assert "Node.js v" not in reason and "thinking about" not in reason and "\n" not in reason
+    assert reason.count(" | ") <= 4 and len(reason) < EXCERPT_CHARS + 100
+    assert agent.stderr_tail[-1].startswith("Node.js v")  # the tail itself is kept whole
+    agent.close()
+
+
+def test_a_python_client_that_raises_forfeits_with_its_traceback_end(tmp_path: Path, first_obs: dict) -> None:
+    command = client(
+        tmp_path,
+        """\
+        def load():
+            raise FileNotFoundError("weights.bin")
+
+        for message in messages():
+            if message["type"] == "act":
+                load()
+        """,
+    )
+    agent = ExternalAgent(command, time_limit=5.0)
+    agent.reset(seed=0)
+    with pytest.raises(AgentForfeit) as err:
+        agent.act(first_obs)
+    # Python prints the error last, below the frames that raised it.
+    assert err.value.reason.endswith(
+        'in load | raise FileNotFoundError("weights.bin") | FileNotFoundError: weights.bin)'
+    )
+    agent.close()
+
+
+def test_the_stderr_excerpt_keeps_the_error_and_stays_short() -> None:
+    frames = [f"    at frame{i} (client.js:{i}:1)" for i in range(20)]
+    node = [
+        "client.js:3",
+        "  throw err;",
+        "  ^",
+        "",
+        "TypeError: x is undefined",
+        *frames,
+        "",
+        "Node.js v22.1.0",
+    ]
+    assert stderr_excerpt(node) == (
+        "TypeError: x is undefined | at frame0 (client.js:0:1) | at frame1 (client.js:1:1) | "
+        "at frame2 (client.js:2:1) | at frame3 (client.js:3:1)"
+    )
+    # No error headline: the last lines, blank ones skipped.
+    assert stderr_excerpt(["a", "", "b", "c", "d", "e", "f", "  "]) == "b | c | d | e | f"
+    assert stderr_excerpt(["panic: index out of range", "goroutine 1 [running]:"]).startswith("panic: index")
+    assert stderr_excerpt([]) == ""
+    long = stderr_excerpt(["Error: " + "x" * 900])
+    assert len(long) == EXCERPT_CHARS and long.endswith("...")
+
+
+@pytest.mark.parametrize(
+    ("name", "first_line", "hint"),
+    [
+        ("client.js", "const x = 1;", "exec:node {}"),
+        ("client.mjs", "", "exec:node {}"),
+        ("client.py", "import sys", "exec:python {}"),
+        ("client", "#!/usr/bin/env ruby", "exec:ruby {}"),
+        ("client.sh", "#!/bin/bash -e", "exec:bash -e {}"),
+        ("client", "#!/usr/bin/env -S node --no-warnings", "exec:node {}"),
+        ("my client.py", "print(1)", "exec:python {}"),
+        ("client.bin", "", "exec:INTERPRETER {}"),
+    ],
+)
+def test_the_hint_for_a_script_names_its_interpreter(
+    tmp_path: Path, name: str, first_line: str, hint: str
+) -> None:
+    script = tmp_path / name
+    script.write_text(first_line + "\n")
+    expected = hint.format(shlex.quote(str(script)))
+    assert interpreter_hint(str(script)) == expected
+    with pytest.raises(ValueError, match="is not executable") as err:
+        check_command(shlex.quote(str(script)))
+    assert str(err.value).endswith(f"name its interpreter ({expected})")
 
 
 def test_a_client_dead_before_its_hand_forfeits_at_reset(tmp_path: Path) -> None:
