@@ -437,6 +437,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
             preset=args.rules,
             daily=args.daily,
             autostart=autostart,
+            forwarded_allow_ips=args.forwarded_allow_ips,
         )
     except PlayError as err:
         raise HarnessError(str(err)) from None
@@ -685,6 +686,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument(
         "--pace-ms", type=int, default=800, help="milliseconds shown per computer move (default 800)"
+    )
+    play.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="the reverse proxies (IPs or networks, comma-separated, or *) whose X-Forwarded-For names "
+        "the client (default: none, the header is ignored; each connection is its own address)",
     )
     play.set_defaults(func=_cmd_play)
 

@@ -45,11 +45,18 @@ out of turn, an invitation already used, today's game already played), 410 a sto
 cannot be rebuilt, 413 a request body over 16 KiB (a replay over 5 MB), 429 too many new tables
 from one address (10 a minute), 500 the computer player failed.
 
-A replay of a match still in progress (left unfinished when a server stopped) is neither listed
-nor served, and nor is today's game of the day to a person who has not finished theirs: its deals
+A replay holds both hands at every step, so one is written only when its match has ended: finished,
+left (*Leave*, ``DELETE``), forfeited by the computer, or the server stopped; never because a table
+left memory (the store keeps it as state, however many tables there are). A replay written at a
+stop, of a match whose table resumes at the next start, is neither listed nor served until the
+match ends, and nor is today's game of the day to a person who has not finished theirs: its deals
 would tell what is coming. The person is a random id in the ``ginenv_player`` cookie.
 
-The server listens on 127.0.0.1 unless told otherwise. The keys in links (seat, invitation, watch,
+The server listens on 127.0.0.1 unless told otherwise. The address a client is counted as (10
+new tables a minute) is its connection's: ``X-Forwarded-For`` is believed only from the reverse
+proxies the operator names (``ginenv play --forwarded-allow-ips 127.0.0.1`` behind a proxy on this
+machine; uvicorn then takes the nearest address in the header that is not one of them), so a
+forged header from anyone else changes nothing. The keys in links (seat, invitation, watch,
 a computer match's id) are never logged: uvicorn's access log is off. :func:`serve_in_background`
 runs the server on a free port in a thread (the browser tests use it).
 """
@@ -59,6 +66,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import ipaddress
 import json
 import re
 import secrets
@@ -239,6 +247,28 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
 
 
+def trusted_proxies(text: str | None) -> str | None:
+    """The proxies whose ``X-Forwarded-For`` is believed, from ``--forwarded-allow-ips``: addresses
+    or networks separated by commas (``127.0.0.1``, ``10.0.0.0/8``, ``::1``) or ``*`` (any client:
+    only behind a proxy that every request passes); ``None`` or blank: none. Returns the list
+    normalised, or None; anything else raises :class:`PlayError` naming the bad item."""
+    if text is None or not text.strip():
+        return None
+    items = [item.strip() for item in text.split(",")]
+    if items == ["*"]:
+        return "*"
+    for item in items:
+        try:  # as uvicorn reads them: an item with a "/" is a network (no host bits set)
+            ipaddress.ip_network(item) if "/" in item else ipaddress.ip_address(item)
+        except ValueError:
+            raise PlayError(
+                f"--forwarded-allow-ips: {excerpt(item)} is not an IP address or network; give the "
+                "addresses of your reverse proxies separated by commas (e.g. 127.0.0.1,::1), or *",
+                400,
+            ) from None
+    return ",".join(items)
+
+
 def create_app(
     *,
     replay_dir: Path = DEFAULT_REPLAY_DIR,
@@ -254,6 +284,7 @@ def create_app(
     create_per_minute: int = CREATE_PER_MINUTE,
     clock: Callable[[], float] = time.time,
     share_base: str | None = None,
+    forwarded_allow_ips: str | None = None,
 ) -> FastAPI:
     """The play server's application.
 
@@ -265,7 +296,10 @@ def create_app(
     the tables one address creates. ``today`` gives the date of the game of the day, ``clock`` the
     time (the tables' expiry); ``make_agent(name, rules)`` builds computer players (the harness's
     factory by default); ``share_base`` (``http://HOST:PORT``) is the address the page puts in
-    invitation links when it is not the one the host's browser opened.
+    invitation links when it is not the one the host's browser opened. ``forwarded_allow_ips``
+    names the reverse proxies whose ``X-Forwarded-For`` gives the client's address, the one the
+    creation limit counts (:func:`trusted_proxies`; ``None``: no proxy, the header is ignored);
+    :func:`serve_in_background` hands it to uvicorn.
     """
     from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 
@@ -281,6 +315,7 @@ def create_app(
     if preset not in PRESETS:
         raise PlayError(f"unknown rules preset {excerpt(preset)}; known presets: {', '.join(PRESETS)}", 400)
     build = make_agent or (lambda name, rules: harness_make_agent(name, rules=rules))
+    trusted = trusted_proxies(forwarded_allow_ips)
     app = FastAPI(title="ginenv play", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     if state_dir is None:
         app.state.scratch = tempfile.TemporaryDirectory(prefix="ginenv-tables-")
@@ -294,6 +329,7 @@ def create_app(
     app.state.store = store
     # The address invitation links name (``ginenv play --host 0.0.0.0`` sets it once it listens).
     app.state.share_base = share_base
+    app.state.forwarded_allow_ips = trusted
     # The tables in memory by id, for tests and tools in this process (never sent: they hold the
     # hidden cards).
     app.state.tables = store.loaded
@@ -628,10 +664,24 @@ class BackgroundServer:
 def serve_in_background(app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> BackgroundServer:
     """Serve ``app`` with uvicorn in a daemon thread (``port=0``: a free port); returns once it listens.
 
-    The access log is off: request paths hold the keys of seats and matches."""
+    Only the reverse proxies named to :func:`create_app` (``forwarded_allow_ips``) have their
+    ``X-Forwarded-For`` header believed; by default none, and the header is ignored whoever sends
+    it (uvicorn's own default believes it from 127.0.0.1, so that any local client could claim a
+    new address with every request). The access log is off: request paths hold the keys of seats
+    and matches."""
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", access_log=False)
+    trusted = getattr(app.state, "forwarded_allow_ips", None)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        proxy_headers=trusted is not None,
+        forwarded_allow_ips=trusted or "",
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="ginenv-play", daemon=True)
     thread.start()

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from ginenv.experiments.play.server import (
@@ -22,10 +25,12 @@ from ginenv.experiments.play.server import (
     STATIC_DIR,
     create_app,
     save_open_games,
+    serve_in_background,
     table_slot,
 )
 from play.moves import finish, step
 from play.privacy import card_names
+from play.serving import play_server, stop
 
 from ginenv.cards import CARD_NAMES, cards_of
 
@@ -157,3 +162,69 @@ def test_a_flood_of_tables_publishes_no_live_match_and_each_ends_in_one_replay(
             assert sorted(listed) == sorted(ended[:2])
             for name in ended[:2]:
                 assert stranger.get(f"/api/replays/{name}").json()["hands"][0]["frames"]
+
+
+# ---------------------------------------------------------------------------- forwarded headers
+
+
+@contextmanager
+def _served(tmp_path: Path, forwarded_allow_ips: str | None) -> Iterator[str]:
+    app = create_app(
+        replay_dir=tmp_path / "replays",
+        state_dir=tmp_path / "tables",
+        pace_ms=0,
+        forwarded_allow_ips=forwarded_allow_ips,
+    )
+    server = serve_in_background(app)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def _forged_flood(url: str, count: int) -> list[int]:
+    """``count`` friend tables asked for from 127.0.0.1, each claiming another address."""
+    with httpx.Client(base_url=url, timeout=10) as api:
+        return [
+            api.post(
+                "/api/friends",
+                json={"name": "Mallory"},
+                headers={"X-Forwarded-For": f"203.0.113.{i}"},
+            ).status_code
+            for i in range(count)
+        ]
+
+
+def test_a_forged_forwarded_header_from_an_unnamed_client_lifts_no_limit(tmp_path: Path) -> None:
+    with _served(tmp_path, None) as url:
+        assert _forged_flood(url, 14) == [201] * 10 + [429] * 4
+
+
+def test_a_named_proxy_has_its_forwarded_header_honoured(tmp_path: Path) -> None:
+    with _served(tmp_path, "127.0.0.1") as url:
+        assert _forged_flood(url, 14) == [201] * 14  # each address its own 10 a minute
+        with httpx.Client(base_url=url, timeout=10) as api:
+            same = {"X-Forwarded-For": "198.51.100.7"}
+            codes = [
+                api.post("/api/friends", json={"name": "Bo"}, headers=same).status_code for _ in range(11)
+            ]
+        assert codes == [201] * 10 + [429]
+
+
+def test_the_play_command_ignores_forwarded_headers_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folders = ("--replay-dir", str(tmp_path / "replays"), "--state-dir", str(tmp_path / "tables"))
+    with play_server(*folders) as (proc, url):
+        assert _forged_flood(url, 12) == [201] * 10 + [429] * 2
+        stop(proc)
+    with play_server(*folders, "--forwarded-allow-ips", "127.0.0.1, ::1") as (proc, url):
+        assert _forged_flood(url, 12) == [201] * 12
+        stop(proc)
+    from ginenv.experiments.cli import main
+
+    bad = ["play", "--no-browser", "--port", "0", "--forwarded-allow-ips", "127.0.0.1,proxy.example"]
+    assert main([*bad, *folders]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("ginenv: --forwarded-allow-ips: 'proxy.example' is not an IP address")
+    assert len(error.splitlines()) == 1
