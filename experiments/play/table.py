@@ -430,7 +430,10 @@ class Table:
     # ------------------------------------------------------------------ replay and record
 
     def save_replay(self) -> str | None:
-        """Write the match so far as a replay (once a move was made); returns the file name."""
+        """Write the match so far as a replay (once a move was made); returns the file name.
+
+        A replay holds both hands at every step: the table writes it when its match ends (finished,
+        left, forfeited), the store as the server stops, never while a match merely waits."""
         if self.replay_dir is None or not self.moves or self._restoring:
             return None
         if self.replay_name is None:
