@@ -18,9 +18,10 @@ seat random, with ``make`` (this class, one slot's game) and ``make_vec`` (the b
 **The opponent** receives exactly what ``observe()`` gives its seat (``{"observation",
 "action_mask"}``), nothing more. It is one of:
 
-- a registry name of :mod:`ginenv.agents` (``"normal"``, ``"hard"``, ``"checkpoint:PATH"``, ...),
-  built lazily with ``agents.make(name)`` when the wrapper is built (the agents layer sits above the
-  env, so this module does not import it at import time);
+- an agent spec of :mod:`ginenv.agents` (``"normal"``, ``"hard"``, ``"checkpoint:PATH"``, ...),
+  built with ``agents.make(spec)`` when the wrapper is built; the agents layer sits above the env, so
+  this module never imports it: it loads the factory the package metadata names
+  (:func:`agent_factory`);
 - an agent object: anything with ``act(observation) -> action id`` and, optionally,
   ``reset(seed)``;
 - a plain callable ``policy(observation) -> action id`` (e.g. :class:`RandomPolicy`).
@@ -59,6 +60,7 @@ Baselines3's vector envs included, the mask is the new hand's real one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from importlib.metadata import distributions
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import gymnasium
@@ -116,16 +118,42 @@ class RandomPolicy:
     act = __call__
 
 
+AGENT_FACTORY_GROUP = "ginenv.agent_factory"
+"""The entry-point group that names the function building an agent from its spec (``ginenv``'s own
+package metadata names ``ginenv.agents:make``)."""
+
+
+def agent_factory() -> Callable[..., Any]:
+    """The function that builds an agent from a spec (``"normal"``, ``"checkpoint:PATH"``, ...).
+
+    The agents layer sits above this package, so the core never imports it: the installed package's
+    metadata names the factory (entry point ``ginenv`` of the group :data:`AGENT_FACTORY_GROUP`), and it is
+    loaded here on first use (half a second: the agents layer and its compiled kernels).
+    """
+    # Every distribution is read, not only the first of each name that entry_points() keeps: a
+    # stale ginenv.egg-info in a checkout's root (left by a build there) would otherwise hide it.
+    found = [
+        point
+        for dist in distributions()
+        for point in dist.entry_points
+        if point.group == AGENT_FACTORY_GROUP and point.name == "ginenv"
+    ]
+    if not found:
+        raise LookupError(
+            f"no agent factory is installed (entry-point group {AGENT_FACTORY_GROUP!r}), so an opponent "
+            "cannot be named by a spec: install ginenv (pip install ginenv, or pip install -e . in a "
+            "checkout), or pass an agent object or a callable policy(observation)"
+        )
+    return found[0].load()
+
+
 def _resolve_opponent(
     opponent: object, rules: Rules | None = None
 ) -> tuple[Policy, Callable[[int | None], Any] | None]:
     """The opponent's action function and its per-hand ``reset`` (or ``None``); a registry name is
     built for the table's ``rules``."""
     if isinstance(opponent, str):
-        # Lazy: the agents layer imports this package, and costs half a second to import.
-        from ginenv import agents
-
-        opponent = agents.make(opponent, rules=rules)
+        opponent = agent_factory()(opponent, rules=rules)
     act = getattr(opponent, "act", None)
     if callable(act):
         reset = getattr(opponent, "reset", None)

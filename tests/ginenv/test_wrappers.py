@@ -427,3 +427,26 @@ def test_torchrl_action_mask_plays_only_legal_actions() -> None:
     assert bool(td["action_mask"].gather(-1, actions).all())
     episodes = int(td["next", "done"].sum())
     assert 1 <= episodes < 300 / 5  # whole hands, not one-step episodes ended by an illegal move
+
+
+def test_the_core_never_imports_the_layers_above_it() -> None:
+    """Importing every core module loads nothing of ``ginenv.agents`` or ``ginenv.experiments``; an
+    opponent named by a spec is still built, through the factory the package metadata names."""
+    import subprocess
+    import sys
+
+    code = (
+        "import pkgutil, sys, importlib, ginenv\n"
+        "for m in pkgutil.walk_packages(ginenv.__path__, 'ginenv.'):\n"
+        "    if m.name.split('.')[1] not in ('agents', 'experiments'):\n"
+        "        importlib.import_module(m.name)\n"
+        "above = sorted(n for n in sys.modules if n.startswith(('ginenv.agents', 'ginenv.experiments')))\n"
+        "print(above)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    from ginenv.wrappers import agent_factory
+
+    assert agent_factory().__module__ == "ginenv.agents.specs"
+    _, info = SingleAgentEnv(opponent="greedy", seat=1).reset(seed=0)
+    assert info["action_mask"].any()
