@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bootstrap and task runner: needs nothing but Python 3.10+.
 
-    python3 dev.py run      # the main job (see README)
+    python3 dev.py run      # the main job: ginenv ladder on the shipped config `ladder` (see README)
     python3 dev.py test     # lint, format check, type check, then the test suite
     python3 dev.py bench    # the speed benchmarks (installs the OpenSpiel anchor)
     python3 dev.py docs     # the manual (MkDocs, mkdocs.yml) built with --strict into site/
@@ -121,7 +121,8 @@ def main(argv: list[str]) -> int:
     rest = argv[1:]
     if task == "run":
         ensure_env()
-        return sh(BIN / "ginenv", *(rest or ["ladder"]), check=False)
+        # No arguments: the difficulty ladder with its shipped config (package data, found by name).
+        return sh(BIN / "ginenv", *(rest or ["ladder", "--config", "ladder"]), check=False)
     if task == "test":
         ensure_env()
         ensure_browser()

@@ -1,6 +1,6 @@
 """Training throughput: env steps/s of PPO including learning, with the split, on a device.
 
-Protocol: the shipped network's shape and recipe (``configs/ppo.yaml``), ``--updates`` updates of
+Protocol: the shipped network's shape and recipe (the shipped config ``ppo``), ``--updates`` updates of
 ``num_envs x num_steps`` env steps each after one warm-up update (compilation, allocation), no
 evaluation, nothing else running. It prints env steps/s and the share of the env, the inference
 (learner, snapshots, teacher) and the update, for each ``--precision`` asked, as a table and (with
@@ -22,15 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def measure(device: str, precision: str, threads: int, updates: int, num_envs: int) -> dict[str, float]:
     """One run of ``updates`` timed updates after a warm-up; its figures."""
     from ginenv.experiments.eval.config import load_dataclass_yaml
     from ginenv.experiments.train.ppo import Args, train
 
-    base = load_dataclass_yaml(REPO / "configs" / "ppo.yaml", Args)
+    base = load_dataclass_yaml("ppo", Args)  # the shipped config, by name
     per_update = num_envs * base.num_steps
     with tempfile.TemporaryDirectory() as tmp:
         args = dataclasses.replace(

@@ -1,13 +1,14 @@
 """The ``ginenv`` command, the project's front door.
 
-Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of ``configs/ladder.yaml``),
+Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of the shipped config ``ladder``),
 ``match A B`` (one head-to-head), ``rate SPEC`` (one agent placed on the standard ladder,
 :mod:`ginenv.experiments.eval.rate`), ``compare NEW BASE`` (two runs against one opponent, paired
 on their shared deals, :mod:`ginenv.experiments.eval.compare`), ``demo`` (one printed hand or
 match), ``replay FILE`` (check a replay), ``train`` (masked PPO,
 :mod:`ginenv.experiments.train.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a Stable-Baselines3
 MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.train.sb3.export_maskable_ppo`),
-``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`).
+``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`),
+``config`` (list, print or copy out the shipped configs, :mod:`ginenv.experiments.eval.config`).
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
@@ -46,8 +47,10 @@ from ginenv.experiments.stopping import Stopped, stop_on_signals
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ladder.yaml"
-DEFAULT_TRAIN_CONFIG = DEFAULT_CONFIG.with_name("ppo.yaml")
+#: Shipped configs by name (package data, :func:`ginenv.experiments.eval.config.shipped_configs`).
+DEFAULT_CONFIG = "ladder"
+DEFAULT_TRAIN_CONFIG = "ppo"
+CONFIG_HELP = "a shipped config's name (ginenv config list) or a YAML file's path"
 
 
 def _registered() -> list[str]:
@@ -335,6 +338,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_config(args: argparse.Namespace) -> int:
+    from ginenv.experiments.eval.config import config_command
+
+    print(config_command(args.action, getattr(args, "name", None), getattr(args, "dest", None)))
+    return 0
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from ginenv.agents.neural import CheckpointError
     from ginenv.experiments.eval.config import apply_overrides, load_dataclass_yaml
@@ -542,9 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     lad = sub.add_parser("ladder", help="the difficulty-ladder benchmark (the main job)")
-    lad.add_argument(
-        "--config", default=str(DEFAULT_CONFIG), help="YAML config (default configs/ladder.yaml)"
-    )
+    lad.add_argument("--config", default=DEFAULT_CONFIG, help=f"{CONFIG_HELP} (default {DEFAULT_CONFIG})")
     lad.add_argument("--deals", type=int, help="override the duplicate deals per pairing")
     lad.add_argument("--seed", help="override the config's seed; " + seed_help)
     run_options(lad)
@@ -573,7 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
         "or exec:COMMAND",
     )
     rate.add_argument(
-        "--config", default=str(DEFAULT_CONFIG), help="the ladder to rate against (configs/ladder.yaml)"
+        "--config", default=DEFAULT_CONFIG, help=f"the ladder to rate against: {CONFIG_HELP} (default ladder)"
     )
     rate.add_argument("--deals", type=int, help="duplicate deals per opponent (default: the ladder's)")
     rate.add_argument("--json", action="store_true", help="print one JSON object")
@@ -614,7 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
         "train", help="train a policy with masked PPO against a league (TensorBoard in runs/)"
     )
     tr.add_argument(
-        "--config", default=str(DEFAULT_TRAIN_CONFIG), help="YAML config (default configs/ppo.yaml)"
+        "--config", default=DEFAULT_TRAIN_CONFIG, help=f"{CONFIG_HELP} (default {DEFAULT_TRAIN_CONFIG})"
     )
     tr.add_argument(
         "--set",
@@ -694,6 +702,15 @@ def build_parser() -> argparse.ArgumentParser:
         "the client (default: none, the header is ignored; each connection is its own address)",
     )
     play.set_defaults(func=_cmd_play)
+
+    conf = sub.add_parser("config", help="list the shipped configs, print one, or copy one out to edit")
+    conf_sub = conf.add_subparsers(dest="action", required=True, metavar="ACTION")
+    conf_sub.add_parser("list", help="the shipped configs' names and what each is for")
+    conf_sub.add_parser("show", help="print a shipped config's YAML").add_argument("name")
+    copy = conf_sub.add_parser("copy", help="write a shipped config to a file to edit (then --config FILE)")
+    copy.add_argument("name")
+    copy.add_argument("dest", nargs="?", help="file or folder to write (default ./NAME.yaml)")
+    conf.set_defaults(func=_cmd_config)
 
     rep = sub.add_parser("replay", help="play a replay file back and check its results")
     rep.add_argument("file")

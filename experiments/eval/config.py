@@ -3,6 +3,14 @@
 Evaluation configs (:class:`LadderFile`) and typed training configs (:func:`load_dataclass_yaml`,
 :func:`apply_overrides`, e.g. ``ginenv.experiments.train.ppo.Args``).
 
+This module is also the one place where a config is looked up. The shipped configs (``ladder``,
+``ladder_big``, ``ppo``, ``neural``, ``master_ppo``) are package data of ``ginenv.experiments``
+(``experiments/configs/*.yaml`` in the repository), read through :mod:`importlib.resources`, so they
+work from any folder and from a wheel. Wherever a config is named (``--config``, the loaders below)
+it is either a shipped config's NAME or the path of a YAML file: a string that is exactly a shipped
+name means the shipped config, anything else is a path. ``ginenv config copy NAME [DEST]`` writes a
+shipped config out to edit (:func:`copy_shipped_config`); ``--config DEST`` then runs the edited copy.
+
 Every value is checked for its type here, before any game is played, so that a config error is one
 clear line (``UsageError``) naming the setting, what was given and what is allowed.
 """
@@ -14,6 +22,7 @@ import math
 import types
 import typing
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,7 +46,7 @@ T = TypeVar("T")
 
 @dataclass
 class LadderFile:
-    """The fields of a ladder/evaluation YAML file (see ``configs/ladder.yaml``)."""
+    """The fields of a ladder/evaluation YAML file (see the shipped config ``ladder``)."""
 
     #: ``all`` (every registered agent) or a list of agent specs: registered names,
     #: ``checkpoint:PATH``, ``package.module:Name``, ``path/to/file.py:Name``, ``exec:COMMAND``.
@@ -97,21 +106,112 @@ def _check_fields(spec: LadderFile, path: str | Path) -> None:
     check_time_limit(spec.time_limit, f"{path}: time_limit")
 
 
-def _read_yaml(path: str | Path) -> Any:
-    """The parsed YAML of a config file; unreadable, binary or malformed files: UsageError."""
+# --------------------------------------------------------------------------- shipped configs
+
+#: The package whose ``configs/`` folder holds the shipped configs (``experiments/configs/``).
+SHIPPED_PACKAGE = "ginenv.experiments"
+SHIPPED_SUFFIX = ".yaml"
+
+
+def shipped_configs() -> list[str]:
+    """The names of the shipped configs, sorted (``ladder``, ``ppo``, ...)."""
+    folder = resources.files(SHIPPED_PACKAGE).joinpath("configs")
+    return sorted(
+        entry.name.removesuffix(SHIPPED_SUFFIX)
+        for entry in folder.iterdir()
+        if entry.name.endswith(SHIPPED_SUFFIX) and entry.is_file()
+    )
+
+
+def _known_names() -> str:
+    return f"shipped configs: {', '.join(shipped_configs())} (ginenv config list)"
+
+
+def shipped_config_text(name: str) -> str:
+    """The YAML text of the shipped config ``name``; an unknown name: UsageError listing the known."""
+    if name not in shipped_configs():
+        raise UsageError(f"no shipped config named {name!r}; {_known_names()}")
+    return resources.files(SHIPPED_PACKAGE).joinpath("configs").joinpath(name + SHIPPED_SUFFIX).read_text()
+
+
+def is_shipped_config(ref: str | Path) -> bool:
+    """Whether ``ref`` names a shipped config (a string that is exactly a shipped name), not a path."""
+    return isinstance(ref, str) and ref in shipped_configs()
+
+
+def config_label(ref: str | Path) -> str:
+    """How errors name the config ``ref``: ``ladder (shipped)`` or the path as given."""
+    return f"{ref} (shipped)" if is_shipped_config(ref) else str(ref)
+
+
+def copy_shipped_config(name: str, dest: str | Path | None = None) -> Path:
+    """Write the shipped config ``name`` to ``dest`` (default ``./NAME.yaml``; a folder: NAME.yaml in
+    it) to edit; returns the path written. An existing file is never overwritten (UsageError)."""
+    text = shipped_config_text(name)
+    target = Path(name + SHIPPED_SUFFIX) if dest is None else Path(dest)
+    if target.is_dir():
+        target = target / (name + SHIPPED_SUFFIX)
+    if target.exists():
+        raise UsageError(f"{target} exists; give another destination (ginenv config copy {name} DEST)")
     try:
-        return yaml.safe_load(Path(path).read_text())
+        target.write_text(text)
     except OSError as err:
-        raise UsageError(f"cannot read config {path}: {err.strerror or err}") from None
+        raise UsageError(f"cannot write {target}: {err.strerror or err}") from None
+    return target
+
+
+def _command_of(name: str) -> str:
+    """The command that reads the shipped config ``name``: a ladder file's keys, else training's."""
+    data = yaml.safe_load(shipped_config_text(name))
+    ladder_keys = {f.name for f in dataclasses.fields(LadderFile)}
+    return "ginenv ladder/rate" if isinstance(data, dict) and set(data) <= ladder_keys else "ginenv train"
+
+
+def config_command(action: str, name: str | None = None, dest: str | Path | None = None) -> str:
+    """``ginenv config list | show NAME | copy NAME [DEST]``: the text to print."""
+    if action == "list":
+        rows = []
+        for known in shipped_configs():
+            lines = shipped_config_text(known).splitlines()
+            about = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("#") else ""
+            rows.append(f"{known:<11} {_command_of(known):<19} {about}")
+        rows.append(
+            "print one: ginenv config show NAME; copy one out to edit: ginenv config copy NAME [DEST], "
+            "then --config DEST"
+        )
+        return "\n".join(rows)
+    if name is None:
+        raise UsageError(f"ginenv config {action} needs a NAME; {_known_names()}")
+    if action == "show":
+        return shipped_config_text(name).rstrip("\n")
+    if action == "copy":
+        target = copy_shipped_config(name, dest)
+        return f"wrote {target}: edit it, then {_command_of(name).split('/')[0]} --config {target}"
+    raise UsageError(f"ginenv config: unknown action {action!r}; use list, show NAME or copy NAME [DEST]")
+
+
+def _read_yaml(ref: str | Path) -> Any:
+    """The parsed YAML of a shipped config (by name) or a config file (by path); an unknown name,
+    an unreadable, binary or malformed file: UsageError."""
+    label = config_label(ref)
+    try:
+        text = shipped_config_text(str(ref)) if is_shipped_config(ref) else Path(ref).read_text()
+        return yaml.safe_load(text)
+    except FileNotFoundError:
+        raise UsageError(f"config {ref}: no such file or shipped config; {_known_names()}") from None
+    except OSError as err:
+        raise UsageError(f"cannot read config {ref}: {err.strerror or err}") from None
     except UnicodeDecodeError:
-        raise UsageError(f"config {path} is not a text file") from None
+        raise UsageError(f"config {ref} is not a text file") from None
     except yaml.YAMLError as err:
-        raise UsageError(f"config {path} is not valid YAML: {err}") from None
+        raise UsageError(f"config {label} is not valid YAML: {err}") from None
 
 
 def load_ladder_file(path: str | Path) -> LadderFile:
-    """Read a YAML evaluation config; a missing file, bad YAML, unknown keys or bad values: UsageError."""
+    """Read a YAML evaluation config: a shipped config's name (``ladder``) or a file's path; an unknown
+    name, a missing file, bad YAML, unknown keys or bad values: UsageError."""
     data = _read_yaml(path)
+    path = config_label(path)
     if not isinstance(data, dict):
         raise UsageError(f"config {path} must be a mapping of settings")
     known = {f.name for f in dataclasses.fields(LadderFile)}
@@ -243,9 +343,11 @@ def _unknown(keys: list[str], cls: type, where: str) -> UsageError:
 
 
 def load_dataclass_yaml(path: str | Path, cls: type[T]) -> T:
-    """A config dataclass from a YAML mapping (missing keys keep their defaults); unknown keys,
-    non-string keys and values of the wrong type are refused with UsageError."""
+    """A config dataclass from a YAML mapping, a shipped config's name (``ppo``) or a file's path
+    (missing keys keep their defaults); unknown keys, non-string keys and values of the wrong type
+    are refused with UsageError."""
     data = _read_yaml(path)
+    path = config_label(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):

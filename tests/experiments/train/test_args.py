@@ -13,11 +13,9 @@ from ginenv.experiments.eval.config import apply_overrides, load_dataclass_yaml
 from ginenv.experiments.eval.harness import HarnessError
 from ginenv.experiments.train.args import Args
 
-REPO = Path(__file__).resolve().parents[3]
-
 
 def test_the_shipped_config_is_the_dataclass_defaults() -> None:
-    assert load_dataclass_yaml(REPO / "configs" / "ppo.yaml", Args) == Args()
+    assert load_dataclass_yaml("ppo", Args) == Args()
 
 
 def test_config_errors_name_the_setting(tmp_path: Path) -> None:
