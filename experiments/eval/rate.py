@@ -162,20 +162,24 @@ def format_rate(result: dict[str, Any]) -> str:
         where += f", below {stronger}: the weakest on this ladder"
     lines.append(where)
     lines.append("")
-    lines.append(f"  {'rank':>4}  {'agent':<22} {'rating':>8}  {'95% CI':>18}")
+    # Columns as wide as the longest name: a checkpoint's path or an exec: command stays whole.
+    width = max(22, *(len(row["agent"]) for row in result["ladder"]))
+    lines.append(f"  {'rank':>4}  {'agent':<{width}} {'rating':>8}  {'95% CI':>18}")
     for k, row in enumerate(result["ladder"], 1):
         mark = "  <-" if row["agent"] == spec else ""
         lines.append(
-            f"  {k:>4}  {row['agent'][:22]:<22} {_num(row['rating']):>8}  "
+            f"  {k:>4}  {row['agent']:<{width}} {_num(row['rating']):>8}  "
             f"[{_num(row['low'])}, {_num(row['high'])}]{mark}"
         )
     lines.append("")
     lines.append(f"Margins: {spec} minus each agent, points per hand over {result['deals']} duplicate deals")
-    lines.append(f"  {'opponent':<22} {'margin [95% CI]':>26} {'p':>8}  separated")
+    width = max(22, *(len(m["opponent"]) for m in result["margins"]), 0)
+    lines.append(f"  {'opponent':<{width}} {'margin [95% CI]':>26} {'p':>8}  separated")
     for m in result["margins"]:
         p = "n/a" if m["p_value"] is None else f"{m['p_value']:.2g}"
         margin = f"{_num(m['points_per_hand'])} [{_num(m['low'])}, {_num(m['high'])}]"
-        lines.append(f"  {m['opponent'][:22]:<22} {margin:>26} {p:>8}  {'yes' if m['separated'] else 'no'}")
+        separated = "yes" if m["separated"] else "no"
+        lines.append(f"  {m['opponent']:<{width}} {margin:>26} {p:>8}  {separated}")
     forfeits = sum(sum((m.get("forfeits") or {}).values()) for m in result["margins"])
     if forfeits:
         lines.append(f"Forfeits: {forfeits} game(s) lost by the forfeit rule (see docs/PROTOCOL.md)")

@@ -15,6 +15,9 @@ removes more of the luck. The value drives the headline numbers:
   whether it is separated;
 * the **head-to-head** points per pairing (the raw ``pair_sum / 2`` figure is kept beside it).
 
+The plots (ratings.png, head_to_head.png) are drawn by :mod:`ginenv.experiments.eval.plots`, whose
+figures are re-exported here.
+
 The Bradley-Terry rating over won/lost deals (A wins a deal when its pair sum is positive) is kept as a
 second view (``bt_ratings``); it discards the margins, so its intervals are far wider.
 """
@@ -31,15 +34,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# The figures live in plots; notebooks and scripts have always found them here.
+from ginenv.experiments.eval.plots import NOT_SEPARATED_COLOUR as NOT_SEPARATED_COLOUR
+from ginenv.experiments.eval.plots import SEPARATED_COLOUR as SEPARATED_COLOUR
+from ginenv.experiments.eval.plots import head_to_head_figure as head_to_head_figure
+from ginenv.experiments.eval.plots import plot_summary, split_outliers
+from ginenv.experiments.eval.plots import ratings_figure as ratings_figure
 from ginenv.experiments.eval.ratings import points_ratings
 from ginenv.experiments.eval.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
 
 #: Hand result kinds, in report order; ``truncated``: the hand reached the turn limit (0 points).
 KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
-
-#: Colour of a separated adjacent gap in ratings.png (grey for one that is not).
-SEPARATED_COLOUR = "tab:green"
-NOT_SEPARATED_COLOUR = "0.55"
 
 
 def adjusted_pair_sum(record: dict[str, Any]) -> float:
@@ -280,8 +286,11 @@ def format_table(summary: dict[str, Any]) -> str:
             lines.append(line)
         lines.append(separated_line(ratings))
         lines.append("")
+    # Name columns as wide as the longest name (a checkpoint's path, an exec: command), never cut.
+    wa = max(12, *(len(p["a"]) for p in summary["pairs"]), 0)
+    wb = max(12, *(len(p["b"]) for p in summary["pairs"]), 0)
     head = (
-        f"  {'A':<12} {'B':<12} {'deals':>6} {'points/' + unit + ' A-B [95% CI]':>30} {'p':>8} "
+        f"  {'A':<{wa}} {'B':<{wb}} {'deals':>6} {'points/' + unit + ' A-B [95% CI]':>30} {'p':>8} "
         f"{'A hand win%':>12} {'knock%':>7} {'gin%':>6} {'under%':>7} {'dead%':>6} {'trunc':>5} "
         f"{'len':>6} {'ms A':>6} {'ms B':>6}"
     )
@@ -294,7 +303,7 @@ def format_table(summary: dict[str, Any]) -> str:
     for p in summary["pairs"]:
         r = p["rates"]
         lines.append(
-            f"  {p['a']:<12} {p['b']:<12} {p['deals']:>6} {format_ci(p['points_per_' + unit]):>30} "
+            f"  {p['a']:<{wa}} {p['b']:<{wb}} {p['deals']:>6} {format_ci(p['points_per_' + unit]):>30} "
             f"{format_p(p['p_value']):>8} "
             f"{100 * p['a_hand_win_rate']['rate']:>11.1f}% {100 * r['knock']:>6.1f}% {100 * r['gin']:>5.1f}% "
             f"{100 * r['undercut']:>6.1f}% {100 * r['dead']:>5.1f}% {p.get('truncated_games', 0):>5} "
@@ -304,7 +313,7 @@ def format_table(summary: dict[str, Any]) -> str:
         if "a_match_win_rate" in p:
             m = p["a_match_win_rate"]
             lines.append(
-                f"  {'':<12} {'':<12} A match win rate {100 * m['rate']:.1f}% "
+                f"  {'':<{wa}} {'':<{wb}} A match win rate {100 * m['rate']:.1f}% "
                 f"[{100 * m['low']:.1f}, {100 * m['high']:.1f}]"
             )
     games = summary.get("games", sum(p["games"] for p in summary["pairs"]))
@@ -315,7 +324,7 @@ def format_table(summary: dict[str, Any]) -> str:
     forfeits = {n: k for n, k in (summary.get("forfeits") or {}).items() if k}
     if forfeits:
         who = ", ".join(f"{n} {k}" for n, k in forfeits.items())
-        reasons = "; ".join(r for p in summary["pairs"] for r in p.get("forfeit_reasons", []))[:300]
+        reasons = "; ".join(r for p in summary["pairs"] for r in p.get("forfeit_reasons", []))[:800]
         lines.append(
             f"Forfeits (an exec: agent hung, died or answered an illegal move; it lost that game by the "
             f"forfeit rule of docs/PROTOCOL.md): {who} of {games} games; {reasons}"
@@ -482,237 +491,6 @@ def _linked(group: Sequence[str], values: dict[tuple[str, str], dict[Any, float]
                     reached.add(y)
                     frontier.append(y)
     return len(reached) == len(group)
-
-
-def split_outliers(ratings: Sequence[dict[str, Any]]) -> int | None:
-    """Where the ranked ratings fall apart into two far-apart groups, or ``None``.
-
-    Returns ``j`` such that rows ``0..j`` and ``j+1..`` are separated by more than 1.5 times the
-    larger group's spread (interval ends included): random against the levels, 50 points below a
-    ladder spread over 20. The plots break the rating axis there and scale the head-to-head colours
-    by the cells within the groups, so the outlier does not squash the rest. Needs three agents.
-    """
-    m = len(ratings)
-    if m < 3:
-        return None
-    r = np.array([row["rating"] for row in ratings], dtype=float)
-    low = np.array([row["low"] if _finite(row["low"]) else row["rating"] for row in ratings], dtype=float)
-    high = np.array([row["high"] if _finite(row["high"]) else row["rating"] for row in ratings], dtype=float)
-    j = int(np.argmax(r[:-1] - r[1:]))
-    top, bottom = slice(0, j + 1), slice(j + 1, m)
-    spread = max(high[top].max() - low[top].min(), high[bottom].max() - low[bottom].min())
-    distance = low[top].min() - high[bottom].max()
-    return j if distance > 0 and distance > 1.5 * spread else None
-
-
-def plot_summary(summary: dict[str, Any], out: Path) -> list[Path]:
-    """ratings.png (points ratings, 95% intervals, adjacent gaps) and head_to_head.png (matrix)."""
-    paths = [out / "ratings.png", out / "head_to_head.png"]
-    for path, draw in zip(paths, (ratings_figure, head_to_head_figure), strict=True):
-        draw(summary).savefig(path, dpi=120)
-    return paths
-
-
-def ratings_figure(summary: dict[str, Any]) -> Any:
-    """The figure of ratings.png: ranked points ratings with 95% intervals and each adjacent gap.
-
-    Best at the top; beside each pair of neighbours a bracket with the gap and its interval, green
-    when separated and grey when not. Where :func:`split_outliers` finds a far-apart group the rating
-    axis is broken there, so the intervals of the rest stay readable. A bare
-    :class:`~matplotlib.figure.Figure`: no pyplot state, no backend switch, nothing to close.
-    """
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    rows = summary["ratings"]
-    unit = summary["unit"]
-    m = len(rows)
-    y = np.arange(m)
-    rating = np.array([r["rating"] for r in rows], dtype=float)
-    low = np.array([r["low"] if _finite(r["low"]) else r["rating"] for r in rows], dtype=float)
-    high = np.array([r["high"] if _finite(r["high"]) else r["rating"] for r in rows], dtype=float)
-    cut = split_outliers(rows)
-    # Panels left to right: weaker group first, so the rating axis still increases to the right.
-    groups = [np.arange(m)] if cut is None else [np.arange(cut + 1, m), np.arange(cut + 1)]
-    limits = []
-    for g in groups:
-        lo, hi = float(low[g].min()), float(high[g].max())
-        pad = max(0.1 * (hi - lo), 0.6)
-        limits.append((lo - pad, hi + pad))
-    lengths = np.array([b - a for a, b in limits])
-    lengths = np.maximum(lengths, 0.3 * lengths.max())  # a lone outlier still gets a readable panel
-    data_width = 6.0
-    fig = Figure(figsize=(data_width + 2.9, 1.5 + 0.55 * m), layout="constrained")
-    grid = fig.add_gridspec(1, len(groups) + 1, width_ratios=[*(data_width * lengths / lengths.sum()), 2.9])
-    axes = [fig.add_subplot(grid[0, 0])]
-    axes += [fig.add_subplot(grid[0, k], sharey=axes[0]) for k in range(1, len(groups))]
-    gap_ax = fig.add_subplot(grid[0, len(groups)], sharey=axes[0])
-    for k, (ax, g, (lo, hi)) in enumerate(zip(axes, groups, limits, strict=True)):
-        err = np.vstack([rating[g] - low[g], high[g] - rating[g]])
-        ax.errorbar(rating[g], y[g], xerr=err, fmt="o", color="tab:blue", capsize=4, ms=6, lw=1.6)
-        for i in g:
-            ax.annotate(
-                f"{rating[i]:+.1f}",
-                (rating[i], y[i]),
-                xytext=(0, 6),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize=8,
-            )
-        if lo < 0 < hi:
-            ax.axvline(0.0, color="0.5", ls="--", lw=0.8)
-        ax.set_xlim(lo, hi)
-        ax.grid(axis="x", alpha=0.3)
-        # About one tick per inch, so a narrow panel beside a break stays legible.
-        inches = data_width * lengths[k] / lengths.sum()
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=max(2, int(inches * 1.1)), steps=[1, 2, 5, 10]))
-        if k > 0:
-            ax.tick_params(left=False, labelleft=False)
-            ax.spines["left"].set_visible(False)
-        if k < len(axes) - 1:
-            ax.spines["right"].set_visible(False)
-        # Broken-axis marks where two panels meet.
-        kw: dict[str, Any] = {
-            "marker": [(-1, -1.5), (1, 1.5)],
-            "ms": 10,
-            "ls": "none",
-            "color": "k",
-            "mew": 1,
-        }
-        if k < len(axes) - 1:
-            ax.plot([1, 1], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
-        if k > 0:
-            ax.plot([0, 0], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
-    axes[0].set_yticks(y, [r["agent"] for r in rows])
-    axes[0].set_ylim(m - 0.5, -0.7)  # best at the top
-    zero = " (0, dashed)" if any(lo < 0 < hi for lo, hi in limits) else ""
-    axes[int(np.argmax(lengths))].set_xlabel(f"points per {unit} against the field's average{zero}")
-
-    gap_ax.set_axis_off()
-    gap_ax.set_xlim(0.0, 1.0)
-    gap_ax.text(0.0, -0.6, "gap to next, 95% CI", fontsize=9, va="bottom", fontweight="bold")
-    for pos, r in enumerate(rows[:-1]):
-        colour = SEPARATED_COLOUR if r["separated"] else NOT_SEPARATED_COLOUR
-        # A bracket from this agent's row to the next one's, its open side towards the data.
-        gap_ax.plot(
-            [0.0, 0.05, 0.05, 0.0], [pos + 0.1, pos + 0.1, pos + 0.9, pos + 0.9], color=colour, lw=1.6
-        )
-        label = f"{signed(r['gap'], 1)}  [{signed(r['gap_low'], 1)}, {signed(r['gap_high'], 1)}]"
-        gap_ax.text(
-            0.09,
-            pos + 0.5,
-            label,
-            color=colour,
-            fontsize=9,
-            va="bottom",
-            fontweight="bold" if r["separated"] else "normal",
-        )
-        gap_ax.text(
-            0.09,
-            pos + 0.5,
-            "separated" if r["separated"] else "not separated",
-            color=colour,
-            fontsize=7.5,
-            va="top",
-        )
-    n_sep = sum(r["separated"] is True for r in rows[:-1])
-    # Beside the last agent, which has no gap of its own (clear of the last bracket's tick).
-    summary_line = f"{n_sep} of {m - 1} adjacent gaps separated"
-    gap_ax.text(0.09, m - 1 + 0.1, summary_line, fontsize=8, va="top", color="0.3")
-    title = f"Ratings: points per {unit} against the field's average, 95% CI, deals as units"
-    if summary.get("luck_adjusted"):
-        title += " (luck-adjusted)"
-    fig.suptitle(title, fontsize=11)
-    return fig
-
-
-def head_to_head_figure(summary: dict[str, Any]) -> Any:
-    """The figure of head_to_head.png: row minus column points per pairing, ordered by rating.
-
-    Every played cell shows its mean and 95% interval. The colour limit is the largest |value| among
-    cells within the groups of :func:`split_outliers` (all cells when there is no split); cells
-    beyond it (the outlier's) are drawn at the end colour, hatched, with their exact numbers. A bare
-    :class:`~matplotlib.figure.Figure`, as :func:`ratings_figure`.
-    """
-    from matplotlib import colormaps
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Rectangle
-
-    rows = summary["ratings"]
-    unit = summary["unit"]
-    names = [r["agent"] for r in rows]  # by rating, best first
-    idx = {n: i for i, n in enumerate(names)}
-    n = len(names)
-    mat, low, high = (np.full((n, n), np.nan) for _ in range(3))
-    for p in summary["pairs"]:
-        if p["a"] not in idx or p["b"] not in idx:
-            continue
-        v = p[f"points_per_{unit}"]
-        i, j = idx[p["a"]], idx[p["b"]]
-        mat[i, j], low[i, j], high[i, j] = v["mean"], v["low"], v["high"]
-        mat[j, i], low[j, i], high[j, i] = -v["mean"], -v["high"], -v["low"]
-    finite = np.isfinite(mat)
-    # The colour scale spans the cells within each group of split_outliers: an agent 60 points
-    # below the rest would otherwise wash out every difference between the others (±2 to ±13).
-    cut = split_outliers(rows)
-    group = np.array([0 if cut is None or i <= cut else 1 for i in range(n)])
-    within = finite & (group[:, None] == group[None, :])
-    pool = np.abs(mat[within]) if within.any() else np.abs(mat[finite])
-    lim = float(pool.max()) if pool.size and pool.max() > 0 else 1.0
-    clipped = finite & (np.abs(mat) > lim * (1 + 1e-9))
-
-    cmap = colormaps["RdBu"].with_extremes(bad="0.93")
-    fig = Figure(figsize=(max(4.8, 1.0 * n + 2.8), max(4.0, 0.85 * n + 1.9)), layout="constrained")
-    ax = fig.add_subplot()
-    im = ax.imshow(mat, cmap=cmap, vmin=-lim, vmax=lim)
-    ax.set_xticks(range(n), names, rotation=45, ha="right")
-    ax.set_yticks(range(n), names)
-    ax.tick_params(length=0)
-    for i in range(n):
-        for j in range(n):
-            if not finite[i, j]:
-                continue
-            colour = "white" if min(abs(mat[i, j]) / lim, 1.0) > 0.6 else "black"
-            if clipped[i, j]:
-                ax.add_patch(
-                    Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec=(1, 1, 1, 0.3), lw=0)
-                )
-            bold = "bold" if clipped[i, j] else "normal"
-            ax.text(
-                j,
-                i - 0.12,
-                f"{mat[i, j]:+.1f}",
-                ha="center",
-                va="center",
-                fontsize=9,
-                color=colour,
-                fontweight=bold,
-            )
-            if np.isfinite(low[i, j]) and np.isfinite(high[i, j]):
-                ax.text(
-                    j,
-                    i + 0.22,
-                    f"[{low[i, j]:+.1f}, {high[i, j]:+.1f}]",
-                    ha="center",
-                    va="center",
-                    fontsize=6.5,
-                    color=colour,
-                )
-    fig.colorbar(
-        im,
-        ax=ax,
-        extend="both" if clipped.any() else "neither",
-        shrink=0.85,
-        label=f"row minus column, points per {unit}",
-    )
-    title = f"Head to head: row minus column, points per {unit}, 95% CI"
-    if summary.get("luck_adjusted"):
-        title += " (luck-adjusted)"
-    if clipped.any():
-        title += f"\ncolour clipped at ±{lim:.1f}; hatched cells lie beyond (their numbers are exact)"
-    ax.set_title(title, fontsize=10)
-    return fig
 
 
 def log_tensorboard(summary: dict[str, Any], logdir: Path) -> Path:

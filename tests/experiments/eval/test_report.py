@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ginenv.experiments.eval.rate import format_rate
 from ginenv.experiments.eval.ratings import points_ratings
 from ginenv.experiments.eval.report import (
     deal_values,
@@ -349,3 +350,128 @@ def test_a_gauntlet_of_a_far_weaker_agent_has_no_core_to_split_off() -> None:
     summary = summarise(records, ["net", "a", "b", "c"])
     assert summary["rating_core"] is None
     assert [r["agent"] for r in summary["ratings"]] == ["c", "b", "a", "net"]
+
+
+# Tables: long agent names (a checkpoint's path, an exec: command) stay whole, the figures aligned.
+
+LONG = "checkpoint:runs/league__7/checkpoints/u40.pt"  # 44 characters
+NAMES = {LONG: 3.0, "exec:node agents/clients/random_client.js": -2.0, "greedy": 0.5}
+
+
+def test_the_head_to_head_table_holds_long_names_whole_and_aligned() -> None:
+    summary = summarise(round_robin(NAMES, deals=20), list(NAMES))
+    table = format_table(summary).splitlines()
+    start = table.index("Head to head (A's view; each deal played twice, seats swapped)")
+    header, *rows = table[start + 1 : start + 1 + 1 + len(summary["pairs"])]
+    assert header.lstrip().startswith("A ")
+    for pair, row in zip(summary["pairs"], rows, strict=True):
+        # Both names whole, then the deals column at the header's position.
+        assert row.startswith(f"  {pair['a']} ") and f" {pair['b']} " in row
+        end = header.index("deals") + len("deals")
+        assert row[end - 6 : end] == "    20"
+    # The ratings table too.
+    assert any(line.lstrip().startswith(f"1  {LONG} ") for line in table)
+
+
+def rate_result(names: list[str]) -> dict[str, Any]:
+    """A hand-built result of ginenv.experiments.eval.rate.rate for ``names`` (the first is rated)."""
+    ladder = [{"agent": n, "rating": 1.0 - k, "low": 0.5 - k, "high": 1.5 - k} for k, n in enumerate(names)]
+    margins = [
+        {"opponent": n, "points_per_hand": 2.0, "low": 1.0, "high": 3.0, "p_value": 0.01, "separated": True}
+        for n in names[1:]
+    ]
+    return {
+        "agent": names[0], "rating": 1.0, "low": 0.5, "high": 1.5, "core": names, "place": 1,
+        "of": len(names), "above": names[1], "below": None, "ladder": ladder, "deals": 50,
+        "margins": margins,
+    }  # fmt: skip
+
+
+def test_the_rate_table_holds_long_names_whole_and_aligned() -> None:
+    names = list(NAMES)
+    lines = format_rate(rate_result(names)).splitlines()
+    ranked = [line for line in lines if line.lstrip()[:1].isdigit()]
+    # Never cut at 22 characters: each name whole after its rank, then a space.
+    assert [line[8 : 8 + len(name) + 1] for line, name in zip(ranked, names, strict=True)] == [
+        name + " " for name in names
+    ]
+    assert len({line.index("[") for line in ranked}) == 1  # the intervals line up
+    margins = lines[lines.index(next(x for x in lines if x.startswith("Margins:"))) + 2 :]
+    assert [line[2 : 2 + len(name) + 1] for line, name in zip(margins, names[1:], strict=True)] == [
+        name + " " for name in names[1:]
+    ]
+    assert len({line.index("[") for line in margins}) == 1
+
+
+# Plots: every text drawn lies inside the canvas at any number of agents and name length, and
+# colour says significance.
+
+
+def drawn_text_boxes(fig: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Each text the figure actually draws (tick labels out of view are not drawn) with its box."""
+    from matplotlib.text import Text
+
+    drawn: list[Any] = []
+    original = Text.draw
+
+    def spy(self: Any, renderer: Any) -> None:
+        original(self, renderer)
+        if self.get_visible() and self.get_text():
+            drawn.append(self)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Text, "draw", spy)
+        fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in drawn]
+
+
+def long_names(n: int) -> list[str]:
+    """``n`` distinct agent names of exactly 40 characters."""
+    return [f"checkpoint:runs/league_{i:02d}/checkpoints/".ljust(40, "x") for i in range(n)]
+
+
+@pytest.mark.parametrize("n", [2, 12])
+@pytest.mark.parametrize("long", [False, True], ids=["short-names", "40-char-names"])
+def test_plots_fit_their_canvas(n: int, long: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = long_names(n) if long else [f"a{i}" for i in range(n)]
+    strength = dict(zip(names, np.linspace(3.0, -3.0, n), strict=True))
+    summary = summarise(round_robin(strength, deals=30, luck=True, exact=False), names)
+    for figure in (ratings_figure, head_to_head_figure):
+        fig = figure(summary)
+        boxes = drawn_text_boxes(fig, monkeypatch)
+        width, height = fig.bbox.width, fig.bbox.height
+        outside = [
+            text for text, b in boxes if b.x0 < -1 or b.y0 < -1 or b.x1 > width + 1 or b.y1 > height + 1
+        ]
+        assert outside == [], f"{figure.__name__}: {outside}"
+        # The names are drawn whole, the title and the colour bar's label are there.
+        texts = [text for text, _ in boxes]
+        assert all(name in texts for name in names)
+        assert any(text.startswith(("Ratings:", "Head to head:")) for text in texts)
+        if figure is head_to_head_figure:
+            assert "row minus column, points per hand" in texts
+
+
+def test_a_difference_that_is_not_significant_is_drawn_neutral(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ginenv.experiments.eval.plots import NEUTRAL_COLOUR
+    from matplotlib.colors import to_rgba
+
+    # Two agents 0.4 points apart over 30 deals of spread 8: the interval holds 0.
+    names = long_names(2)
+    summary = summarise(round_robin(dict(zip(names, [0.2, -0.2], strict=True)), deals=30), names)
+    pair = summary["pairs"][0]["points_per_hand"]
+    assert pair["low"] < 0 < pair["high"] and pair["mean"] == pytest.approx(0.4)
+    fig = head_to_head_figure(summary)
+    image = fig.axes[0].images[0]
+    colours = image.to_rgba(image.get_array())
+    assert tuple(colours[0, 1]) == pytest.approx(to_rgba(NEUTRAL_COLOUR))
+    assert tuple(colours[1, 0]) == pytest.approx(to_rgba(NEUTRAL_COLOUR))
+    assert "95% CI holds 0: not significant" in [text for text, _ in drawn_text_boxes(fig, monkeypatch)]
+    # A separated difference keeps its colour: blue where the row won, red where it lost.
+    strong = summarise(round_robin(dict(zip(names, [3.0, -3.0], strict=True)), deals=30), names)
+    assert strong["pairs"][0]["points_per_hand"]["low"] > 0
+    image = head_to_head_figure(strong).axes[0].images[0]
+    colours = image.to_rgba(image.get_array())
+    assert colours[0, 1][2] > colours[0, 1][0] and colours[1, 0][0] > colours[1, 0][2]
+    assert tuple(colours[0, 1]) != pytest.approx(to_rgba(NEUTRAL_COLOUR))
