@@ -1,6 +1,6 @@
 """``ginenv rate SPEC``: where does an agent stand on the standard ladder?
 
-The agent plays every agent of the standard ladder (``configs/ladder.yaml``) on the ladder's own
+The agent plays every agent of the standard ladder (the shipped config ``ladder``) on the ladder's own
 duplicate deals (same seed, same deal indices: deal ``k`` is the same cards for every pairing). The
 ladder's results among its own agents are computed once, in the ladder's run folder (the folder
 ``ginenv ladder`` writes), and reused by every later ``rate``; only the newcomer's games are played.

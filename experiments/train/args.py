@@ -1,6 +1,6 @@
 """The settings of a masked-PPO run (:mod:`ginenv.experiments.train.ppo`): :class:`Args`.
 
-``configs/ppo.yaml`` holds the defaults, one key per field; ``ginenv train --set key=value``
+The shipped config ``ppo`` holds the defaults, one key per field; ``ginenv train --set key=value``
 overrides any of them. The config loader (:mod:`ginenv.experiments.eval.config`) checks each
 value's type; :meth:`Args.validate` checks the ranges and what the settings name (league members,
 checkpoint files, levels), refusing a bad one with :class:`ginenv.experiments.errors.UsageError`.
@@ -31,7 +31,7 @@ RAY_MISSING = "backend ray needs Ray: pip install 'ray>=2.9'"
 
 @dataclass
 class Args:
-    """Every setting of a training run (``configs/ppo.yaml``; ``--set key=value`` overrides)."""
+    """Every setting of a training run (the shipped config ``ppo``; ``--set key=value`` overrides)."""
 
     experiment: str = "ppo"
     """Name of the run; the TensorBoard folder is ``{runs_dir}/{experiment}__{seed}__{time}``."""

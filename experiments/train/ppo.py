@@ -1,6 +1,6 @@
 """Masked PPO for gin rummy against a league, in the CleanRL manner: the algorithm reads here.
 
-``ginenv train --config configs/ppo.yaml [--set key=value ...] [--resume PATH]`` runs :func:`train`
+``ginenv train --config ppo [--set key=value ...] [--resume PATH]`` runs :func:`train`
 with the settings of :class:`Args` (:mod:`ginenv.experiments.train.args`, one field a setting).
 
 Each update collects a rollout, then runs the clipped-PPO update on it. The learner plays in the

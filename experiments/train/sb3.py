@@ -71,7 +71,7 @@ from ginenv.vector import OpponentVectorGinRummy
 from ginenv.vector_env import GinRummyVectorEnv
 
 #: The reward per point of :class:`GinRummyVecEnv` unless told otherwise: the trainer's own scale
-#: (``configs/ppo.yaml``). A hand is worth up to about 100 points; raw points as rewards give value
+#: (the shipped config ``ppo``). A hand is worth up to about 100 points; raw points as rewards give value
 #: targets in the tens and SB3's default learning rates and clipping (tuned for rewards near 1) then
 #: learn poorly.
 SB3_REWARD_SCALE = 0.01
