@@ -44,7 +44,7 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
 
 
 #: The network shipped inside the package as the agent ``neural``: the policy and its auxiliary
-#: opponent-hand head; its ``config`` records the training run that wrote it (README, "Training").
+#: opponent-hand head; its ``config`` records the training run that wrote it (docs/training.md).
 #: Named here so the registry needs no torch (``ginenv.agents.neural`` imports it); ``neural`` and
 #: ``master_net`` and ``master_prior`` are registered with it as their weights.
 SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "neural" / "data" / "neural.pt"

@@ -1,8 +1,9 @@
 """What one step of policy improvement over the shipped network could gain, by the network's own rollouts.
 
-Expert iteration from master's option values gained nothing (README, "The same at four times the
-data"): master's rollouts play both sides simply, so its values judge an option by how it would
-turn out under that simple play. This measures the alternative, the network's own values: at each
+Expert iteration from master's option values gained nothing
+(docs/reports/2026-12-02-soft-targets-from-master.md): master's rollouts play both sides simply,
+so its values judge an option by how it would turn out under that simple play. This measures the
+alternative, the network's own values: at each
 decision of hands the network plays against itself (labelled by ``master_net``, as ``bc record
 --driver neural`` does), the options ``master_net`` scored plus the network's move are each played
 out in ``--worlds`` worlds (opponent hands and stock orders drawn by ``master_net``'s world sampler

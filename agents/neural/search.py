@@ -8,8 +8,8 @@ master (:mod:`ginenv.agents.levels.master`) decides by playing each option out i
 each an opponent hand and a stock order drawn from its Bayesian opponent model
 (:class:`ginenv.agents.levels.belief.OpponentModel`). That model's probabilities are overconfident:
 in notebook 03 its 0.95 came true 0.83 of the time. The shipped network's opponent-hand head, trained
-beside the policy on the true hands, is calibrated (its 0.94 came true 0.94 of the time; README,
-"Training").
+beside the policy on the true hands, is calibrated (its 0.94 came true 0.94 of the time;
+docs/training.md).
 
 Strategy, precisely: master's, decision for decision (the same candidates, worlds, rollouts,
 margins and tie-breaks), except that the weight of each unseen card in the world sampler is the
@@ -112,7 +112,7 @@ class PriorMasterAgent(MasterAgent):
 
     name = "master_prior"
     #: Points per nat of the network's log-probabilities (1.0 measured best of 0.5, 1, 2 and 4;
-    #: README, "The shipped agent").
+    #: docs/reports/2026-12-02-master-prior.md).
     temperature: float = 1.0
     #: The policy network of the prior (the shipped network by default), a checkpoint file.
     checkpoint: str = str(SHIPPED_CHECKPOINT)

@@ -51,7 +51,7 @@ class Args:
     """``fp32`` or ``bf16``: the networks' matrix products in bfloat16 (``torch.autocast``) in the
     rollouts and in the update alike, so the PPO ratio compares like with like; weights, optimizer,
     losses and log-probabilities stay fp32. On CPUs with AVX512-BF16 a minibatch step is 2.6x faster
-    (README, "Training speed")."""
+    (docs/reports/2026-12-01-training-throughput.md)."""
     total_steps: int = 20_000_000
     """Env steps to train for (every seat's decisions, the opponent's included)."""
     num_envs: int = 1024

@@ -1,8 +1,9 @@
 """Behaviour cloning: a policy network trained to copy a computer level's decisions, in one file.
 
 PPO from scratch, or kickstarted from the compiled ``greedy`` policy, reaches greedy's level and
-stalls there (README, "Training"); the stronger levels are Python agents far too slow to teach
-online at every one of PPO's decisions. So their decisions are recorded once and cloned:
+stalls there (docs/reports/2026-12-01-ppo-recipe-and-no-teacher.md); the stronger levels are
+Python agents far too slow to teach online at every one of PPO's decisions. So their decisions are
+recorded once and cloned:
 
 1. ``python -m ginenv.experiments.train.bc record --level expert --seconds 900 --out DIR``: the level plays
    itself on games ``start, start + 1, ...`` of master seed :data:`RECORD_SEED`, dealt and seeded by

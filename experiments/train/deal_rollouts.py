@@ -1,7 +1,7 @@
 """All-action policy improvement from rollouts in the true deal, in one file.
 
 Expert iteration on master's option values gained nothing, and neither did the network's own
-rollouts in sampled worlds (README, "Training"): both judge an option in worlds drawn from a model
+rollouts in sampled worlds (docs/reports/ of 2026-12-02): both judge an option in worlds drawn from a model
 of the opponent's hand, and those worlds are biased; with the true hand in every world the same
 greedy step wins by 13 points a hand, but an agent cannot see that hand. A training target can:
 
