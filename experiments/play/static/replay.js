@@ -1,7 +1,8 @@
 // The replay page of `ginenv play`: saved replays (GET /api/replays) or any replay file from disk
 // (POST /api/replays/view), shown move by move with both hands. An ES module; plain ES2020, no build step.
 
-// The cards, card texts, meld groups, API wrapper and message banner come from common.js.
+// The cards, card texts, meld groups, API wrapper and message banner come from common.js; the table
+// being played (for the Play link) from storage.js, which the play page writes.
 import {
   $,
   api as apiCall,
@@ -13,6 +14,7 @@ import {
   setRichText as commonRichText,
   showMessage,
 } from './common.js';
+import { readCurrent } from './storage.js';
 
 // Replay texts name cards "Th" and seats "player_0": shown as "10♥" and the players' names.
 function setRichText(el, text) {
@@ -349,13 +351,8 @@ document.addEventListener('keydown', (ev) => {
 
 // A match in progress (the play page keeps it in localStorage): the Play link goes back to it.
 function markMatchInProgress() {
-  let current = null;
-  try {
-    current = JSON.parse(localStorage.getItem('ginenv.current') || 'null');
-  } catch (err) {
-    current = null;
-  }
-  if (current && current.kind && current.token) {
+  const current = readCurrent();
+  if (current) {
     const link = $('play-link');
     link.textContent = current.kind === 'watch' ? 'Back to the table' : 'Back to the match';
     link.title = 'The play page returns to it';
