@@ -8,6 +8,7 @@ its own hand correctly and to play legal moves through the harness.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -56,6 +57,10 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     assert "SeatView" in observation and "Read an observation vector" in observation
     harness = (site / "reference" / "harness" / "index.html").read_text(encoding="utf-8")
     assert "ginenv.experiments.eval.harness" in harness and "EvalConfig" in harness
+    # A #: comment documents an attribute (LadderFile.deals); no Sphinx role is printed as text.
+    assert "Duplicate deals per pairing." in harness
+    for page in (site / "reference").glob("*/index.html"):
+        assert ":func:" not in page.read_text(encoding="utf-8"), page
     # The notebooks are rendered pages, their code included.
     quick = (site / "notebooks" / "01_quick_start" / "index.html").read_text(encoding="utf-8")
     assert "gin_rummy_v0" in quick
@@ -75,6 +80,21 @@ def test_page_code_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
             exec(compile(block, f"{page} block {number}", "exec"), namespace)
         except Exception as error:  # pragma: no cover - the message names the failing block
             pytest.fail(f"{page}, python block {number} raised {error!r}:\n{block}")
+
+
+def test_docstring_extension_reads_roles_and_comments() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "sphinx_docstrings", DOCS / "_hooks" / "sphinx_docstrings.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.strip_roles("see :func:`decode` and :py:class:`~ginenv.rules.Rules`.") == (
+        "see `decode` and `ginenv.rules.Rules`."
+    )
+    lines = ["x = 1", "#: The first line", "#: and the second.", "y: int = 2", "z = 3"]
+    assert module.comment_doc(lines, 4) == "The first line\nand the second."
+    assert module.comment_doc(lines, 5) is None
 
 
 def test_example_agent_reads_its_own_hand() -> None:
