@@ -1,7 +1,8 @@
-// What the play page (app.js) and the replay page (replay.js) of `ginenv play` share: the card
-// constants and names, face-up and face-down card elements, card names in text ("Th" shown as
-// "10♥"), key hints in text ("(T)", hidden on touch screens), meld groups, the JSON API wrapper and
-// the #message banner. An ES module (both pages import from it); plain ES2020, no build step.
+// What the play page (app.js and its modules) and the replay page (replay.js) of `ginenv play`
+// share: the card constants and names, face-up and face-down card elements, card names in text
+// ("Th" shown as "10♥"), key hints in text ("(T)", hidden on touch screens), meld groups, the JSON
+// API wrapper and the #message banner. An ES module (both pages import from it); plain ES2020, no
+// build step. What the pages keep in the browser (the table being played) is in storage.js.
 
 // ---------------------------------------------------------------- cards
 
