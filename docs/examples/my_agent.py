@@ -3,7 +3,7 @@
 Rate it on the standard ladder with ``ginenv rate docs/examples/my_agent.py:DeadwoodAgent``.
 """
 
-from ginenv.agents import Agent
+from ginenv.agents import Agent, Observation
 
 from ginenv.actions import BIG_GIN, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS, action_card
 from ginenv.cards import cards_of
@@ -19,7 +19,7 @@ def best_after_discard(hand: int) -> int:
 class DeadwoodAgent(Agent):
     """Takes the top discard only when it lowers its deadwood; throws what leaves the least; knocks."""
 
-    def act(self, observation):
+    def act(self, observation: Observation) -> int:
         view = decode(observation["observation"])  # a SeatView: cards as bitmasks
         legal = self.legal_actions(observation)  # legal action ids, ascending
         if BIG_GIN in legal:
@@ -36,7 +36,9 @@ class DeadwoodAgent(Agent):
 
         # The discard: every legal id discards or knocks with one card of the 11 in view.hand.
         def left(action: int) -> int:
-            return deadwood_of_mask(view.hand & ~(1 << action_card(action)))
+            card = action_card(action)
+            assert card is not None  # each of these actions throws a card
+            return deadwood_of_mask(view.hand & ~(1 << card))
 
         knocks = [a for a in legal if a >= KNOCK_BASE]
         return int(min(knocks or legal, key=left))
