@@ -112,8 +112,9 @@ CREATE_PER_MINUTE = 10
 #: (a 200-hand match is about 100 kB).
 MAX_BODY_BYTES = 16 * 1024
 MAX_REPLAY_BYTES = 5_000_000
-#: Seconds between two looks of a push stream at its table, and between two keep-alive comments.
-STREAM_POLL = 0.075
+#: A push stream wakes at once when its table changes, and looks at its table at least this often
+#: (seconds: a seat's presence ends with its grace); and seconds between two keep-alive comments.
+STREAM_POLL = 1.0
 KEEPALIVE = 15.0
 #: The cookie that names a person (their game of the day).
 PERSON_COOKIE = "ginenv_player"
@@ -325,6 +326,8 @@ def create_app(
         return Table.from_record(record, allowed=allowed, make_agent=build, replay_dir=replay_dir)
 
     store = TableStore(state_dir, rebuild, memory_limit=max_games, clock=clock)
+    app.state.wakers = store_wakers = Wakers()
+    store.on_change = store_wakers.notify
     creations = RateLimit(create_per_minute, 60.0)
     app.state.store = store
     # The address invitation links name (``ginenv play --host 0.0.0.0`` sets it once it listens).
@@ -576,17 +579,21 @@ async def _stream(store: TableStore, request: Request, table_id: str, seat: int 
 
     async def events() -> AsyncIterator[str]:
         gone = asyncio.Event()
+        wakers: Wakers = request.app.state.wakers
+        wake = wakers.add(table_id)
 
         async def listen() -> None:  # the client went away (closed the page, lost the network)
             while (await request.receive())["type"] != "http.disconnect":
                 pass
             gone.set()
+            wake.set()
 
         listener = asyncio.create_task(listen())
         try:
             last: Any = None
             beat = time.monotonic()
             while not gone.is_set() and not getattr(request.app.state, "closing", False):
+                wake.clear()
                 key = (slot.table.version, store.connected(slot))
                 if key != last:
                     last = key
@@ -597,13 +604,45 @@ async def _stream(store: TableStore, request: Request, table_id: str, seat: int 
                     yield ": keep-alive\n\n"
                     beat = time.monotonic()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(gone.wait(), STREAM_POLL)
+                    await asyncio.wait_for(wake.wait(), STREAM_POLL)
         finally:
             listener.cancel()
+            wakers.remove(table_id, wake)
             store.close_stream(slot, seat)
 
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+
+class Wakers:
+    """The push streams waiting on each table: :meth:`notify` (from any thread) wakes them."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, table_id: str) -> asyncio.Event:
+        """An event of the running loop, set whenever table ``table_id`` changes."""
+        event = asyncio.Event()
+        with self._lock:
+            self._waiting.setdefault(table_id, set()).add((asyncio.get_running_loop(), event))
+        return event
+
+    def remove(self, table_id: str, event: asyncio.Event) -> None:
+        """Stop waking ``event``."""
+        with self._lock:
+            waiting = self._waiting.get(table_id, set())
+            waiting.difference_update({w for w in waiting if w[1] is event})
+            if not waiting:
+                self._waiting.pop(table_id, None)
+
+    def notify(self, table_id: str) -> None:
+        """Wake every stream of table ``table_id``."""
+        with self._lock:
+            waiting = list(self._waiting.get(table_id, ()))
+        for loop, event in waiting:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(event.set)
 
 
 def save_open_games(app: FastAPI) -> list[str]:

@@ -163,6 +163,9 @@ class TableStore:
         self._swept = 0.0
         #: Table files found unreadable at start (left where they are).
         self.skipped = 0
+        #: Called (from any thread) with a table's id once a request changed it or a stream of it
+        #: opened or closed: the server wakes that table's push streams.
+        self.on_change: Callable[[str], None] | None = None
         self._scan()
         self.expire()
 
@@ -279,6 +282,7 @@ class TableStore:
             if not slot.evicted:
                 break
             slot.lock.release()
+        changed = False
         try:
             version = slot.table.version
             yield slot
@@ -288,10 +292,13 @@ class TableStore:
                     entry = self._entries.get(table_id)
                     if entry is not None:
                         entry.touched = self.clock()
-                if slot.table.version != version and not slot.evicted:
+                changed = slot.table.version != version and not slot.evicted
+                if changed:
                     self._save(slot)
             finally:
                 slot.lock.release()
+            if changed and self.on_change is not None:
+                self.on_change(table_id)
 
     def _get(self, table_id: str) -> Slot:
         with self._lock:
@@ -425,7 +432,9 @@ class TableStore:
                 if sum(slot.streams) >= MAX_STREAMS:
                     raise PlayError(f"this table has {MAX_STREAMS} open streams, its limit", 429)
                 slot.streams[2 if seat is None else seat] += 1
-                return slot
+            if self.on_change is not None:
+                self.on_change(table_id)
+            return slot
 
     def close_stream(self, slot: Slot, seat: int | None) -> None:
         """A push stream closed: the seat's grace starts."""
@@ -433,6 +442,8 @@ class TableStore:
             slot.streams[2 if seat is None else seat] -= 1
             if seat is not None:
                 slot.seen[seat] = self.clock()
+        if self.on_change is not None:
+            self.on_change(slot.table.id)
 
     # ------------------------------------------------------------------ the game of the day
 
