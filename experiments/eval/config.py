@@ -198,7 +198,9 @@ def _read_yaml(ref: str | Path) -> Any:
         text = shipped_config_text(str(ref)) if is_shipped_config(ref) else Path(ref).read_text()
         return yaml.safe_load(text)
     except FileNotFoundError:
-        raise UsageError(f"config {ref}: no such file or shipped config; {_known_names()}") from None
+        raise UsageError(
+            f"cannot read config {ref}: no such file, nor a shipped config; {_known_names()}"
+        ) from None
     except OSError as err:
         raise UsageError(f"cannot read config {ref}: {err.strerror or err}") from None
     except UnicodeDecodeError:

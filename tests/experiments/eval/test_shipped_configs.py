@@ -54,7 +54,9 @@ def test_an_unknown_name_or_missing_file_is_one_line_naming_the_shipped_ones(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     known = "shipped configs: ladder, ladder_big, master_ppo, neural, ppo"
-    with pytest.raises(UsageError, match=f"config pp0: no such file or shipped config; {known}"):
+    with pytest.raises(
+        UsageError, match=f"cannot read config pp0: no such file, nor a shipped config; {known}"
+    ):
         load_dataclass_yaml("pp0", Args)
     with pytest.raises(UsageError, match=f"no shipped config named 'pp0'; {known}"):
         shipped_config_text("pp0")
