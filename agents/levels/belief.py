@@ -50,7 +50,7 @@ opponent's deadwood for the tilt).
 
 **Knocks against sampled hands** (:class:`Knock`): the knocker's showdown melds are arranged once
 (:func:`ginenv.kernels.showdown_melds`, the engine's tie-break) and scored against many defender
-hands with the compiled layoffs of :mod:`ginenv.kernels` (:func:`ginenv.agents.levels.kernels.knock_points`);
+hands with the compiled layoffs of :mod:`ginenv.kernels` (:func:`ginenv.kernels.defend_knock`);
 ``tests/agents/test_belief.py`` checks them against :func:`ginenv.scoring.score_knock`.
 """
 
@@ -62,11 +62,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
-from ginenv.agents.levels.kernels import knock_points
 from numba import njit
 
 from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
-from ginenv.kernels import RANK_MASK, min_deadwood, showdown_melds
+from ginenv.kernels import RANK_MASK, defend_knock, min_deadwood, showdown_melds
 from ginenv.observation import SeatView
 from ginenv.rules import Rules
 
@@ -494,7 +493,7 @@ def _knock_points_many(
     # One compiled loop over the sampled defenders instead of one Python call each.
     out = np.empty(defenders.size, dtype=np.int64)
     for i in range(defenders.size):
-        out[i] = knock_points(melds, knocker_deadwood, defenders[i], gin_bonus, undercut_bonus)
+        out[i] = defend_knock(melds, knocker_deadwood, defenders[i], gin_bonus, undercut_bonus)[1]
     return out
 
 

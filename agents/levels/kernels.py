@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ginenv.cards import NUM_CARDS
-from ginenv.kernels import CARD_VALUE, best_discards, layoff_deadwood, meldable, min_deadwood
+from ginenv.kernels import CARD_VALUE, best_discards, meldable, min_deadwood
 
 #: Danger weight of a meld window for each of its other cards the opponent took from the pile.
 TAKEN_WEIGHT = 2.0
@@ -177,25 +177,6 @@ def danger_table(live: int, taken: int, avoided: int) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
-def knock_points(
-    melds: np.ndarray, knocker_deadwood: int, defender: int, gin_bonus: int, undercut_bonus: int
-) -> int:
-    """Points of a 10-card knock for the knocker (negative: the defender's undercut) against one
-    defender hand, the knocker's showdown ``melds`` (:func:`ginenv.kernels.showdown_melds`) and
-    deadwood computed once for many defenders.
-
-    The score of :func:`ginenv.kernels.knock_outcome` without its per-call arrangement search: the
-    simulations score one knock against hundreds of sampled hands.
-    """
-    if knocker_deadwood == 0:
-        return gin_bonus + min_deadwood(defender)
-    left = layoff_deadwood(melds, defender)
-    if left <= knocker_deadwood:
-        return -(knocker_deadwood - left + undercut_bonus)
-    return left - knocker_deadwood
-
-
 __all__ = [
     "AVOIDED_FACTOR",
     "TAKEN_WEIGHT",
@@ -204,7 +185,6 @@ __all__ = [
     "discard_cost_table",
     "draw_table",
     "expected_cost",
-    "knock_points",
     "sensible_discards",
     "stock_cost",
 ]

@@ -67,13 +67,12 @@ from ginenv.agents.base import Observation
 from ginenv.agents.levels.belief import Knock
 from ginenv.agents.levels.expert import ExpertAgent, discard_values
 from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, take_is_useful
-from ginenv.agents.levels.kernels import knock_points
 from numba import njit
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
+from ginenv.kernels import defend_knock, meldable, min_deadwood
 from ginenv.kernels import hand as H
-from ginenv.kernels import meldable, min_deadwood
 from ginenv.kernels.policies import (
     PARTNERS,
     policy_discard,
@@ -232,7 +231,8 @@ def simulate_options(
             k = kinds[i]
             if k == Option.KNOCK:
                 melds = knock_melds[i]
-                out[w, i] = knock_points(melds[melds != 0], knock_deadwood[i], opp, gin_bonus, undercut_bonus)
+                scored = defend_knock(melds[melds != 0], knock_deadwood[i], opp, gin_bonus, undercut_bonus)
+                out[w, i] = scored[1]
                 continue
             if k == Option.PLAY_ON:
                 # ``hand`` holds 11 cards: discard cards[i] and play on.

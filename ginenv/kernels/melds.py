@@ -625,6 +625,26 @@ def layoff_deadwood(melds: np.ndarray, defender: int) -> int:
 
 
 @njit(cache=True)
+def defend_knock(
+    melds: np.ndarray, knocker_deadwood: int, defender: int, gin_bonus: int, undercut_bonus: int
+) -> tuple[int, int, int]:
+    """Score a 10-card knock against one defender hand: ``(kind, points to the knocker, negative
+    when undercut, defender deadwood after layoffs)``; ``kind`` is a :class:`KnockKind` value.
+
+    The knocker's side comes in already arranged (its showdown ``melds``, :func:`showdown_melds`,
+    and its deadwood), so a search that scores one knock against hundreds of sampled defenders
+    arranges it once. :func:`knock_outcome` scores every knock of a game through this function.
+    """
+    if knocker_deadwood == 0:
+        d_before = min_deadwood(defender)
+        return KnockKind.GIN, gin_bonus + d_before, d_before
+    d_dw = layoff_deadwood(melds, defender)
+    if d_dw <= knocker_deadwood:
+        return KnockKind.UNDERCUT, -(knocker_deadwood - d_dw + undercut_bonus), d_dw
+    return KnockKind.KNOCK, d_dw - knocker_deadwood, d_dw
+
+
+@njit(cache=True)
 def knock_outcome(
     knocker: int, defender: int, gin_bonus: int, undercut_bonus: int, big_gin_bonus: int
 ) -> tuple[int, int, int, int]:
@@ -634,16 +654,14 @@ def knock_outcome(
     deadwood after layoffs)``; ``kind`` is a :class:`KnockKind` value. The same outcome as
     ``ginenv.scoring.score_knock`` (which also checks the knock is legal and lists the cards).
     """
-    d_before = min_deadwood(defender)
     if popcount(knocker) == 11:
+        d_before = min_deadwood(defender)
         return KnockKind.BIG_GIN, big_gin_bonus + d_before, 0, d_before
     k_dw = min_deadwood(knocker)
-    if k_dw == 0:
-        return KnockKind.GIN, gin_bonus + d_before, 0, d_before
-    d_dw = layoff_deadwood(showdown_melds(knocker), defender)
-    if d_dw <= k_dw:
-        return KnockKind.UNDERCUT, -(k_dw - d_dw + undercut_bonus), k_dw, d_dw
-    return KnockKind.KNOCK, d_dw - k_dw, k_dw, d_dw
+    # Gin lays off nothing, so its melds are not needed (nor searched for).
+    melds = showdown_melds(knocker) if k_dw > 0 else np.zeros(0, dtype=np.int64)
+    kind, points, d_dw = defend_knock(melds, k_dw, defender, gin_bonus, undercut_bonus)
+    return kind, points, k_dw, d_dw
 
 
 __all__ = [
@@ -660,6 +678,7 @@ __all__ = [
     "best_discards",
     "best_layoffs",
     "deadwood_many",
+    "defend_knock",
     "hand_features_many",
     "hand_value",
     "highest_card",

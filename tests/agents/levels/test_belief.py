@@ -15,7 +15,6 @@ from ginenv.agents.levels.belief import (
     _marginals,
     _sample_subsets,
 )
-from ginenv.agents.levels.kernels import knock_points
 from scenarios import deck_with
 
 from ginenv import gin_rummy_v0, kernels
@@ -217,18 +216,18 @@ def test_fast_showdown_equals_score_knock() -> None:
     assert layoffs > 400  # the comparison covered many layoffs
 
 
-def test_knock_points_is_the_kernels_knock_outcome() -> None:
-    """The agents' one knock-points helper scores as ``kernels.knock_outcome``, undercut bonus and
-    gin bonus included, whatever the bonuses."""
+def test_defend_knock_scores_as_knock_outcome() -> None:
+    """The searches' scoring of a pre-arranged knock (``kernels.defend_knock``) gives
+    ``kernels.knock_outcome``'s kind, points and defender deadwood, whatever the bonuses."""
     rng = np.random.default_rng(7)
     kinds = set()
     for _ in range(1500):
         knocker = random_knocker(rng)
         defender = random_defender(knocker, rng)
         gin_bonus, undercut_bonus = int(rng.integers(0, 40)), int(rng.integers(0, 40))
-        kind, points, _, _ = kernels.knock_outcome(knocker, defender, gin_bonus, undercut_bonus, 31)
+        kind, points, _, d_dw = kernels.knock_outcome(knocker, defender, gin_bonus, undercut_bonus, 31)
         melds = kernels.showdown_melds(knocker)
         dw = int(kernels.min_deadwood(knocker))
-        assert knock_points(melds, dw, defender, gin_bonus, undercut_bonus) == points
+        assert kernels.defend_knock(melds, dw, defender, gin_bonus, undercut_bonus) == (kind, points, d_dw)
         kinds.add(kernels.KNOCK_KINDS[kind])
     assert kinds == {"knock", "undercut", "gin"}
