@@ -92,6 +92,8 @@ class DeckError(CardError):
     """A deck given for a deal is not 52 distinct cards."""
 
 
+#: How a hand ended; the names are :data:`ginenv.kernels.hand.RESULT_KINDS` (a type checker needs
+#: them spelled out: tests/ginenv/test_engine.py holds the two equal).
 ResultKind = Literal["knock", "undercut", "gin", "big_gin", "dead", "truncated"]
 
 

@@ -38,6 +38,7 @@ from ginenv.actions import ACTION_NAMES, UnknownActionError, action_id
 from ginenv.cards import CARD_NAMES, CardError
 from ginenv.cards import short_repr as _show
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState, IllegalActionError, check_turn_limit
+from ginenv.kernels.hand import RESULT_KINDS
 from ginenv.match import DEFAULT_HAND_LIMIT, Match, check_hand_limit
 from ginenv.rules import Rules, RulesError
 from ginenv.validation import is_int
@@ -66,7 +67,6 @@ _TOP_KEYS = (
 #: The longest player name a replay records.
 MAX_PLAYER_NAME = 40
 _HAND_KEYS = ("dealer", "deck", "actions", "result")
-_RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
 
 
 def _hand_entry(state: HandState) -> dict[str, Any]:
@@ -266,9 +266,7 @@ def _check_result_types(i: int, recorded: dict[Any, Any]) -> None:
     where = f"hand {i}: result"
     _check_keys(where, recorded, ("kind", "winner", "points", "knocker", "deadwood", "layoffs"))
     kind = recorded.get("kind")
-    _need(
-        kind in _RESULT_KINDS, f"{where} 'kind' must be one of {', '.join(_RESULT_KINDS)}, got {_show(kind)}"
-    )
+    _need(kind in RESULT_KINDS, f"{where} 'kind' must be one of {', '.join(RESULT_KINDS)}, got {_show(kind)}")
     for key in ("winner", "knocker"):
         value = recorded.get(key)
         _need(value is None or _is_seat(value), f"{where} '{key}' must be 0, 1 or null, got {_show(value)}")

@@ -27,6 +27,8 @@ from ginenv.kernels import KNOCK_KINDS
 from ginenv.melds import Arrangement, best_arrangement
 from ginenv.rules import Rules
 
+#: How a knock ends; the names are :data:`ginenv.kernels.KNOCK_KINDS` (a type checker needs them
+#: spelled out: tests/ginenv/test_scoring.py holds the two equal).
 ResultKind = Literal["knock", "undercut", "gin", "big_gin"]
 
 

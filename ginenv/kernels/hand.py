@@ -29,6 +29,7 @@ from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOC
 from ginenv.kernels.melds import (
     CARD_VALUE,
     FULL_DECK,
+    KNOCK_KINDS,
     KnockKind,
     knock_discards,
     knock_outcome,
@@ -69,8 +70,8 @@ GIN_BONUS, UNDERCUT_BONUS, BIG_GIN_BONUS, OKLAHOMA, DEAD_HAND_STOCK, DISCARD_TAK
 NUM_RULE_ENTRIES = 8
 
 #: Result kinds by code: :class:`ginenv.kernels.melds.KnockKind`'s four, then a dead and a truncated hand.
-RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
-NO_RESULT, DEAD, TRUNCATED = -1, 4, 5
+RESULT_KINDS = (*KNOCK_KINDS, "dead", "truncated")
+NO_RESULT, DEAD, TRUNCATED = -1, len(KNOCK_KINDS), len(KNOCK_KINDS) + 1
 
 # Planes of the observation vector (ginenv.layout.PLANES, in order).
 _PLANE_HAND = PLANE_BASE

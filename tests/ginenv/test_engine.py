@@ -689,3 +689,17 @@ def test_bad_dealer_is_refused(dealer: object) -> None:
 def test_rules_must_be_rules() -> None:
     with pytest.raises(RulesError, match="Rules"):
         HandState(rules={"knock_limit": 5})  # type: ignore[arg-type]
+
+
+def test_result_kinds_have_one_spelling() -> None:
+    """The engine's ``ResultKind`` names the kernel's result codes in their order, and a hand's end
+    codes are the knock kinds then a dead and a truncated hand."""
+    from typing import get_args
+
+    from ginenv.engine import ResultKind
+    from ginenv.kernels import KNOCK_KINDS
+    from ginenv.kernels import hand as H
+
+    assert get_args(ResultKind) == H.RESULT_KINDS
+    assert H.RESULT_KINDS[: len(KNOCK_KINDS)] == KNOCK_KINDS
+    assert (H.RESULT_KINDS[H.DEAD], H.RESULT_KINDS[H.TRUNCATED]) == ("dead", "truncated")

@@ -382,3 +382,14 @@ def test_big_gin_equals_brute_force(
     assert result.knocker_deadwood == 0
     assert result.defender_deadwood == ref.min_deadwood(defender)
     assert result.points == rules.big_gin_bonus + result.defender_deadwood
+
+
+def test_knock_kinds_have_one_spelling() -> None:
+    """``score_knock``'s ``ResultKind`` names the kernel's ``KnockKind`` codes, in their order."""
+    from typing import get_args
+
+    from ginenv.kernels import KNOCK_KINDS, KnockKind
+    from ginenv.scoring import ResultKind
+
+    assert get_args(ResultKind) == KNOCK_KINDS
+    assert [KNOCK_KINDS[k] for k in KnockKind] == [k.name.lower() for k in KnockKind]
