@@ -3,10 +3,11 @@
 :class:`HandState` is the readable face of one hand (one deal) over the one implementation of the
 rules, the compiled record of :mod:`ginenv.kernels.hand` (a single row): dealing, the legal actions
 and each action's effect are computed there, for this class as for the batched engine and master's
-rollouts. Its :class:`Phase` says whose decision it is and of what kind (the kernel has one branch
-per phase). Legal actions are an int bitmask over the action ids of :mod:`ginenv.actions` (cached
-until the state changes); applying an action that is not legal raises :class:`IllegalActionError`
-before anything is touched. The hand's cards, pile, stock and public record are read from the
+rollouts. Its :class:`Phase` (the kernel's :class:`ginenv.kernels.hand.Phase`: one definition for
+both) says whose decision it is and of what kind (the kernel has one branch per phase). Legal
+actions are an int bitmask over the action ids of :mod:`ginenv.actions` (cached until the state
+changes); applying an action that is not legal raises :class:`IllegalActionError` before anything
+is touched. The hand's cards, pile, stock and public record are read from the
 record; the history of actions and the :class:`HandResult` are kept here.
 
 Deal order (``docs/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
@@ -24,7 +25,6 @@ discard pile come near the limit (two players can cycle cards through the pile f
 
 from __future__ import annotations
 
-import enum
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,6 +49,7 @@ from ginenv.cards import (
     short_repr,
 )
 from ginenv.kernels import hand as H
+from ginenv.kernels.hand import Phase as Phase  # re-exported: ginenv.engine.Phase is public
 from ginenv.kernels.melds import min_deadwood
 from ginenv.layout import HAND_SIZE, NUM_PHASES
 from ginenv.rules import Rules, RulesError
@@ -67,21 +68,6 @@ _CARD_ACTION_LANES = tuple(
     (base, tuple(tuple(base + r for r in range(13) if m >> r & 1) for m in range(1 << 13)))
     for base in range(DISCARD_BASE, NUM_ACTIONS, 13)
 )
-
-
-class Phase(enum.IntEnum):
-    """Whose decision it is, and of what kind."""
-
-    UPCARD_NON_DEALER = 0  # non-dealer: take the upcard or pass
-    UPCARD_DEALER = 1  # dealer: take the upcard or pass (the non-dealer passed)
-    DRAW = 2  # draw from the stock or the discard pile
-    DISCARD = 3  # discard (maybe knocking), or big gin
-    OVER = 4  # the hand has ended
-
-    @property
-    def offers_upcard(self) -> bool:
-        """Whether this is one of the upcard offer's two phases (take the upcard or pass)."""
-        return self in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
 
 
 class IllegalActionError(ValueError):

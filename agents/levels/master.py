@@ -167,7 +167,7 @@ def rollout(
     be thrown back (``Rules.discard_taken_card``); ``feed_cost`` and ``partner_cost`` as in
     :func:`ginenv.kernels.policies.policy_discard_safe`. Points for me."""
     s = np.empty((1, H.RECORD_SIZE), dtype=np.int64)
-    _world(s[0], me, opp, stock, top, H.DRAW, limit)
+    _world(s[0], me, opp, stock, top, H.Phase.DRAW, limit)
     s[0, H.PLAYER] = mover
     s[0, H.FORCED] = 1 if top < 0 else 0
     cfg = _rollout_rules(limit, dead_stock, gin_bonus, undercut_bonus, discard_taken)
@@ -236,10 +236,10 @@ def simulate_options(
                 continue
             if k == Option.PLAY_ON:
                 # ``hand`` holds 11 cards: discard cards[i] and play on.
-                _world(s[0], hand, opp, stock, -1, H.DISCARD, limit)
+                _world(s[0], hand, opp, stock, -1, H.Phase.DISCARD, limit)
                 first = DISCARD_BASE + cards[i]
             else:
-                _world(s[0], hand, opp, stock, top, H.DRAW, limit)
+                _world(s[0], hand, opp, stock, top, H.Phase.DRAW, limit)
                 first = DRAW_DISCARD if k == Option.TAKE_TOP else DRAW_STOCK
             if H.apply(s, 0, first, cfg):
                 out[w, i] = 0.0  # a dead hand at once

@@ -22,6 +22,8 @@ upcard, 21 onwards is the stock, 21 drawn first.
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 from numba import njit
 
@@ -62,8 +64,23 @@ DECK = 24
 PILE = DECK + NUM_CARDS
 RECORD_SIZE = PILE + NUM_CARDS
 
-# Phases (the values of ginenv.engine.Phase).
-UPCARD_NON_DEALER, UPCARD_DEALER, DRAW, DISCARD, OVER = 0, 1, 2, 3, 4
+
+class Phase(enum.IntEnum):
+    """Whose decision it is, and of what kind: the values of the record's ``PHASE`` column, the one
+    definition of the phases (the compiled code reads the members as constants; the observation's
+    phase one-hot is indexed by them; :class:`ginenv.engine.Phase` is this enum)."""
+
+    UPCARD_NON_DEALER = 0  # non-dealer: take the upcard or pass
+    UPCARD_DEALER = 1  # dealer: take the upcard or pass (the non-dealer passed)
+    DRAW = 2  # draw from the stock or the discard pile
+    DISCARD = 3  # discard (maybe knocking), or big gin
+    OVER = 4  # the hand has ended
+
+    @property
+    def offers_upcard(self) -> bool:
+        """Whether this is one of the upcard offer's two phases (take the upcard or pass)."""
+        return self in (Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER)
+
 
 # Entries of the rule-option array (the last one is the knock limit).
 GIN_BONUS, UNDERCUT_BONUS, BIG_GIN_BONUS, OKLAHOMA, DEAD_HAND_STOCK, DISCARD_TAKEN, TURN_LIMIT = range(7)
@@ -121,7 +138,7 @@ def deal(s: np.ndarray, i: int, deck: np.ndarray, dealer: int, cfg: np.ndarray) 
     s[i, STOCK_POS] = 21
     for c in range(TAKEN0, PASSED1 + 1):
         s[i, c] = 0
-    s[i, PHASE] = UPCARD_NON_DEALER
+    s[i, PHASE] = Phase.UPCARD_NON_DEALER
     s[i, PLAYER] = non_dealer
     s[i, DEALER] = dealer
     s[i, BANNED] = -1
@@ -170,14 +187,14 @@ def legal_parts(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, int]:
     """Row ``i``'s legal actions as three bitmasks: the low actions (ids 0-3: draws, pass, big gin),
     the cards that may be discarded and those whose discard may knock."""
     phase = s[i, PHASE]
-    if phase == DISCARD:
+    if phase == Phase.DISCARD:
         allowed, knocks, big = discard_options(s, i, cfg)
         return (1 << BIG_GIN) if big else 0, allowed, knocks
-    if phase == DRAW:
+    if phase == Phase.DRAW:
         if s[i, FORCED]:
             return 1 << DRAW_STOCK, 0, 0
         return (1 << DRAW_STOCK) | (1 << DRAW_DISCARD), 0, 0
-    if phase == OVER:
+    if phase == Phase.OVER:
         return 0, 0, 0
     return (1 << DRAW_DISCARD) | (1 << PASS), 0, 0
 
@@ -282,7 +299,7 @@ def _take_top(s: np.ndarray, i: int, player: int, cfg: np.ndarray) -> None:
     s[i, BANNED] = -1 if cfg[DISCARD_TAKEN] else card
     s[i, JUST_TOOK] = card
     s[i, DRAWS] += 1
-    s[i, PHASE] = DISCARD
+    s[i, PHASE] = Phase.DISCARD
 
 
 @njit(cache=True)
@@ -300,7 +317,7 @@ def _showdown(s: np.ndarray, i: int, knocker: int, cfg: np.ndarray) -> None:
         s[i, POINTS] = points
     s[i, DEADWOOD0 + knocker] = kdw
     s[i, DEADWOOD0 + defender] = ddw
-    s[i, PHASE] = OVER
+    s[i, PHASE] = Phase.OVER
 
 
 @njit(cache=True)
@@ -310,21 +327,21 @@ def apply(s: np.ndarray, i: int, action: int, cfg: np.ndarray) -> bool:
     phase = s[i, PHASE]
     player = s[i, PLAYER]
     top = top_card(s, i)
-    if phase <= UPCARD_DEALER:  # the upcard offer
+    if phase <= Phase.UPCARD_DEALER:  # the upcard offer
         if action == DRAW_DISCARD:
             _take_top(s, i, player, cfg)
         else:
             s[i, PASSED0 + player] |= np.int64(1) << top
-            if phase == UPCARD_NON_DEALER:
-                s[i, PHASE] = UPCARD_DEALER
+            if phase == Phase.UPCARD_NON_DEALER:
+                s[i, PHASE] = Phase.UPCARD_DEALER
                 s[i, PLAYER] = s[i, DEALER]
             else:
                 # Both passed: the non-dealer's first draw must be from the stock.
-                s[i, PHASE] = DRAW
+                s[i, PHASE] = Phase.DRAW
                 s[i, PLAYER] = 1 - s[i, DEALER]
                 s[i, FORCED] = 1
         return False
-    if phase == DRAW:
+    if phase == Phase.DRAW:
         s[i, FORCED] = 0
         if action == DRAW_DISCARD:
             _take_top(s, i, player, cfg)
@@ -336,7 +353,7 @@ def apply(s: np.ndarray, i: int, action: int, cfg: np.ndarray) -> bool:
             s[i, BANNED] = -1
             s[i, JUST_TOOK] = -1
             s[i, DRAWS] += 1
-            s[i, PHASE] = DISCARD
+            s[i, PHASE] = Phase.DISCARD
         return False
     # The discard phase: big gin, a knock, or a plain discard.
     if action != BIG_GIN:
@@ -359,10 +376,10 @@ def apply(s: np.ndarray, i: int, action: int, cfg: np.ndarray) -> bool:
         s[i, RESULT] = DEAD if dead else TRUNCATED
         s[i, WINNER] = -1
         s[i, POINTS] = 0
-        s[i, PHASE] = OVER
+        s[i, PHASE] = Phase.OVER
         return True
     s[i, PLAYER] = 1 - player
-    s[i, PHASE] = DRAW
+    s[i, PHASE] = Phase.DRAW
     return False
 
 
@@ -423,6 +440,7 @@ __all__ = [
     "RECORD_SIZE",
     "RESULT_KINDS",
     "TRUNCATED",
+    "Phase",
     "apply",
     "count_stock",
     "deal",

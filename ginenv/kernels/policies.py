@@ -47,7 +47,7 @@ def pick_bit(mask: int, k: int) -> int:
 def random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> int:
     """A uniformly random legal action of row ``i``."""
     phase = s[i, H.PHASE]
-    if phase == H.DISCARD:
+    if phase == H.Phase.DISCARD:
         allowed, knocks, can_big_gin = H.discard_options(s, i, cfg)
         big = 1 if can_big_gin else 0
         n_discards = popcount(allowed)
@@ -59,7 +59,7 @@ def random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generato
         if r < n_discards + n_knocks:
             return KNOCK_BASE + pick_bit(knocks, r - n_discards)
         return BIG_GIN
-    if phase == H.DRAW:
+    if phase == H.Phase.DRAW:
         if s[i, H.FORCED] or rng.random() < 0.5:
             return DRAW_STOCK
         return DRAW_DISCARD
@@ -120,12 +120,12 @@ def greedy_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
     """The greedy level's action in row ``i`` (exactly ``GreedyAgent.act``)."""
     phase = s[i, H.PHASE]
     hand = s[i, H.HAND0 + s[i, H.PLAYER]]
-    if phase != H.DISCARD:
-        can_take = phase != H.DRAW or not s[i, H.FORCED]
+    if phase != H.Phase.DISCARD:
+        can_take = phase != H.Phase.DRAW or not s[i, H.FORCED]
         top = H.top_card(s, i)
         if can_take and top >= 0 and greedy_takes(hand, top):
             return DRAW_DISCARD
-        return PASS if phase != H.DRAW else DRAW_STOCK
+        return PASS if phase != H.Phase.DRAW else DRAW_STOCK
     allowed, knocks, big = H.discard_options(s, i, cfg)
     if big:
         return BIG_GIN
@@ -252,7 +252,7 @@ def rollout_action(
     p = s[i, H.PLAYER]
     hand = s[i, H.HAND0 + p]
     discard_taken = cfg[H.DISCARD_TAKEN] != 0
-    if s[i, H.PHASE] == H.DRAW:
+    if s[i, H.PHASE] == H.Phase.DRAW:
         top = H.top_card(s, i)
         if not s[i, H.FORCED] and top >= 0 and policy_takes(hand, top, discard_taken):
             return DRAW_DISCARD
