@@ -139,6 +139,8 @@ def main(argv: list[str]) -> int:
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails
         # the build. `python3 dev.py docs serve` previews it instead (mkdocs serve).
         ensure_env()
+        # Material for MkDocs prints a banner about its successor at every build; this quiets it.
+        os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
         if rest[:1] == ["serve"]:
             return sh(PY, "-m", "mkdocs", "serve", "--strict", *rest[1:], check=False)
         return sh(PY, "-m", "mkdocs", "build", "--strict", *rest, check=False)
