@@ -27,7 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 EXAMPLE = DOCS / "examples" / "my_agent.py"
 #: Pages whose every ```python block runs, in order, in one namespace per page.
-RUNNABLE_PAGES = ("getting-started.md", "environments.md", "your-agent.md", "reference/index.md")
+RUNNABLE_PAGES = (
+    "getting-started.md",
+    "environments.md",
+    "agents.md",
+    "benchmarking.md",
+    "your-agent.md",
+    "reference/index.md",
+)
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', re.MULTILINE)
 
