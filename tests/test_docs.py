@@ -99,6 +99,10 @@ def test_docstring_extension_reads_roles_and_comments() -> None:
     assert module.strip_roles("see :func:`decode` and :py:class:`~ginenv.rules.Rules`.") == (
         "see `decode` and `ginenv.rules.Rules`."
     )
+    assert (
+        module.strip_roles("reads like a score sheet::\n\n    {}\n")
+        == "reads like a score sheet:\n\n    {}\n"
+    )
     lines = ["x = 1", "#: The first line", "#: and the second.", "y: int = 2", "z = 3"]
     assert module.comment_doc(lines, 4) == "The first line\nand the second."
     assert module.comment_doc(lines, 5) is None

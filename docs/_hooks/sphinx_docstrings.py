@@ -3,6 +3,8 @@
 - Cross-reference roles (``:func:`decode` ``, ``:class:`~ginenv.rules.Rules` ``): the Markdown
   renderer of mkdocstrings would print the role's name before the code; only the target is kept,
   as inline code.
+- A paragraph ending in ``::`` introduces a literal block (the indented block after it, which
+  Markdown also reads as code): ``text::`` reads ``text:``, as Sphinx prints it.
 - ``#:`` comments above a module or class attribute are its documentation (as Sphinx autodoc reads
   them); griffe reads only string docstrings, so those comments become the attribute's docstring.
 
@@ -21,9 +23,15 @@ import griffe
 ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|data|exc|obj|const|term):`~?([^`]+)`")
 
 
+#: A reST literal-block marker at the end of a line: ``text::`` (kept as ``text:``) or a lone ``::``.
+LITERAL = re.compile(r"(\S)::$|[ \t]*(?<!\S)::$", re.MULTILINE)
+
+
 def strip_roles(text: str) -> str:
-    """``text`` with every Sphinx role replaced by its target as inline code."""
-    return ROLE.sub(r"`\1`", text)
+    """``text`` with every Sphinx role replaced by its target as inline code, and every literal-block
+    marker ``::`` read as Sphinx prints it."""
+    text = ROLE.sub(r"`\1`", text)
+    return LITERAL.sub(lambda m: f"{m.group(1)}:" if m.group(1) else "", text)
 
 
 def comment_doc(lines: list[str], lineno: int) -> str | None:
