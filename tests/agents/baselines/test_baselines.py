@@ -1,4 +1,4 @@
-"""The published-baseline adapters (agents/baselines/__init__.py): OpenSpiel's simple bot, RLCard's novice.
+"""The published-baseline adapters (agents/baselines/): OpenSpiel's simple bot, RLCard's novice.
 
 open-spiel is part of the dev extra, so its tests always run; the RLCard tests are skipped where
 rlcard is not installed.
@@ -105,10 +105,11 @@ def check_reconstruction(adapter: Agent, obs: Observation) -> None:
     else:
         state = adapter.last_state
         assert state is not None
-        from ginenv.agents.baselines import _RL_ID
+        from ginenv.agents.baselines import rlcard_card_ids
 
+        rl_id = rlcard_card_ids()
         rl_hand = {i for i in range(52) if state["obs"][0][i]}
-        assert rl_hand == {_RL_ID[c] for c in cards_of(view.hand)}
+        assert rl_hand == {rl_id[c] for c in cards_of(view.hand)}
 
 
 def make_adapter(name: str, seed: int = 0) -> Agent:
