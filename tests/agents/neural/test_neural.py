@@ -155,7 +155,8 @@ def never_built(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"a network was built for a refused checkpoint: {args} {kwargs}")
 
-    monkeypatch.setattr(neural, "MaskedPolicy", boom)
+    # The checkpoint module builds the network (the package only re-exports MaskedPolicy).
+    monkeypatch.setattr(neural.checkpoint, "MaskedPolicy", boom)
 
 
 def altered(change: Callable[[dict], None]) -> dict:
