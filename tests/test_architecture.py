@@ -1,0 +1,290 @@
+"""The project's architecture check (tools/archcheck.py): the repository passes it, and each rule
+finds what breaks it in a small tree written for the test."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "tools" / "archcheck.py"
+
+
+def load_checker() -> ModuleType:
+    """tools/archcheck.py as a module (tools/ is not a package: the check is a script)."""
+    spec = importlib.util.spec_from_file_location("archcheck", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+archcheck = load_checker()
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """A repository at ``root`` holding ``files`` (path -> text); every package folder of the three
+    roots gets an empty ``__init__.py`` unless ``files`` gives one."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for folder in ("ginenv", "agents", "experiments"):
+        (root / folder).mkdir(exist_ok=True)
+        for sub in [root / folder, *(p for p in (root / folder).rglob("*") if p.is_dir())]:
+            if any(sub.glob("*.py")) and not (sub / "__init__.py").exists():
+                (sub / "__init__.py").write_text("", encoding="utf-8")
+    return root
+
+
+def findings(root: Path, rule: str) -> list[str]:
+    """The findings of one rule in the tree at ``root``, as the script prints them, sorted."""
+    return sorted(str(f) for f in archcheck.check(root) if f.rule == rule)
+
+
+# ---------------------------------------------------------------------------- the repository
+
+
+def test_the_repository_passes() -> None:
+    found = archcheck.check(REPO)
+    assert found == [], "\n".join(map(str, found))
+
+
+def test_the_repository_is_read_whole() -> None:
+    """The check sees the packages as they install (not an empty or partial tree)."""
+    tree = archcheck.read_tree(REPO)
+    for name in (
+        "ginenv",
+        "ginenv.kernels.hand",
+        "ginenv.agents.neural.checkpoint",
+        "ginenv.experiments.cli",
+    ):
+        assert name in tree.modules
+    assert REPO / "experiments" / "play" / "static" / "app.js" in tree.sources
+    edges = archcheck.import_edges(tree)
+    assert "ginenv.agents.base" in edges["ginenv.agents.levels.master"]
+    # Lazy: the registry builds the shipped network's agent inside a function.
+    assert "ginenv.agents.neural" in edges["ginenv.agents"]
+
+
+def test_the_script_exits_0_on_the_repository_and_1_on_a_finding(tmp_path: Path) -> None:
+    ok = subprocess.run([sys.executable, SCRIPT, REPO], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.startswith("0 findings")
+    bad = write_tree(
+        tmp_path, {"ginenv/a.py": "from ginenv.b import _hidden\n", "ginenv/b.py": "_hidden = 1\n"}
+    )
+    run = subprocess.run([sys.executable, SCRIPT, bad], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert (
+        run.stdout.splitlines()[0] == "private-import: ginenv/a.py:1: ginenv.a imports _hidden from ginenv.b"
+    )
+    assert run.stdout.splitlines()[-1].startswith("1 findings (1 private-import,")
+
+
+# ---------------------------------------------------------------------------- private imports
+
+
+def test_a_private_name_of_another_module_is_found(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/cards.py": "_TABLE = {}\n__version__ = '1'\n",
+            "ginenv/melds.py": "import os\n\n\ndef f():\n    from .cards import _TABLE\n",
+            "agents/levels/easy.py": "from ginenv.cards import __version__\n"
+            "from ginenv.cards import _TABLE as T\n",
+        },
+    )
+    assert findings(tmp_path, "private-import") == [
+        "private-import: agents/levels/easy.py:2: ginenv.agents.levels.easy imports _TABLE from ginenv.cards",
+        "private-import: ginenv/melds.py:5: ginenv.melds imports _TABLE from ginenv.cards",
+    ]
+
+
+def test_a_private_submodule_belongs_to_its_package(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/kernels/_impl.py": "X = 1\n",
+            "ginenv/kernels/__init__.py": "from ginenv.kernels._impl import X\n",
+            "ginenv/kernels/hand.py": "from . import _impl\n",
+            "ginenv/engine.py": "import ginenv.kernels._impl\n",
+        },
+    )
+    assert findings(tmp_path, "private-import") == [
+        "private-import: ginenv/engine.py:1: "
+        "ginenv.engine imports ginenv.kernels._impl, private to ginenv.kernels"
+    ]
+
+
+def test_private_names_of_other_packages_are_not_judged(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"ginenv/a.py": "from numpy._core import _x\n"})
+    assert findings(tmp_path, "private-import") == []
+
+
+# ---------------------------------------------------------------------------- import circles
+
+
+def test_two_modules_importing_each_other_are_a_circle(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"ginenv/a.py": "import ginenv.b\n", "ginenv/b.py": "\n\nfrom ginenv import a\n"})
+    assert findings(tmp_path, "import-circle") == [
+        "import-circle: ginenv/a.py:1: ginenv.a (line 1) -> ginenv.b (line 3) -> ginenv.a"
+    ]
+
+
+def test_a_lazy_import_closes_a_circle(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/a.py": "from ginenv.b import B\n",
+            "ginenv/b.py": "from ginenv.c import C\nB = 1\n",
+            "ginenv/c.py": "C = 1\n\n\ndef later():\n    from ginenv.a import thing\n",
+        },
+    )
+    assert findings(tmp_path, "import-circle") == [
+        "import-circle: ginenv/a.py:1: "
+        "ginenv.a (line 1) -> ginenv.b (line 1) -> ginenv.c (line 5) -> ginenv.a"
+    ]
+
+
+def test_import_module_with_a_literal_name_is_an_import(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/a.py": "import importlib\n\n\ndef f():\n    return importlib.import_module('ginenv.b')\n",
+            "ginenv/b.py": "from ginenv.a import f\n",
+        },
+    )
+    assert len(findings(tmp_path, "import-circle")) == 1
+
+
+def test_a_package_init_edge_closes_a_circle(tmp_path: Path) -> None:
+    """sibling -> package -> sibling: the core's lazy import of the agents package runs its
+    ``__init__``, which imports the agent that imports the core module."""
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/wrappers.py": "class RandomPolicy: ...\n\n\ndef opponent():\n    import ginenv.agents\n",
+            "agents/__init__.py": "from ginenv.agents.baselines.random_agent import RandomAgent\n",
+            "agents/baselines/random_agent.py": "from ginenv.wrappers import RandomPolicy\n",
+        },
+    )
+    assert findings(tmp_path, "import-circle") == [
+        "import-circle: agents/__init__.py:1: ginenv.agents (line 1) -> "
+        "ginenv.agents.baselines.random_agent (line 1) -> ginenv.wrappers (line 5) -> ginenv.agents"
+    ]
+
+
+def test_importing_a_submodule_runs_the_packages_it_passes_through(tmp_path: Path) -> None:
+    """``from ginenv.pkg.leaf import x`` runs ``ginenv/pkg/__init__.py``: an edge to it."""
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/a.py": "from ginenv.pkg.leaf import x\n",
+            "ginenv/pkg/__init__.py": "from ginenv.a import y\n",
+            "ginenv/pkg/leaf.py": "x = 1\n",
+        },
+    )
+    assert findings(tmp_path, "import-circle") == [
+        "import-circle: ginenv/a.py:1: ginenv.a (line 1) -> ginenv.pkg (line 1) -> ginenv.a"
+    ]
+
+
+def test_a_module_importing_its_own_package_is_no_circle(tmp_path: Path) -> None:
+    """The package's ``__init__`` is already running when its submodule is imported."""
+    write_tree(
+        tmp_path,
+        {
+            "agents/__init__.py": "from ginenv.agents.levels.master import Master\nSHIPPED = 1\n",
+            "agents/levels/master.py": "from ginenv.agents import SHIPPED\n"
+            "from ginenv.agents.base import A\n",
+            "agents/base.py": "A = 1\n",
+            "agents/neural/agent.py": "from ginenv import agents\n",
+        },
+    )
+    assert findings(tmp_path, "import-circle") == []
+
+
+def test_a_circle_is_shown_once_with_the_rest_of_its_group(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/a.py": "import ginenv.b\nimport ginenv.c\n",
+            "ginenv/b.py": "import ginenv.a\n",
+            "ginenv/c.py": "import ginenv.a\n",
+        },
+    )
+    assert findings(tmp_path, "import-circle") == [
+        "import-circle: ginenv/a.py:1: ginenv.a (line 1) -> ginenv.b (line 1) -> ginenv.a; "
+        "the group also holds ginenv.c"
+    ]
+
+
+# ---------------------------------------------------------------------------- long files
+
+
+def test_a_source_file_over_800_lines_is_found(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/fits.py": "x = 1\n" * 800,
+            "agents/long.py": "x = 1\n" * 801,
+            "experiments/play/static/app.js": "let x = 1;\n" * 900,
+            "experiments/play/static/ok.js": "let x = 1;\n" * 800,
+            "experiments/play/static/notes.txt": "words\n" * 2000,
+            "tests/test_long.py": "x = 1\n" * 2000,
+        },
+    )
+    assert findings(tmp_path, "long-file") == [
+        "long-file: agents/long.py:801: 801 lines (at most 800)",
+        "long-file: experiments/play/static/app.js:900: 900 lines (at most 800)",
+    ]
+
+
+# ---------------------------------------------------------------------------- the core stays below
+
+
+def test_the_core_importing_agents_or_experiments_is_found(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/wrappers.py": "def opponent(spec):\n    from ginenv.agents import make\n",
+            "ginenv/kernels/hand.py": "import importlib\n\n"
+            "CLI = importlib.import_module('ginenv.experiments.cli')\n",
+            "agents/__init__.py": "def make(spec): ...\n",
+            "agents/arena.py": "from ginenv.wrappers import opponent\n",
+            "experiments/cli.py": "from ginenv.agents import make\nfrom ginenv.kernels import hand\n",
+        },
+    )
+    assert findings(tmp_path, "core-imports-above") == [
+        "core-imports-above: ginenv/kernels/hand.py:3: the core module ginenv.kernels.hand imports "
+        "ginenv.experiments.cli (ginenv.experiments sits above the core)",
+        "core-imports-above: ginenv/wrappers.py:2: the core module ginenv.wrappers imports "
+        "ginenv.agents (ginenv.agents sits above the core)",
+    ]
+
+
+@pytest.mark.parametrize("statement", ["from .. import agents", "from ginenv import experiments"])
+def test_the_core_reaching_up_through_its_own_package_is_found(tmp_path: Path, statement: str) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/kernels/hand.py": f"{statement}\n",
+            "agents/__init__.py": "",
+            "experiments/__init__.py": "",
+        },
+    )
+    assert len(findings(tmp_path, "core-imports-above")) == 1
+
+
+def test_a_file_that_does_not_parse_is_reported(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"ginenv/broken.py": "def f(:\n"})
+    found = archcheck.check(tmp_path)
+    assert [f.rule for f in found] == ["unreadable"]
+    assert found[0].where == "ginenv/broken.py:1"

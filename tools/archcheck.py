@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""The project's architecture check: the mechanical rules of ``docs/ARCHITECTURE.md``, read from the code.
+
+    python3 tools/archcheck.py [ROOT]     # ROOT: the repository (by default, the one holding this file)
+
+It reads the production code statically (nothing is imported): the three package roots of the
+repository as they install, ``ginenv/`` (``ginenv``), ``agents/`` (``ginenv.agents``) and
+``experiments/`` (``ginenv.experiments``). Tests, benchmarks, research and tools are not checked.
+The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
+
+``private-import`` (:func:`private_imports`)
+    No module imports another module's private name (one leading underscore): ``from m import _x``
+    and ``import m._x``. A private submodule belongs to its package: modules inside that package may
+    import it, no other.
+``import-circle`` (:func:`import_circles`)
+    No two modules import each other, directly or around a circle. Every import counts, lazy ones
+    (inside a function) and ``importlib.import_module("literal")`` included, and so do package
+    ``__init__`` edges: importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py`` first, so
+    it is an edge to each of them. Only an import of a module's own enclosing package is left out
+    (that package is already being initialised when the module runs). So ``sibling -> package ->
+    sibling`` is a circle, ``package -> submodule -> package`` is not.
+``long-file`` (:func:`long_files`)
+    No source file, Python or JavaScript (the play page's ``experiments/play/static/*.js``), over
+    :data:`MAX_LINES` lines.
+``core-imports-above`` (:func:`core_imports_above`)
+    The core (``ginenv`` itself, not ``ginenv.agents`` or ``ginenv.experiments``) imports nothing of
+    the layers above it, lazily or not.
+
+It prints one line per finding (``RULE: PATH:LINE: what``) and a last summary line, and exits 1
+when anything is found. It judges only the mechanical part: the design is for a person to read.
+``tests/test_architecture.py`` runs it on the repository and on small trees that break each rule.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import sys
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Repository folder -> the package it installs as.
+ROOTS = {"ginenv": "ginenv", "agents": "ginenv.agents", "experiments": "ginenv.experiments"}
+#: The core package, and the layers above it that it must not import.
+CORE = "ginenv"
+ABOVE_CORE = ("ginenv.agents", "ginenv.experiments")
+#: The most lines a source file may have.
+MAX_LINES = 800
+#: The suffixes of the source files whose length is checked.
+SOURCE_SUFFIXES = (".py", ".js", ".mjs")
+#: Folders never read (caches, installed JavaScript dependencies).
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules"})
+#: Calls that import the module named by their first argument (when it is a string literal).
+IMPORT_CALLS = frozenset({"importlib.import_module", "import_module", "__import__"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One broken rule: which (``rule``), where (``path:line``) and what."""
+
+    rule: str
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Import:
+    """What one import statement (or ``import_module`` call) of a module takes from another.
+
+    ``module``: the dotted name of the module it runs (for ``from m import x``: ``m.x`` when that is a
+    module, else ``m``); ``name``: the name taken from ``module``, or None when the module itself is
+    imported.
+    """
+
+    line: int
+    module: str
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Module:
+    """One Python module of the tree: its dotted name, its file and its imports."""
+
+    name: str
+    path: Path
+    is_package: bool
+    imports: tuple[Import, ...]
+
+    def inside(self, package: str) -> bool:
+        """Whether this module is ``package`` or lies below it."""
+        return self.name == package or self.name.startswith(package + ".")
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The production code of a repository: its modules by dotted name, and its source files."""
+
+    root: Path
+    modules: dict[str, Module]
+    sources: tuple[Path, ...]
+    unreadable: tuple[Finding, ...] = ()
+
+    def where(self, module: str, line: int) -> str:
+        """``path:line`` of a line of a module, the path relative to the root."""
+        return f"{self.modules[module].path.relative_to(self.root)}:{line}"
+
+
+def is_private(name: str) -> bool:
+    """A name with one leading underscore (``_x``; not a dunder such as ``__version__``)."""
+    return name.startswith("_") and not name.startswith("__")
+
+
+def source_files(root: Path, roots: dict[str, str] = ROOTS) -> Iterator[tuple[Path, Path, str]]:
+    """Every source file under the package roots: ``(file, root folder, the package it installs as)``.
+
+    A folder of one root that another root installs (``ginenv/agents`` when ``agents/`` is the root of
+    ``ginenv.agents``) is left to that root.
+    """
+    claimed = set(roots.values())
+    for folder, package in roots.items():
+        base = root / folder
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(base)
+            if not path.is_file() or path.suffix not in SOURCE_SUFFIXES:
+                continue
+            if any(part in SKIPPED_FOLDERS or part.startswith(".") for part in rel.parts[:-1]):
+                continue
+            if rel.parts[:-1] and f"{package}.{rel.parts[0]}" in claimed:
+                continue
+            yield path, base, package
+
+
+def module_name(path: Path, base: Path, package: str) -> str:
+    """The dotted name a Python file installs as (``agents/neural/__init__.py``: ``ginenv.agents.neural``)."""
+    parts = list(path.relative_to(base).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([package, *parts])
+
+
+def call_name(node: ast.expr) -> str:
+    """The dotted name of a called function (``importlib.import_module``), or ``""``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        prefix = call_name(node.value)
+        return f"{prefix}.{node.attr}" if prefix else ""
+    return ""
+
+
+def imports_of(tree: ast.AST, package: str, known: set[str]) -> Iterator[Import]:
+    """Every import of a parsed module, at any depth (lazy imports included).
+
+    ``package``: where the module's relative imports start; ``known``: the tree's module names (to
+    tell ``from pkg import submodule`` from ``from module import name``).
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(node.lineno, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base == "__future__":
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                if full in known:
+                    yield Import(node.lineno, full)
+                else:
+                    yield Import(node.lineno, base, None if alias.name == "*" else alias.name)
+        elif isinstance(node, ast.Call) and call_name(node.func) in IMPORT_CALLS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value[:1] != ".":
+                yield Import(node.lineno, first.value)
+
+
+def read_tree(root: Path, roots: dict[str, str] = ROOTS) -> Tree:
+    """Read every source file under the package roots of the repository at ``root``."""
+    root = Path(root)
+    files = list(source_files(root, roots))
+    python = {module_name(path, base, package): path for path, base, package in files if path.suffix == ".py"}
+    known = set(python)
+    modules: dict[str, Module] = {}
+    unreadable: list[Finding] = []
+    for name, path in python.items():
+        is_package = path.name == "__init__.py"
+        try:
+            parsed = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except (SyntaxError, UnicodeDecodeError, ValueError) as err:
+            line = getattr(err, "lineno", None) or 1
+            where = f"{path.relative_to(root)}:{line}"
+            unreadable.append(Finding("unreadable", where, f"cannot parse {name}: {err}"))
+            parsed = ast.Module(body=[], type_ignores=[])
+        package = name if is_package else name.rpartition(".")[0]
+        modules[name] = Module(name, path, is_package, tuple(imports_of(parsed, package, known)))
+    return Tree(root, modules, tuple(path for path, _, _ in files), tuple(unreadable))
+
+
+def prefixes(dotted: str) -> list[str]:
+    """``a``, ``a.b``, ``a.b.c`` for ``a.b.c``: the modules an import of it runs, outermost first."""
+    parts = dotted.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def private_imports(tree: Tree) -> list[Finding]:
+    """Imports of another module's private name, or of a private submodule from outside its package."""
+    found = []
+    tops = {name.split(".")[0] for name in tree.modules}
+    for module in tree.modules.values():
+        for imp in module.imports:
+            if imp.module.split(".")[0] not in tops:
+                continue  # not a module of this project
+            if imp.name is not None and is_private(imp.name) and imp.module != module.name:
+                found.append(
+                    Finding(
+                        "private-import",
+                        tree.where(module.name, imp.line),
+                        f"{module.name} imports {imp.name} from {imp.module}",
+                    )
+                )
+            for dotted in prefixes(imp.module)[1:]:
+                owner, _, last = dotted.rpartition(".")
+                if is_private(last) and not module.inside(owner):
+                    found.append(
+                        Finding(
+                            "private-import",
+                            tree.where(module.name, imp.line),
+                            f"{module.name} imports {dotted}, private to {owner}",
+                        )
+                    )
+    return found
+
+
+def import_edges(tree: Tree) -> dict[str, dict[str, int]]:
+    """Module -> {module it imports (runs): line of the first such import}.
+
+    An import of ``a.b.c`` is an edge to ``a``, ``a.b`` and ``a.b.c`` (their ``__init__`` runs), except
+    to the importing module's own enclosing packages and to itself.
+    """
+    edges: dict[str, dict[str, int]] = {name: {} for name in tree.modules}
+    for module in tree.modules.values():
+        for imp in module.imports:
+            for target in prefixes(imp.module):
+                if target in tree.modules and not module.inside(target):
+                    edges[module.name].setdefault(target, imp.line)
+    return edges
+
+
+def strongly_connected(edges: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of the import graph (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            step = next(successors, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(edges[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))
+    return components
+
+
+def shortest_circle(edges: dict[str, dict[str, int]], members: list[str]) -> list[str]:
+    """A shortest circle through the first of ``members`` (a strongly connected component), within it."""
+    start, inside = members[0], set(members)
+    came_from: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for nxt in sorted(edges[node]):
+            if nxt == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(came_from[path[-1]])
+                return [*reversed(path), start]
+            if nxt in inside and nxt not in came_from:
+                came_from[nxt] = node
+                queue.append(nxt)
+    raise ValueError(f"no circle through {start}")  # unreachable for a component of two or more
+
+
+def import_circles(tree: Tree) -> list[Finding]:
+    """One finding per group of modules that import each other, showing a shortest circle in it."""
+    edges = import_edges(tree)
+    found = []
+    for members in strongly_connected(edges):
+        if len(members) < 2:
+            continue
+        circle = shortest_circle(edges, members)
+        steps = " -> ".join(f"{a} (line {edges[a][b]})" for a, b in itertools.pairwise(circle))
+        others = f"; the group also holds {', '.join(m for m in members if m not in circle)}"
+        found.append(
+            Finding(
+                "import-circle",
+                tree.where(circle[0], edges[circle[0]][circle[1]]),
+                f"{steps} -> {circle[0]}" + (others if len(set(circle)) < len(members) else ""),
+            )
+        )
+    return found
+
+
+def long_files(tree: Tree) -> list[Finding]:
+    """Source files (Python, JavaScript) over :data:`MAX_LINES` lines."""
+    found = []
+    for path in tree.sources:
+        lines = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        if lines > MAX_LINES:
+            where = f"{path.relative_to(tree.root)}:{lines}"
+            found.append(Finding("long-file", where, f"{lines} lines (at most {MAX_LINES})"))
+    return found
+
+
+def core_imports_above(tree: Tree) -> list[Finding]:
+    """Imports by the core (``ginenv`` but not its agents or experiments) of the layers above it."""
+    found = []
+    for module in tree.modules.values():
+        if not module.inside(CORE) or any(module.inside(layer) for layer in ABOVE_CORE):
+            continue
+        for imp in module.imports:
+            layer = next((x for x in ABOVE_CORE if imp.module == x or imp.module.startswith(x + ".")), None)
+            if layer is not None:
+                found.append(
+                    Finding(
+                        "core-imports-above",
+                        tree.where(module.name, imp.line),
+                        f"the core module {module.name} imports {imp.module} ({layer} sits above the core)",
+                    )
+                )
+    return found
+
+
+RULES = (private_imports, import_circles, long_files, core_imports_above)
+
+
+def check(root: Path) -> list[Finding]:
+    """Every finding of every rule in the repository at ``root`` (empty: the tree passes)."""
+    tree = read_tree(root)
+    return [*tree.unreadable, *(finding for rule in RULES for finding in rule(tree))]
+
+
+def main(argv: list[str]) -> int:
+    """Check the repository named by ``argv`` (or this file's), print the findings; 1 if any."""
+    root = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent
+    findings = check(root)
+    for finding in findings:
+        print(finding)
+    rules = ("private-import", "import-circle", "long-file", "core-imports-above")
+    counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
+    print(f"{len(findings)} findings ({counts})")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
