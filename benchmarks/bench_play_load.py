@@ -13,7 +13,8 @@ library (``locust.env.Environment``, a local runner, gevent greenlets):
   the user waits until both streams show the table as it is, and the seat whose stream offers
   legal moves plays one of them (``POST /api/seats/{seat}/action``; both press Next hand after a
   showdown). Each table moves every ``tables / moves-per-second`` seconds (Locust's
-  ``constant_pacing``), so the tables together make ``--moves-per-second``. Each host and each
+  ``constant_pacing``, from a random start within that period), so the tables together make
+  ``--moves-per-second``. Each host and each
   guest connects from an address of its own (127.1.x.y and 127.2.x.y: Linux routes all of 127/8 to
   this machine), as separate people would, so the creation limit does not bound the tables.
 - **A flood of creations** from one address (127.0.0.1), ``--flood-per-second`` requests through
@@ -24,7 +25,9 @@ It reports what the server held during the measured window (after every table is
 its streams are open): tables, open streams, moves a second in all, the latency of a move (from
 sending it until the OTHER seat's stream shows its version: p50, p99, max), the server's memory
 (RSS from ``/proc/PID/status``: idle, at the start of the window, peak, and the kernel's high-water
-mark) and CPU, the table creations accepted and refused. And it checks (exit status 1 if one
+mark) and CPU, the table creations accepted and refused; and, to tell the server's delays from
+the machine's, this process's CPU, how late its greenlets wake, and the machine's load average
+(other work on the same cores delays every hop of a move). And it checks (exit status 1 if one
 fails): every move reached the other seat's stream; no stream closed early; no live match was lost
 (every table still answers for both seats at the end, at the version its streams last showed); no
 live match leaked (no view a stream carried during a hand in play names a card of the other hand
@@ -235,6 +238,7 @@ def user_classes(run: Run) -> list[type]:
             self.version = 0
             self.ready = False
             self.over = False
+            self.phased = False
             self.seats = (
                 Seat(session(self, host_address(self.index))),
                 Seat(session(self, guest_address(self.index))),
@@ -330,6 +334,11 @@ def user_classes(run: Run) -> list[type]:
         @task
         def move(self) -> None:
             """One move of the seat to move (after a showdown, both press Next hand first)."""
+            if not self.phased:
+                # Tables are seated in bursts as the server answers; a random start within the pace
+                # spreads their moves over it, as people's moves are, instead of in step.
+                self.phased = True
+                gevent.sleep(self.rng.uniform(0, run.pace_s))
             if not self.ready or self.over or not self.caught_up():
                 return
             stage = self.seats[0].view["stage"]
@@ -411,6 +420,17 @@ def user_classes(run: Run) -> list[type]:
     return [FriendTable, Flood]
 
 
+def hub_lag(lags: list[float], every: float = 0.02) -> None:
+    """How late this process's greenlets wake (seconds late, every ``every`` s, until killed): a load
+    generator too busy to read its streams on time would add its own delay to the latencies."""
+    import gevent
+
+    while True:
+        asleep = time.perf_counter()
+        gevent.sleep(every)
+        lags.append(time.perf_counter() - asleep - every)
+
+
 def final_checks(run: Run) -> dict[str, Any]:
     """After the load: every table answers both seats at the version its streams showed last; no
     replay of a live match is listed or served to a client without a key; no stream leaked a card."""
@@ -464,14 +484,19 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             rss = [rss_mib(proc.pid) or 0.0]
             streams = [run.streams_open]
             cpu0, own0 = cpu_seconds(proc.pid) or 0.0, resource.getrusage(resource.RUSAGE_SELF)
+            load_before = os.getloadavg()[0]
             start = time.monotonic()
             run.measuring = True
+            lags: list[float] = []
+            lagger = gevent.spawn(hub_lag, lags)
             while (left := start + args.seconds - time.monotonic()) > 0:
                 gevent.sleep(min(1.0, left))
                 rss.append(rss_mib(proc.pid) or 0.0)
                 streams.append(run.streams_open)
             run.measuring = False
+            lagger.kill()
             seconds = time.monotonic() - start
+            load_after = os.getloadavg()[0]
             cpu1, own1 = cpu_seconds(proc.pid) or 0.0, resource.getrusage(resource.RUSAGE_SELF)
             runner.quit()
             gevent.sleep(1.0)  # a move sent as the users stopped reaches its streams
@@ -498,6 +523,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {
         "locust": locust.__version__,
         "cores": os.cpu_count(),
+        # The machine's 1-minute load average as the window began and ended: other work competing
+        # for the cores shows here (the server and this process together use well under one core).
+        "load_average": [round(load_before, 2), round(load_after, 2)],
         "tables_asked": args.tables,
         "tables": len(run.seated),
         "ramp_s": round(ramp_s, 1),
@@ -518,6 +546,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "move_answer_ms": {
             "p50": action.get_response_time_percentile(0.5) if action.num_requests else None,
             "p99": action.get_response_time_percentile(0.99) if action.num_requests else None,
+        },
+        "load_generator_lag_ms": {
+            "p50": rounded(percentile(sorted(1000 * x for x in lags), 50)),
+            "p99": rounded(percentile(sorted(1000 * x for x in lags), 99)),
         },
         "missed": run.missed,
         "moves_refused": run.move_refused,
@@ -586,6 +618,9 @@ def main(argv: list[str] | None = None) -> int:
             flag, value = name.replace("_", "-"), getattr(args, name)
             parser.error(f"--{flag} must be between {low:g} and {high:g}, got {value:g}")
 
+    # Addresses here are numeric: gevent's default resolver would hand each new connection's lookup
+    # to a thread (the server closes a seat's idle connection after 5 s, so most moves connect anew).
+    os.environ.setdefault("GEVENT_RESOLVER", "block")
     from gevent import monkey
 
     monkey.patch_all()

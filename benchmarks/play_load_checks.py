@@ -229,6 +229,11 @@ def print_table(f: dict[str, Any]) -> None:
             "",
         ),
         (
+            "load generator late to wake p50 / p99",
+            f"{ms(f['load_generator_lag_ms']['p50'])} / {ms(f['load_generator_lag_ms']['p99'])}",
+            "",
+        ),
+        (
             "creations by hosts",
             f"{c['hosts_accepted']} accepted, {c['hosts_refused']} refused",
             "all accepted",
@@ -249,7 +254,11 @@ def print_table(f: dict[str, Any]) -> None:
     ]
     width = max(len(r[0]) for r in rows)
     value = max(len(r[1]) for r in rows)
-    print(f"ginenv play under load: Locust {f['locust']}, {f['cores']} cores, {f['seconds']} s measured")
+    load = " / ".join(f"{x:g}" for x in f["load_average"])
+    print(
+        f"ginenv play under load: Locust {f['locust']}, {f['cores']} cores (load average {load} as the "
+        f"window began / ended), {f['seconds']} s measured"
+    )
     for what, held, aim in rows:
         print(f"  {what:<{width}}  {held:<{value}}  {aim}")
     for line in f["problems"]:
