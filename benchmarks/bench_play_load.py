@@ -345,6 +345,9 @@ def user_classes(run: Run) -> list[type]:
             if stage == "over":
                 self.over = True
                 run.matches_over += 1
+                ended = self.seats[0].view.get("match_result") or {}
+                if ended.get("forfeit") or ended.get("truncated"):
+                    run.error(f"table {self.index}: the match ended without a winner: {ended}")
                 return
             if stage == "showdown":
                 for s, seat in enumerate(self.seats):
@@ -438,6 +441,7 @@ def final_checks(run: Run) -> dict[str, Any]:
 
     plain = requests.Session()
     lost, leaked, live_replays = [], [], []
+    compared = 0
     for table in run.seated:
         for s, seat in enumerate(table.seats):
             r = plain.get(f"{run.url}/api/seats/{seat.token}", timeout=30)
@@ -450,7 +454,9 @@ def final_checks(run: Run) -> dict[str, Any]:
                 )
             elif seat.version not in seat.seen:
                 lost.append(f"table {table.index} seat {s}: the stream never showed the last version")
-        for line in leaks((table.seats[0].seen, table.seats[1].seen)):
+        views = (table.seats[0].seen, table.seats[1].seen)
+        compared += len(views[0].keys() & views[1].keys())
+        for line in leaks(views):
             leaked.append(f"table {table.index}: {line}")
     live = {t.index for t in run.seated if not t.over}
     listed = requests.get(f"{run.url}/api/replays", timeout=30).json()["replays"]
@@ -459,7 +465,13 @@ def final_checks(run: Run) -> dict[str, Any]:
         if found and int(found.group(1)) in live:
             served = requests.get(f"{run.url}/api/replays/{item['name']}", timeout=30).status_code
             live_replays.append(f"{item['name']} listed (served: {served})")
-    return {"lost": lost, "leaks": leaked, "live_replays": live_replays, "replays_listed": len(listed)}
+    return {
+        "lost": lost,
+        "leaks": leaked,
+        "leak_check_versions": compared,
+        "live_replays": live_replays,
+        "replays_listed": len(listed),
+    }
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -519,6 +531,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     refused = [t for t, status in run.flood if status == 429]
     accepted = [t for t, status in run.flood if status == 201]
     other = [status for _, status in run.flood if status not in (201, 429)]
+    flood_span = run.flood[-1][0] - run.flood[0][0] if run.flood else 0.0
     action = env.stats.get("/api/seats/[seat]/action", "POST")
     figures: dict[str, Any] = {
         "locust": locust.__version__,
@@ -572,9 +585,19 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "flood_refused": len(refused),
             "flood_other": sorted(set(other)),
             "flood_over_limit": over_limit(accepted, CREATE_LIMIT, CREATE_WINDOW_S),
-            "flood_allowed": CREATE_LIMIT * math.ceil(max(seconds, 1e-9) / CREATE_WINDOW_S),
+            "flood_allowed": CREATE_LIMIT * math.ceil(max(flood_span, 1e-9) / CREATE_WINDOW_S),
         },
         "requests": {"total": env.stats.total.num_requests, "failures": env.stats.total.num_failures},
+        # Locust's own timings per route (ms, until the answer's headers for the streams).
+        "routes": {
+            f"{e.method} {e.name}": {
+                "count": e.num_requests,
+                "p50": e.get_response_time_percentile(0.5),
+                "p99": e.get_response_time_percentile(0.99),
+            }
+            for e in env.stats.entries.values()
+            if e.num_requests
+        },
         **checks,
         "errors": run.errors,
         "server_exit": code,

@@ -77,6 +77,8 @@ def test_short_load_run_holds_every_table_and_refuses_the_flood() -> None:
     assert 0 < f["latency_ms"]["p50"] <= f["latency_ms"]["p99"] < P99_BOUND_MS
     # No live match lost or leaked.
     assert f["lost"] == [] and f["leaks"] == [] and f["live_replays"] == []
+    # The leak check had the two seats' views of every move to compare.
+    assert f["leak_check_versions"] >= f["moves"]
     # Separate people each get their table; one address gets the limit and 429 beyond, forged
     # X-Forwarded-For headers notwithstanding.
     c = f["creations"]
