@@ -13,15 +13,16 @@ random numbers, so the options' differences are measured far more precisely than
   arrangement of the knocker and the defender's best melds and layoffs,
   :class:`.belief.Knock`): the knock's points, negative when undercut, gin bonus at 0.
 * **discard d and play on**: a *rollout*, the rest of the hand played out in the world by a fast
-  numba policy for both players (:func:`rollout`): take the top discard when it goes into a meld and
-  lowers the deadwood (so the rollouts cannot cycle cards through the pile either), otherwise draw
-  from the stock; discard the card leaving the least deadwood
-  (the higher card on ties; a discard that does not knock also pays
-  :attr:`MasterAgent.feed_cost` if it goes into a meld with the world's opponent hand and
-  :attr:`MasterAgent.partner_cost` per card of the hand it could share a meld with,
-  :func:`policy_discard_safe`); knock as soon as the deadwood allows; the dead-hand rule applies. The
-  rollout's showdown is the engine's (:func:`ginenv.kernels.knock_outcome`: the knocker's
-  arrangement with the fewest layoff targets, the defender's joint melds and layoffs).
+  numba policy for both players (:mod:`.master_rollout`): take the top discard when it goes into a
+  meld and lowers the deadwood (so the rollouts cannot cycle cards through the pile either),
+  otherwise draw from the stock; discard the card leaving the least deadwood (the higher card on
+  ties; a discard that does not knock also pays :attr:`MasterAgent.feed_cost` if it goes into a
+  meld with the world's opponent hand and :attr:`MasterAgent.partner_cost` per card of the hand it
+  could share a meld with, :func:`policy_discard_safe`); knock as soon as the deadwood allows; the
+  dead-hand rule applies. The world is a hand record (:func:`ginenv.kernels.hand.set_position`)
+  stepped by the engine's kernel under the table's rules less big gin, and the rollout's showdown is
+  the engine's (:func:`ginenv.kernels.knock_outcome`: the knocker's arrangement with the fewest
+  layoff targets, the defender's joint melds and layoffs).
   Playing on for gin is this option when a knock was legal. Whether the card just taken may be
   thrown back follows the rules master is given (``Rules.discard_taken_card``, the ``rules``
   argument; it is not in the observation); the policy's take is never worth it for a card it would
@@ -67,20 +68,21 @@ from ginenv.agents.base import Observation
 from ginenv.agents.levels.belief import Knock
 from ginenv.agents.levels.expert import ExpertAgent, discard_values
 from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, take_is_useful
+from ginenv.agents.levels.master_rollout import (
+    PARTNERS,
+    policy_discard,
+    policy_discard_safe,
+    policy_knocks,
+    policy_takes,
+    rollout_rules,
+)
+from ginenv.agents.levels.master_rollout import rollout as rollout_kernel
 from numba import njit
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
 from ginenv.kernels import defend_knock, meldable, min_deadwood
 from ginenv.kernels import hand as H
-from ginenv.kernels.policies import (
-    PARTNERS,
-    policy_discard,
-    policy_discard_safe,
-    policy_knocks,
-    policy_takes,
-)
-from ginenv.kernels.policies import rollout as rollout_kernel
 from ginenv.observation import SeatView
 
 
@@ -98,49 +100,8 @@ class Option(enum.IntEnum):
 
 
 # --------------------------------------------------------------------------- numba simulation
-# The rollout policy itself is ginenv.kernels.policies' (the table every compiled policy lives in),
-# and every simulated hand is played by the engine's own kernel (ginenv.kernels.hand.apply).
-
-
-@njit(cache=True)
-def _world(row: np.ndarray, me: int, opp: int, stock: np.ndarray, top: int, phase: int, limit: int) -> None:
-    """Write a world into ``row`` (a hand record): seat 0 is master holding ``me``, seat 1 the
-    sampled ``opp``; ``stock`` in drawing order; ``top`` the only card of the discard pile that
-    matters (the rest is never drawn again); seat 0 to move in ``phase``."""
-    row[:] = 0
-    row[H.HAND0] = me
-    row[H.HAND1] = opp
-    n = stock.size
-    row[H.STOCK_POS] = NUM_CARDS - n
-    for k in range(n):
-        row[H.DECK + NUM_CARDS - n + k] = stock[k]
-    if top >= 0:
-        row[H.PILE] = top
-        row[H.PILE_LEN] = 1
-        row[H.PILE_MASK] = np.int64(1) << top
-    row[H.PHASE] = phase
-    row[H.BANNED] = -1
-    row[H.JUST_TOOK] = -1
-    row[H.KNOCK_LIMIT_COL] = limit
-    row[H.RESULT] = H.NO_RESULT
-    row[H.WINNER] = -1
-
-
-@njit(cache=True)
-def _rollout_rules(
-    limit: int, dead_stock: int, gin_bonus: int, undercut_bonus: int, discard_taken: bool
-) -> np.ndarray:
-    # The rule array of the worlds: no turn limit (the rollout policy never cycles cards) and no
-    # big gin (the policy knocks its 11th card away instead).
-    cfg = np.zeros(H.NUM_RULE_ENTRIES, dtype=np.int64)
-    cfg[H.GIN_BONUS] = gin_bonus
-    cfg[H.UNDERCUT_BONUS] = undercut_bonus
-    cfg[H.BIG_GIN_BONUS] = -1
-    cfg[H.DEAD_HAND_STOCK] = dead_stock
-    cfg[H.DISCARD_TAKEN] = 1 if discard_taken else 0
-    cfg[H.TURN_LIMIT] = 1 << 40
-    cfg[-1] = limit
-    return cfg
+# The rollout policy is master_rollout's; every world is a hand record written by the engine's
+# ginenv.kernels.hand.set_position and played by its own step (ginenv.kernels.hand.apply).
 
 
 @njit(cache=True)
@@ -151,26 +112,21 @@ def rollout(
     top: int,
     mover: int,
     limit: int,
-    dead_stock: int,
-    gin_bonus: int,
-    undercut_bonus: int,
+    cfg: np.ndarray,
     traps: np.ndarray,
     trap_stock: int,
-    discard_taken: bool,
     feed_cost: float,
     partner_cost: float,
 ) -> int:
     """Play a world out from a draw phase with the rollout policy
-    (:func:`ginenv.kernels.policies.rollout`): ``mover`` (0 me, 1 the opponent) draws next, ``top``
-    is the top discard (-1: none, the draw is from the stock) and ``stock`` the stock in drawing
-    order; ``traps[p]`` is player ``p``'s trap deadwood; ``discard_taken``: the card just taken may
-    be thrown back (``Rules.discard_taken_card``); ``feed_cost`` and ``partner_cost`` as in
-    :func:`ginenv.kernels.policies.policy_discard_safe`. Points for me."""
+    (:func:`.master_rollout.rollout`): seat 0 (me) holds ``me`` and seat 1 ``opp``, ``mover`` (0 me,
+    1 the opponent) draws next, ``top`` is the top discard (-1: none, the draw is from the stock),
+    ``stock`` the stock in drawing order and ``limit`` the hand's knock limit; ``cfg`` the rule
+    array (:func:`.master_rollout.rollout_rules`); ``traps[p]`` is player ``p``'s trap deadwood;
+    ``feed_cost`` and ``partner_cost`` as in :func:`.master_rollout.policy_discard_safe`. Points
+    for me."""
     s = np.empty((1, H.RECORD_SIZE), dtype=np.int64)
-    _world(s[0], me, opp, stock, top, H.Phase.DRAW, limit)
-    s[0, H.PLAYER] = mover
-    s[0, H.FORCED] = 1 if top < 0 else 0
-    cfg = _rollout_rules(limit, dead_stock, gin_bonus, undercut_bonus, discard_taken)
+    H.set_position(s, 0, me, opp, stock, top, H.Phase.DRAW, mover, limit)
     return rollout_kernel(s, 0, cfg, 0, traps, trap_stock, feed_cost, partner_cost)
 
 
@@ -199,14 +155,11 @@ def simulate_options(
     u: np.ndarray,
     top: int,
     limit: int,
-    dead_stock: int,
-    gin_bonus: int,
-    undercut_bonus: int,
+    cfg: np.ndarray,
     knock_melds: np.ndarray,
     knock_deadwood: np.ndarray,
     traps: np.ndarray,
     trap_stock: int,
-    discard_taken: bool,
     feed_cost: float,
     partner_cost: float,
 ) -> np.ndarray:
@@ -215,14 +168,15 @@ def simulate_options(
     Option kinds (:class:`Option`): KNOCK discarding ``cards[i]`` (``knock_melds[i]``/
     ``knock_deadwood[i]``: the engine's arrangement), PLAY_ON: discard ``cards[i]`` and play on
     (``hand`` holds 11 cards), TAKE_TOP: take the top discard, DRAW: draw from the stock (``hand``
-    holds 10 cards; ``top`` is the top discard).
+    holds 10 cards; ``top`` is the top discard). ``limit`` is the hand's knock limit and ``cfg`` the
+    rule array of the worlds (:func:`.master_rollout.rollout_rules`).
     ``traps[world]`` holds the two players' trap deadwoods in that world (:func:`policy_knocks`);
-    ``discard_taken``, ``feed_cost`` and ``partner_cost`` as in :func:`rollout`.
+    ``feed_cost`` and ``partner_cost`` as in :func:`rollout`.
     """
     nw = opps.size
     no = kinds.size
     out = np.zeros((nw, no))
-    cfg = _rollout_rules(limit, dead_stock, gin_bonus, undercut_bonus, discard_taken)
+    gin_bonus, undercut_bonus = cfg[H.GIN_BONUS], cfg[H.UNDERCUT_BONUS]
     s = np.empty((1, H.RECORD_SIZE), dtype=np.int64)
     for w in range(nw):
         opp = opps[w]
@@ -236,10 +190,10 @@ def simulate_options(
                 continue
             if k == Option.PLAY_ON:
                 # ``hand`` holds 11 cards: discard cards[i] and play on.
-                _world(s[0], hand, opp, stock, -1, H.Phase.DISCARD, limit)
+                H.set_position(s, 0, hand, opp, stock, -1, H.Phase.DISCARD, 0, limit)
                 first = DISCARD_BASE + cards[i]
             else:
-                _world(s[0], hand, opp, stock, top, H.Phase.DRAW, limit)
+                H.set_position(s, 0, hand, opp, stock, top, H.Phase.DRAW, 0, limit)
                 first = DRAW_DISCARD if k == Option.TAKE_TOP else DRAW_STOCK
             if H.apply(s, 0, first, cfg):
                 out[w, i] = 0.0  # a dead hand at once
@@ -350,14 +304,11 @@ class MasterAgent(ExpertAgent):
             u,
             top,
             view.knock_limit,
-            self.rules.dead_hand_stock,
-            self.rules.gin_bonus,
-            self.rules.undercut_bonus,
+            rollout_rules(self.rules),
             knock_melds,
             knock_dw,
             traps,
             self.trap_stock,
-            self.rules.discard_taken_card,
             self.feed_cost,
             self.partner_cost,
         )

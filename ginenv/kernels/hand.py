@@ -11,10 +11,11 @@ and once the hand ends its result. The rule options travel beside it as one smal
 
 Everything that plays a hand goes through the functions here: :class:`ginenv.engine.HandState` (one
 slot, and so the AEC env, :class:`ginenv.match.Match` and replays), the batched engine
-(:mod:`ginenv.vector`) and master's rollouts (:mod:`ginenv.kernels.policies`). :func:`deal` deals a
-row, :func:`legal_into` / :func:`discard_options` say what is legal, :func:`apply` applies a legal
-action (:func:`try_apply` checks it first), :func:`encode` writes what one seat observes (the
-layout of :mod:`ginenv.layout`) and :func:`write_views` both seats' views and the mask in one call.
+(:mod:`ginenv.vector`) and master's rollouts (:mod:`ginenv.agents.levels.master`). :func:`deal` deals
+a row (:func:`set_position` writes a made-up position in mid-hand), :func:`legal_into` /
+:func:`discard_options` say what is legal, :func:`apply` applies a legal action (:func:`try_apply`
+checks it first), :func:`encode` writes what one seat observes (the layout of :mod:`ginenv.layout`)
+and :func:`write_views` both seats' views and the mask in one call.
 
 Deal order (``docs/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
 upcard, 21 onwards is the stock, 21 drawn first.
@@ -161,6 +162,48 @@ def deal(s: np.ndarray, i: int, deck: np.ndarray, dealer: int, cfg: np.ndarray) 
 def deal_random(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> None:
     """Deal row ``i`` from ``rng``: a shuffled deck, then a random dealer."""
     deal(s, i, rng.permutation(52), int(rng.integers(0, 2)), cfg)
+
+
+@njit(cache=True)
+def set_position(
+    s: np.ndarray,
+    i: int,
+    hand0: int,
+    hand1: int,
+    stock: np.ndarray,
+    top: int,
+    phase: int,
+    player: int,
+    knock_limit: int,
+) -> None:
+    """Write a position in mid-hand into row ``i``, for a search that plays a hand on from a world
+    it made up (master's rollouts): seat 0 holds ``hand0`` and seat 1 ``hand1``; ``stock`` (card ids
+    in drawing order) is the stock, at the end of the deck; ``top`` (-1: none) is the whole discard
+    pile; ``player`` is to move in ``phase`` (a draw or a discard phase: a draw from an empty pile
+    must be from the stock); ``knock_limit`` is the hand's. Nothing else of a hand's past is written:
+    no public card record, no draws counted, dealer 0, and no card just taken (a discard phase is
+    one after a stock draw: any card may be thrown)."""
+    s[i, :] = 0
+    s[i, HAND0] = hand0
+    s[i, HAND1] = hand1
+    n = stock.size
+    s[i, STOCK_POS] = NUM_CARDS - n
+    for k in range(n):
+        s[i, DECK + NUM_CARDS - n + k] = stock[k]
+    if top >= 0:
+        s[i, PILE] = top
+        s[i, PILE_LEN] = 1
+        s[i, PILE_MASK] = np.int64(1) << top
+    s[i, PHASE] = phase
+    s[i, PLAYER] = player
+    s[i, BANNED] = -1
+    s[i, JUST_TOOK] = -1
+    s[i, KNOCK_LIMIT_COL] = knock_limit
+    s[i, FORCED] = 1 if phase == Phase.DRAW and top < 0 else 0
+    s[i, RESULT] = NO_RESULT
+    s[i, WINNER] = -1
+    s[i, DEADWOOD0] = -1
+    s[i, DEADWOOD1] = -1
 
 
 @njit(cache=True)
@@ -452,6 +495,7 @@ __all__ = [
     "legal_into",
     "legal_parts",
     "rules_array",
+    "set_position",
     "top_card",
     "try_apply",
     "write_views",

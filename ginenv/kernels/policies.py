@@ -1,9 +1,9 @@
-"""The compiled policies, in one table: uniformly random, greedy, and master's rollout policy.
+"""The compiled policies, in one table: uniformly random and greedy.
 
 Each policy reads a row of the hand record (:mod:`ginenv.kernels.hand`) as the seat to move may see
 it and returns an action id; :func:`policy_action` picks one by its code in :data:`POLICIES`. The
-batched engine's opponents (:mod:`ginenv.vector`), master's search (:mod:`ginenv.agents.levels.master`)
-and the tests all call these, so each policy is written once:
+batched engine's opponents and playouts (:mod:`ginenv.vector`), the ``greedy`` level and the tests
+all call these, so each policy is written once:
 
 * ``random``: a uniformly random legal action, counted from bitmasks (no 108-entry mask).
 * ``greedy``: the ``greedy`` level (:mod:`ginenv.agents.baselines.greedy`) move for move: take the
@@ -11,10 +11,9 @@ and the tests all call these, so each policy is written once:
   deadwood (the higher card on ties, then the lowest id), after a take only a card that keeps the
   deadwood lower than before (:func:`useful_discards`), knock whenever the best discard allows it,
   big gin whenever legal.
-* ``rollout``: master's playout policy (:func:`rollout_action`): the greedy take, the least-deadwood
-  discard with optional costs for feeding the opponent's melds and for breaking meld partners
-  (:func:`policy_discard_safe`), and a knock unless a low hand waits for gin (:func:`policy_knocks`).
-  It may read the opponent's hand in the row: in master's worlds that hand is sampled, never real.
+
+Master's rollout policy is master's strategy, not the game's: it lives with master
+(:mod:`ginenv.agents.levels.master_rollout`).
 """
 
 from __future__ import annotations
@@ -23,9 +22,8 @@ import numpy as np
 from numba import njit
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
-from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import CARD_VALUE, lowest_card, meldable, min_deadwood, popcount
+from ginenv.kernels.melds import CARD_VALUE, lowest_card, min_deadwood, popcount
 
 #: Policy names by code (``policy_action``'s ``policy``).
 POLICIES = ("random", "greedy")
@@ -155,147 +153,8 @@ def play_out(policy: int, s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random
         pass
 
 
-# --------------------------------------------------------------------------- master's rollouts
-
-
-def _partner_table() -> np.ndarray:
-    """``PARTNERS[c]``: the cards that can share a meld with ``c`` (its rank, and its suit within two
-    ranks), as masks."""
-    out = np.zeros(NUM_CARDS, dtype=np.int64)
-    for c in range(NUM_CARDS):
-        r, s = c % 13, c // 13
-        mask = sum(1 << (t * 13 + r) for t in range(4) if t != s)
-        mask |= sum(1 << (s * 13 + r + d) for d in (-2, -1, 1, 2) if 0 <= r + d < 13)
-        out[c] = mask
-    return out
-
-
-#: Meld partners of each card (:func:`_partner_table`).
-PARTNERS = _partner_table()
-
-
-@njit(cache=True)
-def policy_discard_safe(
-    hand: int, banned: int, opp: int, feed_cost: float, partner_cost: float
-) -> tuple[int, int]:
-    """(card, deadwood left) of the rollout policy's discard when it does not knock: the least
-    deadwood, plus ``feed_cost`` if the card goes into a meld with the opponent's hand ``opp`` (the
-    world's hand), plus ``partner_cost`` for each card of the hand it could share a meld with (a
-    card kept for a meld to come); then the higher card."""
-    best = np.inf
-    card = -1
-    left = 0
-    rest = hand
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        c = lowest_card(low)
-        if c == banned:
-            continue
-        v = min_deadwood(hand ^ low)
-        score = float(v)
-        # The costs are skipped when off: this is the rollouts' hot path.
-        if feed_cost and meldable(opp | low) & low:
-            score += feed_cost
-        if partner_cost:
-            score += partner_cost * popcount(hand & PARTNERS[c])
-        if score < best or (score == best and CARD_VALUE[c] > CARD_VALUE[card]):
-            best = score
-            card = c
-            left = v
-    return card, left
-
-
-@njit(cache=True)
-def policy_discard(hand: int, banned: int) -> tuple[int, int]:
-    """(card, deadwood left) of the rollout policy's discard: least deadwood, then the higher card
-    (:func:`policy_discard_safe` with no feeding or partner costs)."""
-    return policy_discard_safe(hand, banned, 0, 0.0, 0.0)
-
-
-@njit(cache=True)
-def policy_takes(hand: int, top: int, discard_taken: bool) -> bool:
-    """The rollout policy's draw: take ``top`` when it goes into a meld and lowers the deadwood.
-
-    ``discard_taken``: the rules let the card just taken be thrown back (``Rules.discard_taken_card``).
-    Throwing ``top`` back leaves the deadwood as it was, so a take that lowers it never does.
-    """
-    bit = 1 << top
-    grown = hand | bit
-    if not meldable(grown) & bit:
-        return False
-    _, after = policy_discard(grown, -1 if discard_taken else top)
-    return after < min_deadwood(hand)
-
-
-@njit(cache=True)
-def policy_knocks(left: int, limit: int, trap: int, stock_left: int, trap_stock: int) -> bool:
-    """The rollout policy's knock: allowed, and not a low hand kept to trap a knock (deadwood 1 to
-    ``trap`` with at least ``trap_stock`` cards in the stock waits for gin or an undercut)."""
-    if left > limit:
-        return False
-    return left == 0 or left > trap or stock_left < trap_stock
-
-
-@njit(cache=True)
-def rollout_action(
-    s: np.ndarray,
-    i: int,
-    cfg: np.ndarray,
-    trap: int,
-    trap_stock: int,
-    feed_cost: float,
-    partner_cost: float,
-) -> int:
-    """Master's rollout policy for the seat to move in row ``i`` (a draw or a discard phase);
-    ``trap``: this seat's trap deadwood (:func:`policy_knocks`)."""
-    p = s[i, H.PLAYER]
-    hand = s[i, H.HAND0 + p]
-    discard_taken = cfg[H.DISCARD_TAKEN] != 0
-    if s[i, H.PHASE] == H.Phase.DRAW:
-        top = H.top_card(s, i)
-        if not s[i, H.FORCED] and top >= 0 and policy_takes(hand, top, discard_taken):
-            return DRAW_DISCARD
-        return DRAW_STOCK
-    banned = s[i, H.BANNED]
-    card, left = policy_discard(hand, banned)
-    if policy_knocks(left, s[i, H.KNOCK_LIMIT_COL], trap, H.count_stock(s, i), trap_stock):
-        return KNOCK_BASE + card
-    if feed_cost > 0.0 or partner_cost > 0.0:
-        card, left = policy_discard_safe(hand, banned, s[i, H.HAND0 + 1 - p], feed_cost, partner_cost)
-    return DISCARD_BASE + card
-
-
-@njit(cache=True)
-def rollout(
-    s: np.ndarray,
-    i: int,
-    cfg: np.ndarray,
-    seat: int,
-    traps: np.ndarray,
-    trap_stock: int,
-    feed_cost: float,
-    partner_cost: float,
-) -> int:
-    """Play row ``i`` to the end with :func:`rollout_action` for both seats; the points for ``seat``
-    (negative when the other scores, 0 for a dead or truncated hand). ``traps[0]`` is ``seat``'s
-    trap deadwood, ``traps[1]`` the other's.
-
-    Finite: a take lowers the taker's deadwood, a stock draw never raises it (the least-deadwood
-    discard may be the drawn card) and uses up the stock."""
-    while True:
-        trap = traps[0] if s[i, H.PLAYER] == seat else traps[1]
-        if H.apply(s, i, rollout_action(s, i, cfg, trap, trap_stock, feed_cost, partner_cost), cfg):
-            break
-    winner = s[i, H.WINNER]
-    if winner < 0:
-        return 0
-    return s[i, H.POINTS] if winner == seat else -s[i, H.POINTS]
-
-
 __all__ = [
     "GREEDY_POLICY",
-    "PARTNERS",
     "POLICIES",
     "RANDOM_POLICY",
     "greedy_action",
@@ -304,12 +163,6 @@ __all__ = [
     "pick_bit",
     "play_out",
     "policy_action",
-    "policy_discard",
-    "policy_discard_safe",
-    "policy_knocks",
-    "policy_takes",
     "random_legal",
-    "rollout",
-    "rollout_action",
     "useful_discards",
 ]

@@ -107,3 +107,48 @@ def test_knock_outcome_equals_score_knock(seed: int) -> None:
             expected.knocker_deadwood,
             expected.defender_deadwood,
         )
+
+
+def test_a_position_written_in_mid_hand_plays_on_as_the_dealt_hand() -> None:
+    """``hand.set_position`` (a search's made-up world: both hands, the stock, the top discard, the
+    player to move and the knock limit, nothing of the past) plays on exactly as the dealt hand it
+    was copied from: the same legal actions at every step and the same end, knocks and dead hands
+    alike, Oklahoma's knock limits included."""
+    from ginenv.actions import KNOCK_BASE
+    from ginenv.engine import HandState, Phase
+    from ginenv.kernels import hand as H
+    from ginenv.kernels import policies as P
+
+    ends = []
+    for seed in range(60):
+        rng = random.Random(seed)
+        rules = Rules(oklahoma=seed % 3 == 0, discard_taken_card=seed % 2 == 0)
+        state = HandState(rules, dealer=seed % 2, rng=rng)
+        steps = rng.randrange(4, 24)
+        # A draw, or a discard after a stock draw (a world has no card just taken).
+        while (
+            len(state.history) < steps
+            or state.phase not in (Phase.DRAW, Phase.DISCARD)
+            or state.record[0, H.JUST_TOOK] >= 0
+        ):
+            state.step(rng.choice([a for a in state.legal_actions() if a < KNOCK_BASE]))
+        dealt = state.record.copy()
+        row = dealt[0]
+        world = np.full_like(dealt, 7)  # whatever the row held before
+        stock = row[H.DECK + row[H.STOCK_POS] : H.DECK + NUM_CARDS].copy()
+        top = H.top_card(dealt, 0)
+        phase, player, limit = row[H.PHASE], row[H.PLAYER], row[H.KNOCK_LIMIT_COL]
+        H.set_position(world, 0, row[H.HAND0], row[H.HAND1], stock, top, phase, player, limit)
+        cfg = H.rules_array(rules, 1 << 40)  # the dealt row has counted its draws; the world has not
+        while row[H.PHASE] != Phase.OVER:
+            assert H.legal_parts(world, 0, cfg) == H.legal_parts(dealt, 0, cfg)
+            action = (
+                P.greedy_action(dealt, 0, cfg)
+                if rng.random() < 0.8
+                else P.random_legal(dealt, 0, cfg, np.random.default_rng(seed))
+            )
+            assert H.apply(world, 0, action, cfg) == H.apply(dealt, 0, action, cfg)
+        columns = [H.HAND0, H.HAND1, H.RESULT, H.WINNER, H.POINTS, H.DEADWOOD0, H.DEADWOOD1, H.PHASE]
+        assert world[0, columns].tolist() == dealt[0, columns].tolist()
+        ends.append(H.RESULT_KINDS[row[H.RESULT]])
+    assert {"knock", "dead"} <= set(ends)

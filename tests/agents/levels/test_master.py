@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ginenv.agents.arena import play_game
 from ginenv.agents.levels.belief import Knock
-from ginenv.agents.levels.master import (
-    MasterAgent,
-    Option,
-    meld_rate,
-    policy_discard,
-    policy_discard_safe,
-    rollout,
-    simulate_options,
-)
+from ginenv.agents.levels.master import MasterAgent, Option, meld_rate, rollout, simulate_options
+from ginenv.agents.levels.master_rollout import policy_discard, policy_discard_safe, rollout_rules
 from levels.positions import late_position
 from scenarios import cards
 
-from ginenv import agents
+from ginenv import agents, gin_rummy_v0
 from ginenv.actions import DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, action_name
 from ginenv.cards import CARD_NAMES, cards_of, mask_of, parse_cards
 from ginenv.melds import best_arrangements, deadwood_of_mask
@@ -26,7 +20,11 @@ from ginenv.observation import (
     SeatView,
     decode,
 )
+from ginenv.rules import Rules, preset
 from ginenv.scoring import score_knock
+
+#: The rule array of master's worlds under the standard rules.
+STANDARD = rollout_rules(Rules())
 
 
 def meld_rich(rng: np.random.Generator, size: int = 10) -> int:
@@ -73,7 +71,7 @@ def test_rollout_knocks_score_as_the_engines_showdown() -> None:
         knocker = grown ^ 1 << card
         defender = random_defender(rng, grown)
         stock = np.array([drawn], dtype=np.int64)
-        points = rollout(grown ^ 1 << drawn, defender, stock, -1, 0, 10, 2, 25, 25, traps, 0, False, 0.0, 0.0)
+        points = rollout(grown ^ 1 << drawn, defender, stock, -1, 0, 10, STANDARD, traps, 0, 0.0, 0.0)
         assert points == signed(knocker, defender), f"{cards_of(knocker)} vs {cards_of(defender)}"
         checked += 1
         tied += len(best_arrangements(knocker)) > 1
@@ -110,14 +108,11 @@ def test_simulated_knocks_are_scored_exactly() -> None:
             rng.random((opps.size, unseen_ids.size)),
             -1,
             10,
-            2,
-            25,
-            25,
+            STANDARD,
             melds,
             np.array([knock.deadwood, 0]),
             np.zeros((opps.size, 2), dtype=np.int64),
             0,
-            False,
             0.0,
             0.0,
         )
@@ -131,11 +126,11 @@ def test_rollouts_end_by_the_rules() -> None:
     # Nobody can come near a knock: the hand is dead once 2 cards are left in the stock.
     me, opp = cards("As 3s 5s 7s 9s Jc Kc 2d 4d 6d"), cards("8d Td Qd Ah 3h 5h 7h 9h Jh Ks")
     stock = np.array(parse_cards("Kh Qh Ts 8s 6c 4c"), dtype=np.int64)
-    assert rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False, 0.0, 0.0) == 0
+    assert rollout(me, opp, stock, -1, 0, 10, STANDARD, traps, 0, 0.0, 0.0) == 0
     # I draw the card that gives me gin at once: gin bonus plus the opponent's deadwood.
     me = cards("As 2s 3s 4h 5h 6h 7c 7d 7h Kc")
     stock = np.array(parse_cards("7s 2d 2h"), dtype=np.int64)
-    points = rollout(me, opp, stock, -1, 0, 10, 2, 25, 25, traps, 0, False, 0.0, 0.0)
+    points = rollout(me, opp, stock, -1, 0, 10, STANDARD, traps, 0, 0.0, 0.0)
     assert points == 25 + deadwood_of_mask(opp)
     card, left = policy_discard(me | cards("7s"), -1)
     assert CARD_NAMES[card] == "Kc" and left == 0
@@ -270,3 +265,73 @@ def test_default_rollouts_keep_meld_partners() -> None:
         means[cost] = master.simulate(view, options, 64)
     assert np.array_equal(means[None], means[1.0])
     assert not np.array_equal(means[None], means[0.0])
+
+
+#: master's moves (seat ``player_1``) in game 3 of master seed ``seed`` under a rules preset, against
+#: ``opponent`` (seeded ``seed + 1003``; master ``seed + 3``), and the points each option of its first
+#: simulated decision scored over the 512 worlds: recorded before master's worlds were written by
+#: ``ginenv.kernels.hand.set_position`` under ``rules_array`` and its rollout policy moved to
+#: ``master_rollout``, and unchanged by that move (nor were 6,742 other decisions of master and
+#: master_prior on 350 hands under four presets).
+PINNED_HANDS = [
+    (
+        "standard",
+        7,
+        "expert",
+        "pass draw_stock discard_Tc draw_discard discard_Kc draw_stock discard_Jh draw_stock discard_9h "
+        "draw_stock discard_Kh draw_stock discard_8c draw_discard discard_8h draw_stock discard_9c "
+        "draw_stock discard_7d draw_stock discard_9s draw_stock discard_3s draw_stock discard_3d",
+        {"discard Tc": -2864, "discard Kc": -2880, "discard Jh": -2982},
+    ),
+    (
+        "seed004",
+        11,
+        "master",
+        "pass draw_stock discard_Qc draw_discard discard_Ks draw_stock discard_Jh draw_stock discard_9s "
+        "draw_stock discard_9c draw_discard discard_8c draw_stock discard_4c draw_discard discard_Jd "
+        "draw_discard knock_8s",
+        {"draw_discard": -2319, "pass": -2198},
+    ),
+    (
+        "oklahoma",
+        13,
+        "expert",
+        "pass draw_stock discard_Jc draw_discard discard_6d draw_stock discard_9c draw_stock discard_Ks "
+        "draw_stock discard_Th draw_stock discard_Qc draw_stock discard_3c draw_stock discard_8c "
+        "draw_stock discard_Jh draw_stock discard_9h draw_stock discard_4c draw_stock discard_Jd "
+        "draw_discard knock_3h",
+        {"discard 9c": -3374, "discard Jc": -3092, "discard Td": -3479},
+    ),
+]
+
+
+@pytest.mark.parametrize(("preset_name", "seed", "opponent", "moves", "first_points"), PINNED_HANDS)
+def test_seeded_hands_are_played_move_for_move(
+    preset_name: str, seed: int, opponent: str, moves: str, first_points: dict[str, int]
+) -> None:
+    """Whole hands under three rule sets (the card just taken thrown back, Oklahoma's knock limits)
+    in which most of master's decisions are simulated: its moves are pinned, and so are the
+    rollouts' points behind its first simulated decision (any change to a world or a rollout moves
+    them)."""
+    rules = preset(preset_name)
+    master = agents.make("master", seed=seed + 3, rules=rules)
+    assert isinstance(master, MasterAgent)
+    players = [agents.make(opponent, seed=seed + 1003, rules=rules), master]
+    played: list[str] = []
+    simulated: list[dict[str, int]] = []
+
+    def keep(seat: int, _obs: object, action: int) -> None:
+        if players[seat] is master:
+            played.append(action_name(action).replace(" ", "_"))
+            if len(master.option_values) > 1:
+                worlds = (
+                    master.worlds_knock
+                    if any(a >= KNOCK_BASE for a in master.option_values)
+                    else master.worlds
+                )
+                simulated.append({action_name(a): round(v * worlds) for a, v in master.option_values.items()})
+
+    play_game(gin_rummy_v0.raw_env(rules=rules), players, seed=seed, deal=3, on_decision=keep)
+    assert played == moves.split()
+    assert len(simulated) >= len(played) // 2
+    assert simulated[0] == first_points
