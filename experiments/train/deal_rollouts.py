@@ -40,8 +40,11 @@ network, in the network's own games. The agent never reads hidden cards; only th
 targets do (as the oracle critic of :mod:`ginenv.experiments.train.ppo`).
 
 ``python -m ginenv.experiments.train.deal_rollouts record --out DIR --seconds S --seed K
-[--opponent master [--stand-in CKPT]]`` (one process per core) and ``... train DIR [DIR ...]
---out step.pt --beta 1``.
+[--opponent master [--stand-in CKPT]] [--rules PRESET]`` (one process per core) and ``... train
+DIR [DIR ...] --out step.pt --beta 1``. The games, the play-outs and the luck all follow the
+table's rules (``--rules``, a preset of :data:`ginenv.rules.PRESETS`; standard by default); the
+luck's value weights were fitted under the standard rules, so under others the luck stays zero-mean
+and only removes less variance.
 Shards hold plain arrays only and are read with ``allow_pickle=False``.
 """
 
@@ -85,7 +88,7 @@ from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.kernels import hand as H
 from ginenv.observation import OBS_SIZE
-from ginenv.rules import Rules
+from ginenv.rules import PRESETS, Rules, preset
 from ginenv.vector import VectorGinRummy, restocked
 
 #: Most options scored per decision (the network's likeliest, then one random other action).
@@ -228,12 +231,15 @@ def label(
     bf16: bool,
     weights: np.ndarray,
     rival: MaskedPolicy | None = None,
+    rules: Rules | None = None,
 ) -> dict[str, np.ndarray]:
     """The shard rows of the decisions ``rows`` picks out of the arrays: each decision's hand record
     (``states``, the true deal), what the seat to move (``seats``) observes, the network's
     probabilities there and the hand's actions since its deal (``histories``, for the luck). Its
     options (:func:`choose_options`) are played out ``worlds`` times each from the true deal,
-    restocked, the network moving for both seats (or ``rival`` for the other seat)."""
+    restocked, the network moving for both seats (or ``rival`` for the other seat), under the
+    table's ``rules`` (default: the standard rules), which the luck follows too."""
+    rules = Rules() if rules is None else rules
     states, obs, mask, probs, seats = (x[rows] for x in (states, obs, mask, probs, seats))
     histories = [histories[r] for r in rows.tolist()]
     n = len(states)
@@ -255,14 +261,14 @@ def label(
         records[keep],
         first[keep],
         slot_seats[keep],
-        None,
+        rules,
         bf16,
         int(rng.integers(1 << 30)),
         rival,
     )
     owners = np.repeat(np.arange(n), OPTION_SLOTS * worlds)[keep]
     prefixes = [histories[r] for r in owners.tolist()]
-    luck[keep] = seat_luck(records[keep], prefixes, played, slot_seats[keep], Rules(), weights)
+    luck[keep] = seat_luck(records[keep], prefixes, played, slot_seats[keep], rules, weights)
     return {
         "obs": obs.astype(np.uint8),
         "mask": mask.astype(bool),
@@ -309,17 +315,18 @@ def record(
     seed: int = 0,
     bf16: bool = True,
     decisions: int | None = None,
+    rules: Rules | None = None,
 ) -> int:
     """Let the network play itself for ``seconds`` (or until ``decisions`` are labelled) and save
     its labelled decisions (observation, mask, its move, the options and their mean points over
-    ``worlds`` restocked copies of the true deal) in shards under ``out``. Returns the number of
-    decisions labelled."""
+    ``worlds`` restocked copies of the true deal) in shards under ``out``; the games, play-outs and
+    luck under ``rules`` (default: the standard rules). Returns the number of decisions labelled."""
     if worlds < 1 or games < 1:
         raise UsageError(f"worlds and games must be >= 1, got {worlds} and {games}")
     out.mkdir(parents=True, exist_ok=True)
     policy = read_checkpoint(checkpoint).policy.eval()
     rng = np.random.default_rng(seed)
-    venv = VectorGinRummy(games, seed=seed)
+    venv = VectorGinRummy(games, rules=rules, seed=seed)
     obs, mask, player = venv.reset()
     writer = ShardWriter(out, seed)
     history: list[list[int]] = [[] for _ in range(games)]  # each slot's actions since its deal
@@ -346,6 +353,7 @@ def record(
                     rng,
                     bf16,
                     weights,
+                    rules=rules,
                 )
             )
         for slot, move in enumerate(moves.tolist()):
@@ -367,6 +375,7 @@ def record_against(
     bf16: bool = True,
     decisions: int | None = None,
     stand_in: str | None = None,
+    rules: Rules | None = None,
 ) -> int:
     """Let the network play ``opponent`` (an agent spec: ``master``) in real games, one hand each,
     its seat drawn at random, for ``seconds`` (or until ``decisions`` are labelled), and save its
@@ -376,17 +385,18 @@ def record_against(
     reflect; only the continuation after the option is the network's, or with ``stand_in`` (a
     policy checkpoint, e.g. a clone of ``opponent``) that network's in the opponent's seat, so that
     the values are those of the options against a fast stand-in for ``opponent`` rather than against
-    the network itself. Returns the number of decisions labelled."""
+    the network itself. The games, the play-outs and the luck follow ``rules`` (default: the
+    standard rules), which ``opponent`` is given too. Returns the number of decisions labelled."""
     if worlds < 1:
         raise UsageError(f"worlds must be >= 1, got {worlds}")
     policy = read_checkpoint(checkpoint).policy.eval()
     stand_in_policy = None if stand_in is None else read_checkpoint(stand_in).policy.eval()
-    network = agents.make(f"checkpoint:{checkpoint}")
-    rival = agents.make(opponent)  # an unknown spec is refused before anything is written
+    network = agents.make(f"checkpoint:{checkpoint}", rules=rules)
+    rival = agents.make(opponent, rules=rules)  # an unknown spec is refused before anything is written
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     weights = load_value().flat
-    env = gin_rummy_v0.raw_env()
+    env = gin_rummy_v0.raw_env(rules=Rules() if rules is None else rules)
     players = [network, rival]
     pending: dict[str, list[np.ndarray]] = {k: [] for k in ("state", "obs", "mask", "seat")}
     histories: list[list[int]] = []
@@ -429,6 +439,7 @@ def record_against(
                     bf16,
                     weights,
                     stand_in_policy,
+                    rules,
                 )
             )
         for column in pending.values():
@@ -630,6 +641,12 @@ def main(argv: list[str] | None = None) -> int:
         help="with --opponent: a policy checkpoint that plays the opponent's seat in the play-outs "
         "(default: the network plays both seats)",
     )
+    rec.add_argument(
+        "--rules",
+        default="standard",
+        help="the table's rules preset, which the games, the play-outs and the luck follow "
+        f"({', '.join(PRESETS)}; default standard)",
+    )
     fit = sub.add_parser("train", help="one policy improvement step from recorded decisions")
     fit.add_argument("data", type=Path, nargs="+", help="folders of shards (pooled)")
     fit.add_argument("--out", type=Path, required=True, help="where to save the improved policy checkpoint")
@@ -654,10 +671,13 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     try:
         if ns.command == "record":
+            rules = preset(ns.rules)  # an unknown preset is refused before anything is written
             if ns.opponent is None:
                 if ns.stand_in is not None:
                     raise UsageError("--stand-in plays the opponent's seat: it needs --opponent")
-                n = record(ns.out, ns.checkpoint, ns.seconds, ns.games, ns.worlds, ns.seed, not ns.fp32)
+                n = record(
+                    ns.out, ns.checkpoint, ns.seconds, ns.games, ns.worlds, ns.seed, not ns.fp32, rules=rules
+                )
             else:
                 n = record_against(
                     ns.out,
@@ -668,6 +688,7 @@ def main(argv: list[str] | None = None) -> int:
                     ns.seed,
                     not ns.fp32,
                     stand_in=ns.stand_in,
+                    rules=rules,
                 )
             print(f"labelled {n} decisions under {ns.out}")
         else:

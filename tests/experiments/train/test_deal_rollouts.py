@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import torch
 from ginenv.agents.neural import SHIPPED_CHECKPOINT, read_checkpoint
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.luck import hand_luck, load_value
+from ginenv.experiments.train import deal_rollouts
 from ginenv.experiments.train.deal_rollouts import (
     OPTION_SLOTS,
     TrainArgs,
@@ -33,6 +35,7 @@ from ginenv import agents, gin_rummy_v0
 from ginenv.actions import DRAW_DISCARD, DRAW_STOCK
 from ginenv.cards import CARD_NAMES
 from ginenv.engine import HandState, Phase
+from ginenv.layout import KNOCK_LIMIT
 from ginenv.rules import Rules
 
 
@@ -235,3 +238,40 @@ def test_an_unknown_opponent_is_refused_before_anything_is_written(tmp_path: Pat
     # A stand-in plays the opponent's seat of games against an opponent: self-play has none.
     assert main(["record", "--out", str(out), "--stand-in", str(SHIPPED_CHECKPOINT), "--seconds", "1"]) == 2
     assert not out.exists()
+
+
+def test_recording_follows_the_tables_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Oklahoma's knock limits (the upcard's value) and seed 004's rules: the games, the play-outs,
+    # the luck and the opponent all get them (they were the standard rules whatever the table's).
+    rules = Rules(oklahoma=True, discard_taken_card=True, undercut_bonus=20, big_gin_bonus=31)
+    seen: list[tuple[str, object]] = []
+    real_play_out, real_luck, real_make = deal_rollouts.play_out, deal_rollouts.seat_luck, agents.make
+
+    def spy_play_out(*args: Any, **kwargs: Any) -> Any:
+        seen.append(("play_out", args[4]))
+        return real_play_out(*args, **kwargs)
+
+    def spy_luck(*args: Any, **kwargs: Any) -> Any:
+        seen.append(("luck", args[4]))
+        return real_luck(*args, **kwargs)
+
+    def spy_make(*args: Any, **kwargs: Any) -> Any:
+        seen.append(("make", kwargs.get("rules")))
+        return real_make(*args, **kwargs)
+
+    monkeypatch.setattr(deal_rollouts, "play_out", spy_play_out)
+    monkeypatch.setattr(deal_rollouts, "seat_luck", spy_luck)
+    monkeypatch.setattr(agents, "make", spy_make)
+    out = tmp_path / "self"
+    assert record(out, games=6, worlds=1, seed=5, bf16=False, decisions=20, rules=rules) >= 20
+    against = tmp_path / "against"
+    assert record_against(against, "random", worlds=1, seed=5, bf16=False, decisions=20, rules=rules) >= 20
+    assert {what for what, _ in seen} == {"play_out", "luck", "make"}
+    assert all(got == rules for _, got in seen)
+    for folder in (out, against):
+        limits = set(load(folder)["obs"][:, KNOCK_LIMIT].tolist())
+        assert len(limits) > 1 and limits <= set(range(11))  # the upcards' values, not always 10
+    # On the command line the rules are a preset's name; another name is refused before any game.
+    nowhere = tmp_path / "nowhere"
+    assert main(["record", "--out", str(nowhere), "--rules", "nonsense", "--seconds", "1"]) == 2
+    assert not nowhere.exists()
