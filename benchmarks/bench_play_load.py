@@ -119,6 +119,7 @@ class Run:
     latencies: list[float] = field(default_factory=list)
     missed: int = 0
     move_refused: int = 0
+    resent: int = 0
     streams_open: int = 0
     streams_dropped: int = 0
     stream_views: int = 0
@@ -372,6 +373,22 @@ def user_classes(run: Run) -> list[type]:
             r = seat.client.post(
                 f"/api/seats/{seat.token}/action", json={"action": action}, name="/api/seats/[seat]/action"
             )
+            if r.status_code == 0:
+                # No answer at all: the connection broke, most often a kept-alive one the server had
+                # just closed (uvicorn closes a connection idle for 5 s) as the move went out. As a
+                # browser would, look whether the move was made, and send it again if not.
+                run.resent += 1
+                why = getattr(r, "error", None)
+                run.error(f"table {self.index} seat {mover}: {action!r} got no answer ({why!r}); resent")
+                look = seat.client.get(f"/api/seats/{seat.token}", name="/api/seats/[seat]")
+                if look.status_code == 200 and look.json()["version"] > self.version:
+                    r = look
+                else:
+                    r = seat.client.post(
+                        f"/api/seats/{seat.token}/action",
+                        json={"action": action},
+                        name="/api/seats/[seat]/action",
+                    )
             if r.status_code != 200:
                 run.move_refused += 1
                 run.error(
@@ -566,6 +583,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         },
         "missed": run.missed,
         "moves_refused": run.move_refused,
+        "moves_resent": run.resent,
         "stream_views": run.stream_views,
         "streams_dropped": run.streams_dropped,
         "streams_went_back": run.went_back,

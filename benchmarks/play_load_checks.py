@@ -245,6 +245,7 @@ def print_table(f: dict[str, Any]) -> None:
         ),
         ("hands dealt / matches over", f"{f['hands_dealt']} / {f['matches_over']}", ""),
         ("changes missed by a stream", f"{f['missed']}", "0"),
+        ("moves resent after a broken connection", f"{f['moves_resent']}", ""),
         (
             "seats lost / leaks / live replays",
             f"{len(f['lost'])} / {len(f['leaks'])} / {len(f['live_replays'])}",
