@@ -703,3 +703,19 @@ def test_result_kinds_have_one_spelling() -> None:
     assert get_args(ResultKind) == H.RESULT_KINDS
     assert H.RESULT_KINDS[: len(KNOCK_KINDS)] == KNOCK_KINDS
     assert (H.RESULT_KINDS[H.DEAD], H.RESULT_KINDS[H.TRUNCATED]) == ("dead", "truncated")
+
+
+def test_phases_have_one_definition() -> None:
+    """``ginenv.engine.Phase`` is the kernel's enum (the record's phase codes), the observation's phase
+    one-hot has one entry per phase, and the phase the kernel reports is the engine's."""
+    from ginenv.kernels import hand as H
+    from ginenv.layout import NUM_PHASES
+
+    assert Phase is H.Phase
+    assert [p.value for p in Phase] == list(range(NUM_PHASES))
+    assert [p for p in Phase if p.offers_upcard] == [Phase.UPCARD_NON_DEALER, Phase.UPCARD_DEALER]
+    state = HandState(Rules(), dealer=1, rng=random.Random(0))
+    assert state.phase is Phase.UPCARD_NON_DEALER and state.record[0, H.PHASE] == Phase.UPCARD_NON_DEALER
+    for action, phase in (("pass", Phase.UPCARD_DEALER), ("pass", Phase.DRAW), ("draw_stock", Phase.DISCARD)):
+        state.step_name(action)
+        assert state.phase is phase and int(state.record[0, H.PHASE]) == phase
