@@ -61,11 +61,18 @@ fall in proportion (e.g. 174 -> 114 for hard-normal, 236 -> 154 for neural-hard)
 aim; richer features, an MLP and rollouts did no better (the benchmark's docstring lists them).
 The luck costs about 0.1 ms per hand (:func:`state_luck`), a fraction of a percent of a ladder run.
 
+**How a hand is replayed.** The luck keeps no rules of its own: a compiled replay deals a hand
+record and applies each action with the hand kernel (:mod:`ginenv.kernels.hand`: ``deal``,
+``is_legal``, ``apply``, the functions every engine of the package steps), and reads the record (the
+hands, the discard pile, the stock, the phase, the knock limit) at each stock draw to compute the
+features. Only the two history flags above (knocks passed up, loose discards) are its own.
+
 Functions: :func:`hand_luck` (from a deck and actions, validated by the engine), :func:`deal_delta`
-(the features from a deck and trusted actions, fast), :func:`state_luck`
-(from a :class:`~ginenv.engine.HandState`), :func:`state_delta` (the features behind the luck, for
-fitting), :func:`draw_values` (``V`` of every card of the stock at a draw, for checks) and
-:func:`load_value` (the shipped weights, refused with :class:`LuckValueError` when malformed).
+(the features from a deck and actions, without building a :class:`~ginenv.engine.HandState`),
+:func:`state_luck` (from a :class:`~ginenv.engine.HandState`), :func:`state_delta` (the features
+behind the luck, for fitting), :func:`draw_values` (``V`` of every card of the stock at a draw, for
+checks) and :func:`load_value` (the shipped weights, refused with :class:`LuckValueError` when
+malformed).
 """
 
 from __future__ import annotations
@@ -81,18 +88,21 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS
-from ginenv.engine import DEFAULT_TURN_LIMIT, HandState, Phase
+from ginenv.actions import ACTION_NAMES, BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS
+from ginenv.cards import NUM_CARDS
+from ginenv.engine import DEFAULT_TURN_LIMIT, HandState
 from ginenv.kernels import (
     CARD_VALUE,
+    FULL_DECK,
     best_discards,
-    knock_discards,
     knock_outcome,
     lowest_card,
     meldable,
     min_deadwood,
     popcount,
 )
+from ginenv.kernels import hand as H
+from ginenv.kernels.hand import Phase
 from ginenv.rules import Rules
 
 #: The figures ``V`` is linear in, per candidate card (drawer's view; see the module docstring).
@@ -128,14 +138,6 @@ DEFAULT_VALUE_PATH = Path(__file__).resolve().parent / "data" / "luck_value.json
 
 # The stage of each count of stock left after a draw (at most 31 cards are ever in the stock).
 _STAGE_OF = np.array([next(i for i, (lo, hi) in enumerate(STAGES) if lo <= n <= hi) for n in range(32)])
-_OK, _BAD_ACTION, _EMPTY_STOCK, _EMPTY_PILE, _NOT_HELD, _AFTER_END = range(6)
-_STATUS_TEXT = {
-    _BAD_ACTION: "an action that is not legal in its phase",
-    _EMPTY_STOCK: "a stock draw from an empty stock",
-    _EMPTY_PILE: "a draw from an empty discard pile",
-    _NOT_HELD: "a discard of a card the player does not hold",
-    _AFTER_END: "an action after the hand ended",
-}
 
 
 class LuckValueError(ValueError):
@@ -267,12 +269,12 @@ def _read_value(path: Path) -> LuckValue:
 
 
 @njit(cache=True)
-def _candidate(pre, opp, bit, limit, bonuses, opp_dw, waiter, feeds_memo, out):
+def _candidate(pre, opp, bit, limit, cfg, opp_dw, waiter, feeds_memo, out):
     # The features of drawing card ``bit`` into the 10-card hand ``pre`` (drawer's view), into ``out``.
-    # ``bonuses``: gin, undercut, big gin (-1 when the rules disable big gin).
-    gin_bonus = bonuses[0]
-    undercut_bonus = bonuses[1]
-    big_gin_bonus = bonuses[2]
+    # ``cfg``: the rule array (kernels.hand.rules_array); its big gin bonus is -1 when disabled.
+    gin_bonus = cfg[H.GIN_BONUS]
+    undercut_bonus = cfg[H.UNDERCUT_BONUS]
+    big_gin_bonus = cfg[H.BIG_GIN_BONUS]
     hand = pre | bit
     dw, ties = best_discards(hand)
     # The least-deadwood discard; among ties the highest card (keeping low cards is the usual play).
@@ -317,198 +319,164 @@ def _candidate(pre, opp, bit, limit, bonuses, opp_dw, waiter, feeds_memo, out):
 
 
 @njit(cache=True)
-def _replay(
-    deck,
-    dealer,
-    actions,
-    limit,
-    bonuses,
-    dead_hand_stock,
-    turn_limit,
-    taken_ok,
-    stage_of,
-    delta,
-    probe,
-):
-    # Replays a hand from its deck and action ids, adding into ``delta`` (NUM_WEIGHTS floats), for
-    # each stock draw, the features of the drawn card minus their mean over the stock, signed for
-    # player 0, in the block of the draw's table and stage. If the hand then waits for a draw,
-    # ``probe`` rows 0-51 get each stock card's features and row 52 the block offset and the drawer.
-    # ``bonuses``: gin, undercut, big gin (-1 when disabled); ``taken_ok``: a card taken from the
-    # discard pile may be thrown back at once. Returns a status code (_OK, or what was wrong).
+def _stock_features(s, cfg, waiter, memo, rows):
+    # Row 0 of the hand record ``s`` waits for a draw: the features of drawing each stock card, from
+    # the mover's view, into ``rows[card]``. Returns the stock as a card mask.
+    player = s[0, H.PLAYER]
+    pre = s[0, H.HAND0 + player]
+    opp = s[0, H.HAND0 + 1 - player]
+    # Every card is in a hand, in the discard pile or in the stock.
+    stock = FULL_DECK ^ (s[0, H.HAND0] | s[0, H.HAND1] | s[0, H.PILE_MASK])
+    limit = s[0, H.KNOCK_LIMIT_COL]
+    opp_dw = min_deadwood(opp)
+    memo[:] = -1
+    rest = stock
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        _candidate(pre, opp, low, limit, cfg, opp_dw, waiter, memo, rows[lowest_card(low)])
+    return stock
+
+
+@njit(cache=True)
+def _replay(deck, dealer, actions, cfg, check, stage_of, delta, probe):
+    # Plays a hand from its deck and action ids with the hand kernel (kernels.hand: deal, is_legal,
+    # apply), adding into ``delta`` (NUM_WEIGHTS floats), for each stock draw, the features of the
+    # drawn card minus their mean over the stock, signed for player 0, in the block of the draw's
+    # table and stage. If the hand then waits for a draw, ``probe`` rows 0-51 get each stock card's
+    # features and row 52 the block offset and the drawer. The luck's own history (knocks passed up,
+    # loose discards) is kept here; the hand's state is the record's. ``check``: refuse an action the
+    # kernel says is not legal (off for a HandState's history, legal by construction). Returns (the
+    # index of the first action refused, or -1; the phase it met; the hand's knock limit).
     nf = NUM_FEATURES
     nstages = len(STAGES)
-    hands = np.zeros(2, dtype=np.int64)
-    non_dealer = 1 - dealer
-    for j in range(10):
-        hands[non_dealer] |= 1 << deck[j]
-    for j in range(10, 20):
-        hands[dealer] |= 1 << deck[j]
-    pile = np.zeros(52, dtype=np.int64)
-    pile[0] = deck[20]
-    npile = 1
-    next_stock = 21  # deck[21] is drawn first
-    stock = 0
-    for j in range(21, 52):
-        stock |= 1 << deck[j]
-    phase = 0  # the engine's Phase values: 0, 1 upcard offers, 2 draw, 3 discard, 4 over
-    player = non_dealer
-    draws = 0
-    banned = -1
+    s = np.zeros((1, H.RECORD_SIZE), dtype=np.int64)
+    H.deal(s, 0, deck, dealer, cfg)
+    limit = s[0, H.KNOCK_LIMIT_COL]
     waited = np.zeros(2, dtype=np.int64)  # knocks passed up: plain discards when a knock was legal
     loose = np.zeros(2, dtype=np.int64)  # loose discards (LOOSE_DISCARD or more above the best)
-    feats = np.zeros(nf)
+    rows = np.zeros((NUM_CARDS, nf))
     total = np.zeros(nf)
-    actual = np.zeros(nf)
-    memo = np.full(52, -1, dtype=np.int64)
+    memo = np.full(NUM_CARDS, -1, dtype=np.int64)
     for i in range(actions.size):
         a = actions[i]
-        if phase == 4:
-            return 5
-        if phase <= 1:
-            if a == PASS:
-                phase += 1
-                player = dealer if phase == 1 else non_dealer
-                continue
-            if a != DRAW_DISCARD:
-                return 1
-        if phase <= 2 and a == DRAW_DISCARD:
-            if npile == 0:
-                return 3
-            npile -= 1
-            hands[player] |= 1 << pile[npile]
-            banned = -1 if taken_ok else pile[npile]
-            draws += 1
-            phase = 3
-            continue
-        if phase == 2:
-            if a != DRAW_STOCK:
-                return 1
-            if next_stock >= 52:
-                return 2
-            card = deck[next_stock]
-            next_stock += 1
-            pre = hands[player]
-            opp = hands[1 - player]
-            opp_dw = min_deadwood(opp)
-            waiter = waited[player] > 0
+        phase = s[0, H.PHASE]
+        if check and not H.is_legal(s, 0, a, cfg):
+            return i, phase, limit
+        player = s[0, H.PLAYER]
+        if phase == Phase.DRAW and a == DRAW_STOCK:
+            stock = _stock_features(s, cfg, waited[player] > 0, memo, rows)
             total[:] = 0.0
-            memo[:] = -1
             n = 0
             rest = stock
             while rest:
                 low = rest & -rest
                 rest ^= low
-                _candidate(pre, opp, low, limit, bonuses, opp_dw, waiter, memo, feats)
-                total += feats
+                total += rows[lowest_card(low)]
                 n += 1
-                if lowest_card(low) == card:
-                    actual[:] = feats
+            actual = rows[s[0, H.DECK + s[0, H.STOCK_POS]]]
             table = 0 if loose[0] == 0 and loose[1] == 0 else 1
-            block = (table * nstages + stage_of[52 - next_stock]) * nf
+            # The stage of the stock left after this draw.
+            block = (table * nstages + stage_of[NUM_CARDS - 1 - s[0, H.STOCK_POS]]) * nf
             sign = 1.0 if player == 0 else -1.0
             for f in range(nf):
                 delta[block + f] += sign * (actual[f] - total[f] / n)
-            stock ^= 1 << card
-            hands[player] |= 1 << card
-            banned = -1
-            draws += 1
-            phase = 3
-            continue
-        # phase 3: discard, knock or big gin
-        if a == BIG_GIN:
-            phase = 4
-            continue
-        if a < DISCARD_BASE or a >= NUM_ACTIONS:
-            return 1
-        card = a - DISCARD_BASE if a < KNOCK_BASE else a - KNOCK_BASE
-        hand = hands[player]
-        if not (hand >> card) & 1 or card == banned:
-            return 4
-        if min_deadwood(hand ^ (1 << card)) >= best_discards(hand)[0] + LOOSE_DISCARD:
-            loose[player] += 1
-        if a < KNOCK_BASE and knock_discards(hand, limit) != 0:
-            waited[player] += 1
-        hands[player] = hand ^ (1 << card)
-        pile[npile] = card
-        npile += 1
-        banned = -1
-        if a >= KNOCK_BASE or 52 - next_stock <= dead_hand_stock or draws >= turn_limit:
-            phase = 4
-            continue
-        player = 1 - player
-        phase = 2
-    if phase == 2:
+        elif phase == Phase.DISCARD and a != BIG_GIN:
+            card = a - DISCARD_BASE if a < KNOCK_BASE else a - KNOCK_BASE
+            hand = s[0, H.HAND0 + player]
+            best = best_discards(hand)[0]
+            if min_deadwood(hand ^ (1 << card)) >= best + LOOSE_DISCARD:
+                loose[player] += 1
+            if a < KNOCK_BASE and best <= limit:  # some discard (maybe the banned card) could knock
+                waited[player] += 1
+        H.apply(s, 0, a, cfg)
+    if s[0, H.PHASE] == Phase.DRAW:
         # Waiting for a draw: the features of drawing each stock card (for draw_values).
-        pre = hands[player]
-        opp = hands[1 - player]
-        opp_dw = min_deadwood(opp)
-        waiter = waited[player] > 0
-        memo[:] = -1
+        player = s[0, H.PLAYER]
+        stock = _stock_features(s, cfg, waited[player] > 0, memo, rows)
         rest = stock
         while rest:
             low = rest & -rest
             rest ^= low
-            _candidate(pre, opp, low, limit, bonuses, opp_dw, waiter, memo, feats)
-            probe[lowest_card(low), :] = feats
+            card = lowest_card(low)
+            probe[card, :] = rows[card]
         table = 0 if loose[0] == 0 and loose[1] == 0 else 1
-        probe[52, 0] = (table * nstages + stage_of[51 - next_stock]) * nf
+        probe[52, 0] = (table * nstages + stage_of[NUM_CARDS - 1 - s[0, H.STOCK_POS]]) * nf
         probe[52, 1] = player
-    return 0
+    return -1, s[0, H.PHASE], limit
 
 
 # ---------------------------------------------------------------------------- the API
 
 
 def _run(
-    deck: Sequence[int], dealer: int, actions: Sequence[int], rules: Rules, limit: int, turn_limit: int
-) -> tuple[np.ndarray, np.ndarray]:
+    deck: Sequence[int] | np.ndarray,
+    dealer: int,
+    actions: Sequence[int] | np.ndarray,
+    cfg: np.ndarray,
+    check: bool = True,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    # (delta, probe, the hand's knock limit) of _replay; an action the kernel refuses raises.
+    cards = np.asarray(deck, dtype=np.int64)
+    if cards.shape != (NUM_CARDS,):
+        raise ValueError(f"a deck must be {NUM_CARDS} card ids in dealing order, got shape {cards.shape}")
+    moves = np.asarray(actions, dtype=np.int64).reshape(-1)
     delta = np.zeros(NUM_WEIGHTS)
-    probe = np.full((53, NUM_FEATURES), np.nan)
-    bonuses = np.array(
-        [rules.gin_bonus, rules.undercut_bonus, -1 if rules.big_gin_bonus is None else rules.big_gin_bonus],
-        dtype=np.int64,
-    )
-    status = _replay(
-        np.asarray(deck, dtype=np.int64),
-        int(dealer),
-        np.asarray(actions, dtype=np.int64).reshape(-1),
-        int(limit),
-        bonuses,
-        int(rules.dead_hand_stock),
-        int(turn_limit),
-        bool(rules.discard_taken_card),
-        _STAGE_OF,
-        delta,
-        probe,
-    )
-    if status != _OK:
-        raise ValueError(f"cannot compute the luck of this hand: its actions hold {_STATUS_TEXT[status]}")
-    return delta, probe
+    probe = np.full((NUM_CARDS + 1, NUM_FEATURES), np.nan)
+    bad, phase, limit = _replay(cards, int(dealer), moves, cfg, check, _STAGE_OF, delta, probe)
+    if bad >= 0:
+        a = int(moves[bad])
+        what = f"{ACTION_NAMES[a]!r} (id {a})" if 0 <= a < NUM_ACTIONS else f"id {a}"
+        where = "after the hand ended" if phase == Phase.OVER else f"in phase {Phase(phase).name}"
+        raise ValueError(
+            f"cannot compute the luck of this hand: its action {bad}, {what}, is not legal {where}"
+        )
+    return delta, probe, int(limit)
+
+
+@functools.lru_cache(maxsize=64)
+def _rule_array(rules: Rules, turn_limit: int) -> np.ndarray:
+    # One read-only rule array per (rules, turn limit): a recorder's many play-outs share a few.
+    cfg = H.rules_array(rules, turn_limit)
+    cfg.flags.writeable = False
+    return cfg
+
+
+def _state_run(state: HandState) -> tuple[np.ndarray, np.ndarray, int]:
+    # The hand of ``state`` replayed from its deal (its own record's deck and rule array); its
+    # history holds only actions the engine found legal, so they are not checked again.
+    actions = np.fromiter((a for _, a in state.history), dtype=np.int64, count=len(state.history))
+    deck = state.record[0, H.DECK : H.DECK + NUM_CARDS]
+    return _run(deck, state.dealer, actions, state.rule_array, check=False)
 
 
 def state_delta(state: HandState) -> np.ndarray:
     """The luck's features (:data:`NUM_WEIGHTS` floats): summed over the hand's stock draws so far,
     the features of the card drawn minus their mean over the stock, player 0's view, in the block of
     each draw's table and stage. ``state_luck(state) == state_delta(state) @ load_value().flat``."""
-    actions = [a for _, a in state.history]
-    return _run(state.deck, state.dealer, actions, state.rules, state.knock_limit, state.turn_limit)[0]
+    return _state_run(state)[0]
 
 
 def deal_delta(
-    deck: Sequence[int],
+    deck: Sequence[int] | np.ndarray,
     dealer: int,
-    actions: Sequence[int],
+    actions: Sequence[int] | np.ndarray,
     rules: Rules,
-    knock_limit: int,
+    knock_limit: int | None = None,
     turn_limit: int = DEFAULT_TURN_LIMIT,
 ) -> np.ndarray:
     """:func:`state_delta` of the hand dealt from ``deck`` (52 card ids in dealing order) by
     ``dealer`` and played by ``actions`` from the deal on, without building a
-    :class:`~ginenv.engine.HandState`: for the many play-outs of a training recorder, whose actions
-    come from the engine. The replay refuses what it cannot apply (``ValueError``) but does not
-    check every rule; ``knock_limit`` is the hand's own (Oklahoma: from the upcard)."""
-    return _run(deck, dealer, actions, rules, knock_limit, turn_limit)[0]
+    :class:`~ginenv.engine.HandState`: for the many play-outs of a training recorder. The hand is
+    stepped by the hand kernel, which refuses an action that is not legal (``ValueError``); the deck
+    and ``turn_limit`` are trusted. ``knock_limit``, when given, must be the hand's own (the kernel
+    deals it from ``rules``: Oklahoma's from the upcard), else ``ValueError``."""
+    delta, _, limit = _run(deck, dealer, actions, _rule_array(rules, int(turn_limit)))
+    if knock_limit is not None and knock_limit != limit:
+        raise ValueError(
+            f"knock_limit {knock_limit} is not this deal's: its rules deal a knock limit of {limit}"
+        )
+    return delta
 
 
 def state_luck(state: HandState, value: LuckValue | None = None) -> float:
@@ -553,8 +521,7 @@ def draw_values(state: HandState, value: LuckValue | None = None) -> dict[int, f
     """
     if state.phase is not Phase.DRAW:
         raise ValueError(f"draw_values needs a hand waiting for a draw (phase DRAW), not {state.phase.name}")
-    actions = [a for _, a in state.history]
-    _, probe = _run(state.deck, state.dealer, actions, state.rules, state.knock_limit, state.turn_limit)
+    _, probe, _ = _state_run(state)
     weights = (value or load_value()).flat
     block = int(probe[52, 0])
     sign = 1.0 if int(probe[52, 1]) == 0 else -1.0
