@@ -152,12 +152,16 @@ def check_dealer(dealer: object) -> int:
     return seat
 
 
-def check_turn_limit(turn_limit: object) -> int:
-    """``turn_limit`` as a positive int; anything else raises ``ValueError`` saying what is allowed."""
+def check_turn_limit(turn_limit: object, what: str = "turn_limit") -> int:
+    """``turn_limit`` as a positive int; anything else raises ``ValueError`` saying what is allowed.
+
+    The one check of a turn limit, wherever one enters (the env, configs, the command line):
+    ``what`` names it as the user gave it (``--turn-limit``, ``ladder.yaml: turn_limit``).
+    """
     limit = as_int(turn_limit)
     if limit is None or limit < 1:
         raise ValueError(
-            f"turn_limit must be a positive integer (draws per hand; default {DEFAULT_TURN_LIMIT}), "
+            f"{what} must be a positive integer (draws per hand; default {DEFAULT_TURN_LIMIT}), "
             f"got {short_repr(turn_limit)}"
         )
     return limit

@@ -2,7 +2,9 @@
 
 Every option of ``docs/RULES.md`` is a field of :class:`Rules`; presets are named instances of it
 (:data:`PRESETS`), and configs map onto its fields one to one (:meth:`Rules.from_dict` refuses unknown
-keys). The default instance is the locked "version 1.0.0" variant of seeds 001/003.
+keys). :func:`resolve_rules` turns whatever names rules in a config or on a command line (a preset's
+name or a mapping of options) into a :class:`Rules`. The default instance is the locked "version
+1.0.0" variant of seeds 001/003.
 """
 
 from __future__ import annotations
@@ -175,3 +177,15 @@ def preset(name: str) -> Rules:
         raise RulesError(
             f"unknown rules preset {_SHOW.repr(name)}; known presets: {', '.join(PRESETS)}"
         ) from None
+
+
+def resolve_rules(spec: Rules | str | dict[str, Any]) -> Rules:
+    """Rules from a preset's name (:func:`preset`), a mapping of options (:meth:`Rules.from_dict`,
+    a ``preset`` key included) or a :class:`Rules` itself; anything else raises :class:`RulesError`."""
+    if isinstance(spec, Rules):
+        return spec
+    if isinstance(spec, str):
+        return preset(spec)
+    if isinstance(spec, dict):
+        return Rules.from_dict(spec)
+    raise RulesError(f"rules must be a preset name or a mapping of rule options, got {_SHOW.repr(spec)}")

@@ -1,7 +1,7 @@
 """The settings of a masked-PPO run (:mod:`ginenv.experiments.train.ppo`): :class:`Args`.
 
 The shipped config ``ppo`` holds the defaults, one key per field; ``ginenv train --set key=value``
-overrides any of them. The config loader (:mod:`ginenv.experiments.eval.config`) checks each
+overrides any of them. The config loader (:mod:`ginenv.experiments.config`) checks each
 value's type; :meth:`Args.validate` checks the ranges and what the settings name (league members,
 checkpoint files, levels), refusing a bad one with :class:`ginenv.experiments.errors.UsageError`.
 """
@@ -15,11 +15,11 @@ from typing import Any
 
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.league import LEAGUE_KINDS, is_fixed
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS
+from ginenv.rules import RulesError, resolve_rules
 
 #: The values of Args.precision.
 PRECISIONS = ("fp32", "bf16")
@@ -225,7 +225,10 @@ class Args:
         weights = list(self.opponents.values())
         if any(w < 0 for w in weights) or not sum(weights) > 0:
             raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")
-        resolve_rules(self.rules)
+        try:
+            resolve_rules(self.rules)
+        except RulesError as err:
+            raise UsageError(f"rules: {err}") from None
         for name, allowed in (
             ("init", "a file"),
             ("kickstart_teacher", "greedy or a policy checkpoint file"),

@@ -45,7 +45,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from ginenv.agents.specs import CHECKPOINT_PREFIX
-from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.stopping import Stopped, finish_first
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import (
@@ -63,6 +62,8 @@ from ginenv.experiments.train.networks import (
 )
 from ginenv.experiments.train.rollouts import Rollout
 from torch import nn
+
+from ginenv.rules import resolve_rules
 
 # Re-exported: the settings and the opponent-hand reader have always been found here.
 __all__ = ["Args", "evaluate_checkpoint", "ppo_update", "train"]

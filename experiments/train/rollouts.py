@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 import torch
 from ginenv.agents.neural import MaskedPolicy
-from ginenv.experiments.eval.config import resolve_rules
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import fixed_member, policy_from
 from ginenv.experiments.train.league import League, drawn_fixed
@@ -52,6 +51,7 @@ from ginenv import kernels
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.features import input_size, policy_inputs, scaled_hand_features
+from ginenv.rules import resolve_rules
 from ginenv.vector import VectorGinRummy
 
 

@@ -1,0 +1,108 @@
+"""The ``ginenv`` command, the project's front door.
+
+Subcommands: ``ladder`` (the main job: the difficulty-ladder benchmark of the shipped config ``ladder``),
+``match A B`` (one head-to-head), ``rate SPEC`` (one agent placed on the standard ladder,
+:mod:`ginenv.experiments.eval.rate`), ``compare NEW BASE`` (two runs against one opponent, paired
+on their shared deals, :mod:`ginenv.experiments.eval.compare`), ``demo`` (one printed hand or
+match), ``replay FILE`` (check a replay), ``train`` (masked PPO,
+:mod:`ginenv.experiments.train.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a Stable-Baselines3
+MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.train.sb3.export_maskable_ppo`),
+``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`),
+``config`` (list, print or copy out the shipped configs, :mod:`ginenv.experiments.config`).
+
+Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
+wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
+``agent X raised ...``: not a usage error); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (one
+line; a run folder keeps every finished deal, and the same command resumes it; ``train`` saves a
+checkpoint and prints the command that resumes from it).
+
+The package holds one module per command group (``evaluation``: ladder, match, rate, compare;
+``games``: demo, replay; ``training``: train, export-sb3; ``play``; ``configs``), each with its
+subcommands' parsers and what they run; ``inputs`` parses the options' values once, as argparse
+reads them. This module assembles the parser and maps every way a command can end to its exit
+status (:func:`main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from ginenv.experiments.cli import configs, evaluation, games, play, training
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.harness import AgentError
+from ginenv.experiments.stopping import Stopped, stop_on_signals
+
+__all__ = ["build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``ginenv`` command (the subcommands in the order --help lists)."""
+    parser = _Parser(prog="ginenv", description="Gin rummy for RL research.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    evaluation.add_parsers(sub)  # ladder, match, rate, compare
+    games.add_demo_parser(sub)
+    training.add_parsers(sub)  # train, export-sb3
+    play.add_parser(sub)
+    configs.add_parser(sub)
+    games.add_replay_parser(sub)
+    return parser
+
+
+def _resume_command(argv: Sequence[str] | None, checkpoint: str) -> str:
+    """The command line that was run (``train``), its ``--resume`` replaced by ``checkpoint``."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    words = [
+        w for i, w in enumerate(given) if not w.startswith("--resume") and given[i - 1 : i] != ["--resume"]
+    ]
+    return shlex.join(["ginenv", *words, "--resume", checkpoint])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ginenv`` console script (returns the exit status)."""
+    from ginenv.replay import ReplayError
+    from ginenv.rules import RulesError
+
+    args: argparse.Namespace | None = None
+    try:
+        # A bad option value stops here, as argparse reads it (ginenv.experiments.cli.inputs).
+        args = build_parser().parse_args(argv)
+        args.run_folder = None
+        with stop_on_signals():  # SIGTERM stops a run as Ctrl-C does: one line, deals kept
+            return int(args.func(args))
+    except AgentError as err:
+        # The agent's own code failed: its traceback is what its author needs, then one line.
+        if err.agent_traceback:
+            print(err.agent_traceback.rstrip(), file=sys.stderr)
+        print(f"ginenv: {err}", file=sys.stderr)
+        return 1
+    except (UsageError, RulesError, ReplayError) as err:
+        print(f"ginenv: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (`ginenv demo | head`): stop quietly, as a shell tool does on SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except KeyboardInterrupt as err:
+        stop = Stopped.of(err)
+        folder = getattr(args, "run_folder", None)
+        kept = stop.kept or (f"finished deals are kept in {folder}" if folder is not None else None)
+        if stop.resume is not None:
+            kept = f"{kept}: resume with {_resume_command(argv, stop.resume)}"
+        elif kept is not None:
+            kept += ": run the same command again to resume"
+        what = "interrupted" if stop.by == "Ctrl-C" else f"stopped by {stop.by}"
+        print(f"ginenv: {what}" + (f"; {kept}" if kept else ""), file=sys.stderr)
+        return stop.status

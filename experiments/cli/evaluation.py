@@ -1,0 +1,272 @@
+"""The evaluation commands of ``ginenv``: ``ladder``, ``match``, ``rate`` and ``compare``.
+
+Each takes typed values from its options (:mod:`ginenv.experiments.cli.inputs`), builds one
+:class:`~ginenv.experiments.eval.harness.EvalConfig` (``ladder`` and ``rate`` through the ladder
+file's loader, :mod:`ginenv.experiments.eval.config`), runs the harness and prints the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from ginenv.experiments.cli.inputs import (
+    CONFIG_HELP,
+    DEALS,
+    DEFAULT_CONFIG,
+    HANDS,
+    MATCHES,
+    SEED_HELP,
+    add_run_options,
+    add_seed,
+    checked,
+    parse_rules,
+)
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.harness import DEFAULT_TIME_LIMIT, EvalConfig, evaluate, single_thread_torch
+
+from ginenv.engine import DEFAULT_TURN_LIMIT
+
+
+def registered() -> list[str]:
+    """The registered agents' names (what a ladder config's ``agents: all`` means)."""
+    from ginenv import agents
+
+    return agents.available()
+
+
+def run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Play (or resume) ``cfg`` in ``out``, write its report files, and return the summary."""
+    from ginenv.experiments.eval.report import summarise, write_outputs
+
+    args.run_folder = out  # named by the Ctrl-C message
+    records = evaluate(
+        cfg,
+        out,
+        backend=args.backend,
+        workers=args.workers,
+        progress=not args.quiet,
+        replays=args.replays,
+        log=lambda line: print(f"ginenv: {line}", file=sys.stderr, flush=True),
+    )
+    summary = summarise(records, cfg.agents, cfg.unit)
+    summary["config"] = cfg.to_dict()
+    summary["seed"] = cfg.seed
+    summary["seed_drawn"] = bool(args.seed_drawn)
+    write_outputs(summary, out, plots=not args.no_plots, tensorboard=not args.no_plots)
+    return summary
+
+
+def announce_seed(args: argparse.Namespace, seed: int) -> None:
+    """Say a seed drawn from the OS, so that the run can be reproduced or resumed."""
+    if args.seed_drawn:
+        # stderr: the one channel that is neither --json's output nor visible to the agents.
+        print(
+            f"ginenv: seed drawn from the OS: {seed} (give --seed {seed} to reproduce or resume)",
+            file=sys.stderr,
+        )
+
+
+def cmd_ladder(args: argparse.Namespace) -> int:
+    """``ginenv ladder``: the difficulty-ladder benchmark of a config."""
+    single_thread_torch()  # games are played one at a time; torch's threads only spin
+    from ginenv.experiments.eval.config import load_ladder_file, to_eval_config
+    from ginenv.experiments.eval.report import format_table
+
+    spec = load_ladder_file(args.config)
+    # The options are parsed already (a drawn --seed included): they replace the file's values.
+    for name in ("deals", "seed", "turn_limit", "time_limit"):
+        if getattr(args, name) is not None:
+            setattr(spec, name, getattr(args, name))
+    args.seed_drawn = args.seed_drawn or spec.seed == "random"  # a config's own `seed: random`
+    cfg = to_eval_config(spec, registered())
+    announce_seed(args, cfg.seed)
+    out = Path(args.out or f"results/ladder-{cfg.fingerprint()}")
+    n_pairs = len(cfg.pairings())
+    if not args.quiet:
+        print(
+            f"ginenv ladder: {len(cfg.agents)} agents ({', '.join(cfg.agents)}), {cfg.format}, "
+            f"{n_pairs} pairings x {cfg.deals} duplicate deals = {2 * n_pairs * cfg.deals} games, "
+            f"seed {cfg.seed}; results in {out}",
+            flush=True,
+        )
+    summary = run_and_report(cfg, args, out)
+    print(format_table(summary))
+    print(
+        f"\nwritten: {out}/summary.json, pairs.csv, ratings.csv"
+        + ", ratings_bt.csv"
+        + ("" if args.no_plots else ", ratings.png, head_to_head.png, tensorboard/")
+    )
+    return 0
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    """``ginenv match A B``: one head-to-head of duplicate deals."""
+    single_thread_torch()  # games are played one at a time; torch's threads only spin
+    from ginenv.experiments.eval.config import check_agent_names
+    from ginenv.experiments.eval.report import format_table, strict_json
+
+    check_agent_names([args.a, args.b])
+    if args.matches is not None:
+        unit, deals = "match", max(1, math.ceil(args.matches / 2))
+    else:
+        unit, deals = "hand", max(1, math.ceil(args.hands / 2))
+    cfg = EvalConfig(
+        agents=(args.a, args.b),
+        format="round_robin",
+        deals=deals,
+        unit=unit,  # type: ignore[arg-type]
+        rules=parse_rules(args.rules),
+        seed=args.seed,
+        turn_limit=DEFAULT_TURN_LIMIT if args.turn_limit is None else args.turn_limit,
+        time_limit=DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit,
+    )
+    announce_seed(args, cfg.seed)
+    out = Path(args.out or f"results/match-{cfg.fingerprint()}")
+    args.quiet = args.quiet or args.json
+    summary = run_and_report(cfg, args, out)
+    pair = summary["pairs"][0]
+    if args.json:
+        doc = {
+            "agents": [args.a, args.b],
+            "unit": unit,
+            "deals": pair["deals"],
+            "hands_played": pair["hands"],
+            f"points_per_{unit}_a_minus_b": pair[f"points_per_{unit}"],
+            "p_value": pair["p_value"],
+            "a_hand_win_rate": pair["a_hand_win_rate"],
+            "a_match_win_rate": pair.get("a_match_win_rate"),
+            "rates": pair["rates"],
+            "truncated_games": pair["truncated_games"],
+            "forfeits": pair["forfeits"],
+            "forfeit_reasons": pair["forfeit_reasons"],
+            "decisions_per_hand": pair["decisions_per_hand"],
+            "ms_per_decision": {args.a: pair["a_ms_per_decision"], args.b: pair["b_ms_per_decision"]},
+            "seed": cfg.seed,
+            "seed_drawn": args.seed_drawn,
+            "turn_limit": cfg.turn_limit,
+            "results": str(out),
+        }
+        print(json.dumps(strict_json(doc), indent=1, allow_nan=False))
+    else:
+        print(format_table(summary))
+    return 0
+
+
+def cmd_rate(args: argparse.Namespace) -> int:
+    """``ginenv rate SPEC``: one agent placed on the ladder's scale."""
+    single_thread_torch()  # games are played one at a time; torch's threads only spin
+    from ginenv.experiments.eval.rate import format_rate, rate
+    from ginenv.experiments.eval.report import strict_json
+
+    args.quiet = args.quiet or args.json
+    result = rate(
+        args.spec,
+        args.config,
+        deals=args.deals,
+        time_limit=args.time_limit,
+        out=args.out,
+        backend=args.backend,
+        workers=args.workers,
+        progress=not args.quiet,
+        log=lambda line: print(f"ginenv rate: {line}", file=sys.stderr, flush=True),
+    )
+    if args.json:
+        print(json.dumps(strict_json(result), indent=1, allow_nan=False))
+    else:
+        print(format_rate(result))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``ginenv compare NEW BASE [...]``: two runs against one opponent, paired on shared deals."""
+    from ginenv.experiments.eval.compare import compare_runs, format_compare, load_run
+    from ginenv.experiments.eval.report import strict_json
+
+    if len(args.runs) % 2:
+        raise UsageError(
+            f"compare takes run folders in pairs, NEW BASE [NEW BASE ...]; "
+            f"got {len(args.runs)}, an odd number"
+        )
+    runs = [load_run(folder) for folder in args.runs]
+    result = compare_runs(list(zip(runs[::2], runs[1::2], strict=True)), against=args.against, raw=args.raw)
+    if args.json:
+        print(json.dumps(strict_json(result), indent=1, allow_nan=False))
+    else:
+        print(format_compare(result))
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """The subcommands ``ladder``, ``match``, ``rate`` and ``compare`` of the parser's ``sub``."""
+    lad = sub.add_parser("ladder", help="the difficulty-ladder benchmark (the main job)")
+    lad.add_argument("--config", default=DEFAULT_CONFIG, help=f"{CONFIG_HELP} (default {DEFAULT_CONFIG})")
+    lad.add_argument(
+        "--deals", type=int, action=checked(DEALS), help="override the duplicate deals per pairing"
+    )
+    add_seed(lad, "override the config's seed; " + SEED_HELP)
+    add_run_options(lad)
+    lad.set_defaults(func=cmd_ladder)
+
+    mat = sub.add_parser("match", help="one head-to-head of duplicate deals between agents A and B")
+    mat.add_argument("a")
+    mat.add_argument("b")
+    size = mat.add_mutually_exclusive_group()
+    size.add_argument(
+        "--hands",
+        type=int,
+        action=checked(HANDS),
+        default=200,
+        help="hands to play (rounded up to whole duplicate deals)",
+    )
+    size.add_argument(
+        "--matches",
+        type=int,
+        action=checked(MATCHES),
+        help="play matches to the target instead (rounded up to pairs)",
+    )
+    add_seed(mat, SEED_HELP + " (default 0)", default=0)
+    mat.add_argument("--rules", default="standard", help="rules preset")
+    mat.add_argument("--json", action="store_true", help="print one JSON object")
+    add_run_options(mat)
+    mat.set_defaults(func=cmd_match)
+
+    rate = sub.add_parser(
+        "rate", help="place one agent on the standard ladder's scale (the ladder's own results are kept)"
+    )
+    rate.add_argument(
+        "spec",
+        help="the agent: a registered name, checkpoint:PATH, package.module:Name, path/to/file.py:Name "
+        "or exec:COMMAND",
+    )
+    rate.add_argument(
+        "--config", default=DEFAULT_CONFIG, help=f"the ladder to rate against: {CONFIG_HELP} (default ladder)"
+    )
+    rate.add_argument(
+        "--deals",
+        type=int,
+        action=checked(DEALS),
+        help="duplicate deals per opponent (default: the ladder's)",
+    )
+    rate.add_argument("--json", action="store_true", help="print one JSON object")
+    add_run_options(rate)
+    rate.set_defaults(func=cmd_rate)
+
+    cmp = sub.add_parser(
+        "compare",
+        help="paired difference of two agents' runs against one opponent on the same deals (no games played)",
+    )
+    cmp.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="run folders (--out of ginenv match) in pairs, NEW BASE [NEW BASE ...], each pair of one seed",
+    )
+    cmp.add_argument("--against", help="the common opponent (default: the one agent both runs share)")
+    cmp.add_argument("--raw", action="store_true", help="raw points, without the luck adjustment")
+    cmp.add_argument("--json", action="store_true", help="print one JSON object")
+    cmp.set_defaults(func=cmd_compare)

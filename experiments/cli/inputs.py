@@ -1,0 +1,193 @@
+"""Values parsed once, where they enter the ``ginenv`` command, and the options several commands share.
+
+Every option whose value travels below the command line is parsed and checked while argparse reads
+it (an argparse action of this module): a bad value stops the command with one
+:class:`~ginenv.experiments.errors.UsageError` line naming the option, before anything is built or
+played. The commands then pass typed values on (an ``int`` seed, a positive ``int`` turn limit,
+seconds as a ``float``, bounded counts) and nothing below re-parses them; only the public entry
+points a user may call directly (:class:`~ginenv.experiments.eval.harness.EvalConfig`, the env)
+check them again, through the same validators (``check_seed``, ``check_time_limit``,
+:func:`ginenv.engine.check_turn_limit`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.harness import (
+    DEFAULT_TIME_LIMIT,
+    MAX_DEALS,
+    MAX_WORKERS,
+    check_seed,
+    check_time_limit,
+    random_seed,
+)
+
+from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
+from ginenv.rules import Rules, RulesError, resolve_rules
+
+#: Shipped configs by name (package data, :func:`ginenv.experiments.config.shipped_configs`).
+DEFAULT_CONFIG = "ladder"
+DEFAULT_TRAIN_CONFIG = "ppo"
+CONFIG_HELP = "a shipped config's name (ginenv config list) or a YAML file's path"
+SEED_HELP = (
+    "master seed: a non-negative integer, or 'random' (drawn from the OS and recorded; for "
+    "untrusted agents, which could rebuild the deals of a public seed)"
+)
+TURN_LIMIT_HELP = f"draws per hand before it is truncated with no score (default {DEFAULT_TURN_LIMIT})"
+TIME_LIMIT_HELP = (
+    f"seconds an exec:COMMAND agent may take for one decision before it forfeits the game "
+    f"(default {DEFAULT_TIME_LIMIT:g})"
+)
+
+
+def parse_seed(text: str, option: str = "--seed") -> int:
+    """A ``--seed`` value as an int: a non-negative integer, or ``random`` (drawn from the OS)."""
+    if text == "random":
+        return random_seed()
+    digits = text.strip()
+    return check_seed(int(digits) if digits.isascii() and digits.isdigit() else text, option, random_ok=True)
+
+
+def parse_rules(name: str) -> Rules:
+    """The rules a ``--rules`` preset names (:func:`ginenv.rules.resolve_rules`); else UsageError."""
+    try:
+        return resolve_rules(name)
+    except RulesError as err:
+        raise UsageError(f"rules: {err}") from None
+
+
+def bounded(low: int, high: int, what: str) -> Callable[[int, str], int]:
+    """The parser of a count option from ``low`` to ``high`` (``what`` says what it counts)."""
+
+    def parse(value: int, option: str) -> int:
+        if value < low:
+            raise UsageError(f"{option} must be {'>= 0' if low == 0 else 'a positive integer'}, got {value}")
+        if value > high:
+            if option == "--workers":
+                raise UsageError(f"--workers must be at most {MAX_WORKERS} ({what}), got {value:,}")
+            raise UsageError(
+                f"{option} must be at most {high:,} ({what}; every finished deal is held in memory for the "
+                f"statistics), got {value:,}; split a bigger evaluation into several runs"
+            )
+        return value
+
+    return parse
+
+
+def within(low: int, high: int, unit: str) -> Callable[[int, str], int]:
+    """The parser of an integer option from ``low`` to ``high`` ``unit``."""
+
+    def parse(value: int, option: str) -> int:
+        if not low <= value <= high:
+            raise UsageError(f"{option} must be between {low} and {high}{unit}, got {value}")
+        return value
+
+    return parse
+
+
+HANDS = bounded(1, 2 * MAX_DEALS, "hands")
+MATCHES = bounded(1, 2 * MAX_DEALS, "matches")
+DEALS = bounded(1, MAX_DEALS, "duplicate deals per pairing")
+WORKERS = bounded(0, MAX_WORKERS, "processes; 0 means every core")
+PORT = within(0, 65535, " (0: any free port)")
+PACE_MS = within(0, 10_000, " milliseconds")
+
+
+def turn_limit(value: int, option: str) -> int:
+    """A ``--turn-limit`` value (:func:`ginenv.engine.check_turn_limit`)."""
+    try:
+        return check_turn_limit(value, option)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+def checked(parse: Callable[[Any, str], object]) -> type[argparse.Action]:
+    """An argparse action that stores ``parse(value, option)``: the value checked as it is read.
+
+    A refusal is a :class:`UsageError`, which argparse lets through to ``main`` (one line, exit 2);
+    a value argparse's own ``type`` cannot convert is argparse's error as before.
+    """
+
+    class Checked(argparse.Action):
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: str | Sequence[Any] | None,
+            option_string: str | None = None,
+        ) -> None:
+            setattr(namespace, self.dest, parse(values, option_string or self.dest))
+
+    return Checked
+
+
+class SeedAction(argparse.Action):
+    """``--seed``: stores the seed as an int (:func:`parse_seed`) and whether it was drawn."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        text = str(values)
+        setattr(namespace, self.dest, parse_seed(text, option_string or "--seed"))
+        namespace.seed_drawn = text == "random"
+
+
+def add_seed(p: argparse.ArgumentParser, help: str, default: int | None = None) -> None:
+    """The ``--seed`` option (an int once parsed; ``random`` draws one and sets ``seed_drawn``)."""
+    p.add_argument("--seed", action=SeedAction, default=default, help=help)
+    p.set_defaults(seed_drawn=False)
+
+
+def add_turn_limit(p: argparse.ArgumentParser) -> None:
+    """The ``--turn-limit`` option (a positive int once parsed; None when not given)."""
+    p.add_argument("--turn-limit", type=int, action=checked(turn_limit), help=TURN_LIMIT_HELP)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that play a run of duplicate deals (ladder, match, rate)."""
+    p.add_argument("--out", help="run folder (results, plots); rerunning it resumes")
+    p.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local processes (default) or Ray (RAY_ADDRESS names a cluster)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        action=checked(WORKERS),
+        default=0,
+        help="local processes (default: every core)",
+    )
+    p.add_argument("--no-plots", action="store_true", help="skip PNG plots and TensorBoard scalars")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_turn_limit(p)
+    p.add_argument("--time-limit", type=float, action=checked(check_time_limit), help=TIME_LIMIT_HELP)
+    p.add_argument(
+        "--replays",
+        action="store_true",
+        help="also write every game as a replay file in the run folder's replays/ (see ginenv play)",
+    )
+
+
+def check_save_path(path: str) -> Path:
+    """Refuse a ``--save`` target that cannot be written, before the game is played."""
+    target = Path(path)
+    parent = target.parent
+    if target.is_dir():
+        raise UsageError(f"--save {path} is a folder; give a file name, e.g. {target / 'replay.json'}")
+    if not parent.is_dir():
+        raise UsageError(f"--save {path}: the folder {parent} does not exist; create it first")
+    if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UsageError(f"--save {path}: cannot write there (permission denied)")
+    return target

@@ -1,0 +1,191 @@
+"""The ``ginenv play`` command: a person against an agent, or a friend, in the browser.
+
+It checks what the server needs before starting it (the agent, the folders, the port), serves the
+page (:mod:`ginenv.experiments.play.server`) until Ctrl-C or SIGTERM, and then saves every open game.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ginenv.experiments.cli.inputs import PACE_MS, PORT, checked
+from ginenv.experiments.errors import UsageError
+from ginenv.experiments.eval.harness import single_thread_torch
+
+
+def lan_address(host: str) -> str | None:
+    """The address other machines reach this one at when listening on every interface, else None."""
+    import socket
+
+    if host not in ("0.0.0.0", "::", ""):
+        return None
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))  # no packet is sent: this only picks the interface
+            return str(probe.getsockname()[0])
+    except OSError:
+        return None
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """``ginenv play``: serve the play page until Ctrl-C or SIGTERM, then save the open games."""
+    single_thread_torch()  # one decision at a time; torch's threads would only spin
+    import contextlib
+    import ipaddress
+    import signal
+    import socket
+    import webbrowser
+
+    from ginenv.experiments.eval.config import check_agent_names
+    from ginenv.experiments.play.server import create_app, save_open_games, serve_in_background
+    from ginenv.experiments.play.table import PlayError
+
+    # Named on the command line: that match starts at once; otherwise the page asks first.
+    autostart = args.daily or args.opponent is not None or args.rules is not None
+    args.opponent = args.opponent or "normal"
+    args.rules = args.rules or "standard"
+    check_agent_names([args.opponent])
+    replay_dir = Path(args.replay_dir).expanduser()
+    state_dir = Path(args.state_dir).expanduser()
+    for flag, folder in (("--replay-dir", replay_dir), ("--state-dir", state_dir)):
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700 if flag == "--state-dir" else 0o777)
+        except OSError as err:
+            raise UsageError(f"{flag} {folder}: cannot create it ({err.strerror or err})") from None
+    # A port that is taken is said plainly, before uvicorn logs its own traceback-like lines.
+    with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+        try:
+            probe.bind((args.host, args.port))
+        except OSError as err:
+            raise UsageError(
+                f"cannot listen on {args.host}:{args.port} ({err.strerror or err}); choose another --port"
+            ) from None
+    lan = lan_address(args.host)
+    try:
+        app = create_app(
+            replay_dir=replay_dir,
+            state_dir=state_dir,
+            pace_ms=args.pace_ms,
+            opponent=args.opponent,
+            preset=args.rules,
+            daily=args.daily,
+            autostart=autostart,
+            forwarded_allow_ips=args.forwarded_allow_ips,
+        )
+    except PlayError as err:
+        raise UsageError(str(err)) from None
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the server the way Ctrl-C does
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    with contextlib.suppress(ValueError):  # not the main thread: only Ctrl-C stops it
+        signal.signal(signal.SIGTERM, stop)
+    server = serve_in_background(app, host=args.host, port=args.port)
+    try:
+        url = server.url if ":" not in args.host else server.url.replace(args.host, f"[{args.host}]")
+        if lan is not None:
+            # Invitation links must name an address the friend's device can reach.
+            app.state.share_base = f"http://{lan}:{url.rsplit(':', 1)[1]}"
+        if args.daily:
+            what = "the game of the day against normal"
+        elif autostart:
+            what = f"{args.opponent}, rules {args.rules!r}"
+        else:
+            what = "choose an opponent and the rules"
+        print(f"ginenv play: {what} at {url}  (replays in {replay_dir}; Ctrl-C stops)", flush=True)
+        kept = len(app.state.store)
+        if kept:
+            print(f"ginenv play: {kept} table(s) kept in {state_dir} resume where they stopped", flush=True)
+        try:
+            loopback = ipaddress.ip_address(socket.gethostbyname(args.host)).is_loopback
+        except (OSError, ValueError):
+            loopback = False
+        if not loopback:
+            print(
+                f"ginenv play: warning: listening on {args.host}: anyone on this network can reach the page"
+                + (f" (at {app.state.share_base})" if lan is not None else "")
+                + "; only an invitation link gives a seat at a friend's table",
+                flush=True,
+            )
+        if not args.no_browser:
+            webbrowser.open(url)
+        while server.thread.is_alive():
+            server.thread.join(timeout=0.5)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C (or SIGTERM) is how the server is meant to stop
+    finally:
+        for sig in previous:
+            with contextlib.suppress(ValueError):
+                signal.signal(sig, signal.SIG_IGN)  # nothing interrupts the saving
+        server.stop()
+        # Matches left unfinished are saved too: every game is kept as a replay, every table resumes.
+        saved = save_open_games(app)
+        for sig, handler in previous.items():
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(sig, handler)
+    if saved:
+        print(
+            f"ginenv play: stopped; {len(saved)} unfinished match(es) saved in {replay_dir} "
+            f"(they resume from {state_dir} when the server starts again)"
+        )
+    else:
+        print("ginenv play: stopped")
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """The subcommand ``play`` of the parser's ``sub``."""
+    play = sub.add_parser("play", help="play a match against an agent in the browser (a local web page)")
+    play.add_argument(
+        "--opponent",
+        help="the computer player: a registered agent or checkpoint:PATH (default normal); with "
+        "--opponent, --rules or --daily the match starts at once, else the page asks first",
+    )
+    play.add_argument("--rules", help="rules preset (default standard)")
+    play.add_argument(
+        "--port",
+        type=int,
+        action=checked(PORT),
+        default=8765,
+        help="port to listen on (default 8765; 0: any free)",
+    )
+    play.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: a friend on your "
+        "network can join through an invitation link)",
+    )
+    play.add_argument("--no-browser", action="store_true", help="print the address, do not open a browser")
+    play.add_argument(
+        "--daily",
+        action="store_true",
+        help="the game of the day: the same deals for everyone today, vs normal",
+    )
+    play.add_argument(
+        "--replay-dir",
+        default=str(Path("~") / ".ginenv" / "replays"),
+        help="where every game is saved as a replay (default ~/.ginenv/replays)",
+    )
+    play.add_argument(
+        "--state-dir",
+        default=str(Path("~") / ".ginenv" / "tables"),
+        help="where the tables are kept, so that a reload or a restart resumes them "
+        "(default ~/.ginenv/tables)",
+    )
+    play.add_argument(
+        "--pace-ms",
+        type=int,
+        action=checked(PACE_MS),
+        default=800,
+        help="milliseconds shown per computer move (default 800)",
+    )
+    play.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="the reverse proxies (IPs or networks, comma-separated, or *) whose X-Forwarded-For names "
+        "the client (default: none, the header is ignored; each connection is its own address)",
+    )
+    play.set_defaults(func=cmd_play)

@@ -1,0 +1,105 @@
+"""The training commands of ``ginenv``: ``train`` (masked PPO, :mod:`ginenv.experiments.train.ppo`)
+and ``export-sb3`` (a Stable-Baselines3 MaskablePPO save file as a checkpoint)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ginenv.agents.specs import CHECKPOINT_PREFIX
+from ginenv.experiments.cli.inputs import CONFIG_HELP, DEFAULT_TRAIN_CONFIG, WORKERS, checked
+from ginenv.experiments.errors import UsageError
+
+#: The options of ``train`` that replace the config's setting of the same name (typed by argparse).
+TRAIN_FLAGS = ("seed", "total_steps", "num_envs", "experiment", "device", "backend", "workers")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """``ginenv train``: load the settings (config, ``--set``, the flags), check them, train."""
+    from ginenv.agents.neural import CheckpointError
+    from ginenv.experiments.config import apply_overrides, load_dataclass_yaml, replace_checked
+    from ginenv.experiments.train.ppo import Args, train
+
+    spec = load_dataclass_yaml(args.config, Args) if args.config else Args()
+    spec = apply_overrides(spec, list(args.set or []))
+    # The flags are typed already (argparse): they replace the settings without a second parse.
+    flags: dict[str, Any] = {n: getattr(args, n) for n in TRAIN_FLAGS if getattr(args, n) is not None}
+    if args.quiet:
+        flags["progress"] = False
+    spec = replace_checked(spec, flags, "--set")
+    spec.validate()
+    try:
+        run_dir = train(spec, resume=args.resume)
+    except CheckpointError as err:
+        raise UsageError(f"--resume: {err}") from None
+    print(f"ginenv train: done; TensorBoard scalars and checkpoints in {run_dir}")
+    print(
+        f"  play it: ginenv match {CHECKPOINT_PREFIX}{run_dir / 'checkpoints' / 'latest.pt'} hard --hands 400"
+    )
+    return 0
+
+
+def cmd_export_sb3(args: argparse.Namespace) -> int:
+    """``ginenv export-sb3 MODEL.zip OUT.pt``: write a MaskablePPO save file as a checkpoint."""
+    try:
+        from ginenv.experiments.train.sb3 import SB3ExportError, export_maskable_ppo
+    except ImportError as err:
+        raise UsageError(f"export-sb3 needs stable-baselines3 (pip install 'ginenv[dev]'): {err}") from None
+    try:
+        policy = export_maskable_ppo(args.model, args.out, activation=args.activation)
+    except SB3ExportError as err:
+        raise UsageError(str(err)) from None
+    except OSError as err:
+        raise UsageError(f"cannot write {args.out}: {err.strerror or err}") from None
+    print(f"ginenv export-sb3: wrote {args.out} (hidden layers {list(policy.hidden)}, {policy.activation})")
+    print(f"  play it: ginenv match {CHECKPOINT_PREFIX}{args.out} hard --hands 400")
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """The subcommands ``train`` and ``export-sb3`` of the parser's ``sub``."""
+    tr = sub.add_parser(
+        "train", help="train a policy with masked PPO against a league (TensorBoard in runs/)"
+    )
+    tr.add_argument(
+        "--config", default=DEFAULT_TRAIN_CONFIG, help=f"{CONFIG_HELP} (default {DEFAULT_TRAIN_CONFIG})"
+    )
+    tr.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a config setting (value read as YAML, e.g. --set hidden=[64,64]); repeatable",
+    )
+    tr.add_argument("--resume", metavar="PATH", help="continue the run saved in this checkpoint")
+    tr.add_argument("--seed", type=int, help="override the config's seed")
+    tr.add_argument("--total-steps", type=int, help="override the env steps to train for")
+    tr.add_argument("--num-envs", type=int, help="override the hands stepped in lockstep")
+    tr.add_argument("--experiment", help="override the run's name")
+    tr.add_argument("--device", help="cpu, cuda or auto")
+    tr.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        help="where the rollout workers run: local (this process) or ray (Ray actors; a local Ray "
+        "instance, or the cluster named by RAY_ADDRESS)",
+    )
+    tr.add_argument(
+        "--workers",
+        type=int,
+        action=checked(WORKERS),
+        help="rollout workers, each stepping num_envs / workers hands (default 1)",
+    )
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(func=cmd_train)
+
+    exp = sub.add_parser(
+        "export-sb3", help="write a Stable-Baselines3 MaskablePPO save file as a checkpoint (no unpickling)"
+    )
+    exp.add_argument("model", metavar="MODEL.zip", help="the file model.save() wrote")
+    exp.add_argument("out", metavar="OUT.pt", help="the checkpoint to write (play it as checkpoint:OUT.pt)")
+    exp.add_argument(
+        "--activation",
+        choices=("tanh", "relu"),
+        help="the policy's activation_fn (default: what the save file's plain-text description says, "
+        "else tanh, SB3's MlpPolicy default)",
+    )
+    exp.set_defaults(func=cmd_export_sb3)
