@@ -49,7 +49,7 @@ from ginenv.cards import (
     short_repr,
 )
 from ginenv.kernels import hand as H
-from ginenv.kernels.hand import Phase as Phase  # re-exported: ginenv.engine.Phase is public
+from ginenv.kernels.hand import Phase
 from ginenv.kernels.melds import min_deadwood
 from ginenv.layout import HAND_SIZE, NUM_PHASES
 from ginenv.rules import Rules, RulesError
@@ -431,3 +431,19 @@ class HandState:
             f"<HandState phase={self.phase.name} player={self.player} dealer={self.dealer} "
             f"stock={self.stock_size} top={CARD_NAMES[top] if top is not None else None}>"
         )
+
+
+# Phase is the kernel's (ginenv.kernels.hand): listed here, it is documented as this module's too.
+__all__ = [
+    "DEFAULT_TURN_LIMIT",
+    "UPCARD_INDEX",
+    "DeckError",
+    "HandResult",
+    "HandState",
+    "IllegalActionError",
+    "Phase",
+    "ResultKind",
+    "check_dealer",
+    "check_turn_limit",
+    "parse_deck",
+]
