@@ -74,6 +74,7 @@ from play_load_checks import (
     problems,
     rounded,
     rss_mib,
+    sched_seconds,
     seen_of,
 )
 
@@ -513,6 +514,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             rss = [rss_mib(proc.pid) or 0.0]
             streams = [run.streams_open]
             cpu0, own0 = cpu_seconds(proc.pid) or 0.0, resource.getrusage(resource.RUSAGE_SELF)
+            sched0 = sched_seconds(proc.pid)
             load_before = os.getloadavg()[0]
             start = time.monotonic()
             run.measuring = True
@@ -527,6 +529,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             seconds = time.monotonic() - start
             load_after = os.getloadavg()[0]
             cpu1, own1 = cpu_seconds(proc.pid) or 0.0, resource.getrusage(resource.RUSAGE_SELF)
+            sched1 = sched_seconds(proc.pid)
             runner.quit()
             gevent.sleep(1.0)  # a move sent as the users stopped reaches its streams
             checks = final_checks(run)
@@ -595,6 +598,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         },
         "server_cpu_percent": round(100 * (cpu1 - cpu0) / seconds, 1),
         "load_generator_cpu_percent": round(100 * own_cpu / seconds, 1),
+        # Over the window: seconds the server's threads ran, and waited runnable for a CPU that
+        # other processes held (the kernel's run-queue accounting).
+        "server_sched_s": {"ran": round(sched1[0] - sched0[0], 1), "waited": round(sched1[1] - sched0[1], 1)},
         "creations": {
             "hosts_accepted": run.hosts_accepted,
             "hosts_refused": run.hosts_refused,

@@ -143,6 +143,19 @@ def rss_mib(pid: int, key: str = "VmRSS") -> float | None:
     return None
 
 
+def sched_seconds(pid: int) -> tuple[float, float]:
+    """Seconds a process's threads have run on a CPU, and waited runnable for one (the kernel's
+    ``/proc/PID/task/*/schedstat``; zeros where it cannot be read)."""
+    run = wait = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except OSError:
+            continue
+        run, wait = run + int(fields[0]), wait + int(fields[1])
+    return run / 1e9, wait / 1e9
+
+
 def cpu_seconds(pid: int) -> float | None:
     """CPU seconds (user and system) a process has used, from ``/proc/PID/stat``."""
     try:
@@ -226,6 +239,11 @@ def print_table(f: dict[str, Any]) -> None:
         (
             "server CPU / load generator CPU",
             f"{f['server_cpu_percent']} % / {f['load_generator_cpu_percent']} % of a core",
+            "",
+        ),
+        (
+            "server threads: ran / waited for a CPU",
+            f"{f['server_sched_s']['ran']} s / {f['server_sched_s']['waited']} s",
             "",
         ),
         (
