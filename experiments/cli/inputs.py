@@ -62,15 +62,16 @@ def parse_rules(name: str) -> Rules:
         raise UsageError(f"rules: {err}") from None
 
 
-def bounded(low: int, high: int, what: str) -> Callable[[int, str], int]:
-    """The parser of a count option from ``low`` to ``high`` (``what`` says what it counts)."""
+def bounded(low: int, high: int, what: str, held: bool = True) -> Callable[[int, str], int]:
+    """The parser of a count option from ``low`` to ``high`` (``what`` says what it counts; ``held``:
+    every finished deal is kept in memory, so the bound is the statistics' memory)."""
 
     def parse(value: int, option: str) -> int:
         if value < low:
             raise UsageError(f"{option} must be {'>= 0' if low == 0 else 'a positive integer'}, got {value}")
+        if value > high and not held:
+            raise UsageError(f"{option} must be at most {high} ({what}), got {value:,}")
         if value > high:
-            if option == "--workers":
-                raise UsageError(f"--workers must be at most {MAX_WORKERS} ({what}), got {value:,}")
             raise UsageError(
                 f"{option} must be at most {high:,} ({what}; every finished deal is held in memory for the "
                 f"statistics), got {value:,}; split a bigger evaluation into several runs"
@@ -94,7 +95,7 @@ def within(low: int, high: int, unit: str) -> Callable[[int, str], int]:
 HANDS = bounded(1, 2 * MAX_DEALS, "hands")
 MATCHES = bounded(1, 2 * MAX_DEALS, "matches")
 DEALS = bounded(1, MAX_DEALS, "duplicate deals per pairing")
-WORKERS = bounded(0, MAX_WORKERS, "processes; 0 means every core")
+WORKERS = bounded(0, MAX_WORKERS, "processes; 0 means every core", held=False)
 PORT = within(0, 65535, " (0: any free port)")
 PACE_MS = within(0, 10_000, " milliseconds")
 
