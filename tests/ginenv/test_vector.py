@@ -19,6 +19,7 @@ from ginenv import agents, gin_rummy_v0, kernels
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
 from ginenv.cards import CARD_NAMES, NUM_CARDS, cards_of, mask_of, parse_cards
 from ginenv.engine import DeckError, HandState, Phase
+from ginenv.kernels import hand as H
 from ginenv.observation import IS_DEALER, OBS_SIZE, PHASE_BASE, TO_MOVE
 from ginenv.rules import PRESETS, Rules
 from ginenv.vector import (
@@ -120,6 +121,31 @@ def test_vector_env_equals_aec_env(preset: str) -> None:
 def test_vector_env_equals_aec_env_at_the_turn_limit() -> None:
     kinds = play_both(Rules(), max(HANDS // 3, 40), turn_limit=12, seed=7)
     assert kinds.get("truncated", 0) > 0
+
+
+@pytest.mark.parametrize("preset", ["standard", "seed004", "oklahoma"])
+def test_the_mask_is_the_legal_parts_and_is_legal(preset: str) -> None:
+    # legal_into writes the mask per phase itself (for speed): it must say what legal_parts and
+    # is_legal (the AEC env's check) say, in every phase, upcard offers and forced draws included.
+    venv = VectorGinRummy(64, rules=PRESETS[preset], seed=11, turn_limit=40)
+    _, mask, _ = venv.reset()
+    rng = np.random.default_rng(11)
+    cfg = venv.rule_array
+    phases: set[int] = set()
+    for _ in range(150):
+        state = venv.batch.state
+        for i in range(venv.num_envs):
+            low, allowed, knocks = H.legal_parts(state, i, cfg)
+            want = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            want[[a for a in range(DISCARD_BASE) if low >> a & 1]] = 1
+            want[[DISCARD_BASE + c for c in range(NUM_CARDS) if allowed >> c & 1]] = 1
+            want[[KNOCK_BASE + c for c in range(NUM_CARDS) if knocks >> c & 1]] = 1
+            assert np.array_equal(mask[i], want)
+            legal = [a for a in range(NUM_ACTIONS) if H.is_legal(state, i, a, cfg)]
+            assert legal == np.flatnonzero(want).tolist()
+            phases.add(int(state[i, H.PHASE]))
+        _, mask, *_ = venv.step(biased_actions(mask, rng))
+    assert phases == {H.Phase.UPCARD_NON_DEALER, H.Phase.UPCARD_DEALER, H.Phase.DRAW, H.Phase.DISCARD}
 
 
 def test_reset_from_given_decks_and_dealers() -> None:
