@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Re-exported: the config loader's names lived here before it served training too.
+# Re-exported: the config loader's names (and ginenv.rules.resolve_rules, below) lived here before
+# the loader served training too.
 from ginenv.experiments.config import SHIPPED_PACKAGE as SHIPPED_PACKAGE
 from ginenv.experiments.config import SHIPPED_SUFFIX as SHIPPED_SUFFIX
 from ginenv.experiments.config import apply_overrides as apply_overrides
@@ -40,11 +41,9 @@ from ginenv.experiments.eval.harness import (
 )
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
-from ginenv.rules import RulesError, resolve_rules
+from ginenv.rules import RulesError
+from ginenv.rules import resolve_rules as resolve_rules
 from ginenv.validation import is_int
-
-# Re-exported: rules are resolved by the rules module; configs and training once imported it here.
-__all__ = ["resolve_rules"]
 
 
 @dataclass
