@@ -14,7 +14,7 @@ Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one lin
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
 ``agent X raised ...``: not a usage error); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (one
 line; a run folder keeps every finished deal, and the same command resumes it; ``train`` saves a
-checkpoint and prints the command that resumes from it).
+checkpoint and prints the command that resumes from it, ``ginenv train --resume PATH``).
 
 The package holds one module per command group (``evaluation``: ladder, match, rate, compare;
 ``games``: demo, replay; ``training``: train, export-sb3; ``play``; ``configs``), each with its
@@ -60,15 +60,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _resume_command(argv: Sequence[str] | None, checkpoint: str) -> str:
-    """The command line that was run (``train``), its ``--resume`` replaced by ``checkpoint``."""
-    given = list(sys.argv[1:] if argv is None else argv)
-    words = [
-        w for i, w in enumerate(given) if not w.startswith("--resume") and given[i - 1 : i] != ["--resume"]
-    ]
-    return shlex.join(["ginenv", *words, "--resume", checkpoint])
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ginenv`` console script (returns the exit status)."""
     from ginenv.replay import ReplayError
@@ -100,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = getattr(args, "run_folder", None)
         kept = stop.kept or (f"finished deals are kept in {folder}" if folder is not None else None)
         if stop.resume is not None:
-            kept = f"{kept}: resume with {_resume_command(argv, stop.resume)}"
+            # A resumed run takes its settings from the checkpoint: no option needs repeating.
+            kept = f"{kept}: resume with {shlex.join(['ginenv', 'train', '--resume', stop.resume])}"
         elif kept is not None:
             kept += ": run the same command again to resume"
         what = "interrupted" if stop.by == "Ctrl-C" else f"stopped by {stop.by}"

@@ -18,15 +18,30 @@ def cmd_train(args: argparse.Namespace) -> int:
     """``ginenv train``: load the settings (config, ``--set``, the flags), check them, train."""
     from ginenv.agents.neural import CheckpointError
     from ginenv.experiments.config import apply_overrides, load_dataclass_yaml, replace_checked
+    from ginenv.experiments.train.checkpoints import resumed_args, training_args
     from ginenv.experiments.train.ppo import Args, train
 
-    spec = load_dataclass_yaml(args.config, Args) if args.config else Args()
+    saved = None
+    if args.resume is not None:
+        # A resumed run is the same run: the checkpoint's settings, a few of them changeable.
+        try:
+            saved = training_args(args.resume)
+        except CheckpointError as err:
+            raise UsageError(f"--resume: {err}") from None
+    config = args.config or (None if saved else DEFAULT_TRAIN_CONFIG)
+    spec = load_dataclass_yaml(config, Args) if config else (saved or Args())
     spec = apply_overrides(spec, list(args.set or []))
     # The flags are typed already (argparse): they replace the settings without a second parse.
     flags: dict[str, Any] = {n: getattr(args, n) for n in TRAIN_FLAGS if getattr(args, n) is not None}
     if args.quiet:
         flags["progress"] = False
     spec = replace_checked(spec, flags, "--set")
+    if saved is not None:
+        sources = {
+            item.partition("=")[0].strip().replace("-", "_"): f"--set {item}" for item in args.set or []
+        }
+        sources.update({n: f"--{n.replace('_', '-')} {v}" for n, v in flags.items() if n != "progress"})
+        spec = resumed_args(saved, spec, sources, f"--config {config}")
     spec.validate()
     try:
         run_dir = train(spec, resume=args.resume)
@@ -62,7 +77,8 @@ def add_parsers(sub: Any) -> None:
         "train", help="train a policy with masked PPO against a league (TensorBoard in runs/)"
     )
     tr.add_argument(
-        "--config", default=DEFAULT_TRAIN_CONFIG, help=f"{CONFIG_HELP} (default {DEFAULT_TRAIN_CONFIG})"
+        "--config",
+        help=f"{CONFIG_HELP} (default {DEFAULT_TRAIN_CONFIG}; with --resume, the checkpoint's settings)",
     )
     tr.add_argument(
         "--set",
@@ -70,7 +86,13 @@ def add_parsers(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="override a config setting (value read as YAML, e.g. --set hidden=[64,64]); repeatable",
     )
-    tr.add_argument("--resume", metavar="PATH", help="continue the run saved in this checkpoint")
+    tr.add_argument(
+        "--resume",
+        metavar="PATH",
+        help="continue the run saved in this checkpoint, with its settings; only "
+        "total_steps, eval_*, checkpoint_every, progress, threads, device, backend and runs_dir "
+        "may be changed (anything else is refused)",
+    )
     tr.add_argument("--seed", type=int, help="override the config's seed")
     tr.add_argument("--total-steps", type=int, help="override the env steps to train for")
     tr.add_argument("--num-envs", type=int, help="override the hands stepped in lockstep")

@@ -31,7 +31,14 @@ RAY_MISSING = "backend ray needs Ray: pip install 'ray>=2.9'"
 
 @dataclass
 class Args:
-    """Every setting of a training run (the shipped config ``ppo``; ``--set key=value`` overrides)."""
+    """Every setting of a training run (the shipped config ``ppo``; ``--set key=value`` overrides).
+
+    A resumed run (``ginenv train --resume PATH``) takes every setting from its checkpoint; only
+    ``total_steps``, ``eval_every``, ``eval_deals``, ``eval_levels``, ``eval_workers``,
+    ``checkpoint_every``, ``progress``, ``threads``, ``device``, ``backend`` and ``runs_dir`` may be
+    given new values (``RESUME_MAY_CHANGE`` of :mod:`ginenv.experiments.train.checkpoints`); any
+    other change would make it another run and is refused.
+    """
 
     experiment: str = "ppo"
     """Name of the run; the TensorBoard folder is ``{runs_dir}/{experiment}__{seed}__{time}``."""

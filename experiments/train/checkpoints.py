@@ -6,6 +6,10 @@ unpickling, playable as ``checkpoint:PATH``) whose ``config`` is the run's :clas
 (``aux``), Adam's state (``optimizer``) and the progress (``global_step``, ``update``, ``hands``).
 Everything read back is checked against this run's networks first: another network shape, a
 policy-only file or a malformed entry is refused with CheckpointError before anything is loaded.
+
+A resumed run is the same run: its settings are the checkpoint's ``config``
+(:func:`training_args`), and of those only :data:`RESUME_MAY_CHANGE` may be given new values
+(:func:`resumed_args`); any other change is refused in one line naming the setting.
 """
 
 from __future__ import annotations
@@ -23,11 +27,32 @@ from ginenv.agents.neural import (
     save_checkpoint,
 )
 from ginenv.agents.specs import CHECKPOINT_PREFIX
+from ginenv.experiments.config import replace_checked, settings_of
+from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic
 from torch import nn
 
 from ginenv.validation import is_int
+
+#: The settings a resumed run may be given new values for: how long it goes on, how often it is
+#: measured and saved, what it shows, and where its work runs (torch's threads, the device, the
+#: rollout workers' backend: for a seed and a number of workers both backends train the same
+#: network). Anything else (num_envs, the league, the teacher, the seed, the experiment's name...)
+#: would make it another run.
+RESUME_MAY_CHANGE = (
+    "total_steps",
+    "eval_every",
+    "eval_deals",
+    "eval_levels",
+    "eval_workers",
+    "checkpoint_every",
+    "progress",
+    "threads",
+    "device",
+    "backend",
+    "runs_dir",
+)
 
 
 def _check_optimizer(optimizer: torch.optim.Optimizer, state: Any, path: str) -> None:
@@ -158,3 +183,43 @@ def load_training_checkpoint(path: str, net: ActorCritic, optimizer: torch.optim
     net.aux.load_state_dict(aux)
     _check_optimizer(optimizer, training.get("optimizer"), path)
     return {k: int(progress[k]) for k in names}
+
+
+def training_args(path: str) -> Args:
+    """The settings of the run that wrote the training checkpoint ``path`` (its ``config``).
+
+    A policy-only file, a missing or malformed ``config``, or settings this version does not know:
+    CheckpointError naming the file.
+    """
+    ckpt = read_checkpoint(path)
+    if ckpt.training is None:
+        raise CheckpointError(
+            f"{path} holds a policy only (no value head, optimizer or progress); it cannot resume a run"
+        )
+    try:
+        values = settings_of(ckpt.config, Args, f"{path} (its config)")
+        return replace_checked(Args(), values, f"{path} (its config)")
+    except UsageError as err:
+        raise CheckpointError(f"{path}: the run's settings cannot be read back: {err}") from None
+
+
+def resumed_args(saved: Args, asked: Args, sources: dict[str, str], config: str = "--config") -> Args:
+    """The settings of a resumed run: ``saved``, the checkpoint's (:func:`training_args`), with
+    ``asked``'s values of :data:`RESUME_MAY_CHANGE` where they differ.
+
+    ``asked`` holds the settings the command line gives (a config, ``--set``, flags, on top of the
+    checkpoint's); ``sources`` says where a setting given came from (e.g. ``--set num_envs=256``),
+    ``config`` where the others did. Any other setting that differs from the checkpoint's is
+    refused with UsageError, one line naming it, its two values and what may change.
+    """
+    for f in dataclasses.fields(Args):
+        want, have = getattr(asked, f.name), getattr(saved, f.name)
+        if want != have and f.name not in RESUME_MAY_CHANGE:
+            where = sources.get(f.name, config)
+            raise UsageError(
+                f"--resume: {where} would change {f.name} from the checkpoint's {have!r} to {want!r}, "
+                f"another run; a resumed run keeps its settings, and only {', '.join(RESUME_MAY_CHANGE)} "
+                "may change"
+            )
+    changes = {n: getattr(asked, n) for n in RESUME_MAY_CHANGE if getattr(asked, n) != getattr(saved, n)}
+    return dataclasses.replace(saved, **changes)

@@ -1,7 +1,9 @@
 """Masked PPO for gin rummy against a league, in the CleanRL manner: the algorithm reads here.
 
 ``ginenv train --config ppo [--set key=value ...] [--resume PATH]`` runs :func:`train`
-with the settings of :class:`Args` (:mod:`ginenv.experiments.train.args`, one field a setting).
+with the settings of :class:`Args` (:mod:`ginenv.experiments.train.args`, one field a setting);
+``--resume`` continues a run with the settings its checkpoint holds (a few, such as
+``total_steps``, may change: :data:`ginenv.experiments.train.checkpoints.RESUME_MAY_CHANGE`).
 
 Each update collects a rollout, then runs the clipped-PPO update on it. The learner plays in the
 batched engine :class:`ginenv.vector.VectorGinRummy`, ``num_envs`` hands in lockstep, with its

@@ -171,3 +171,41 @@ def test_train_refuses_a_corrupted_checkpoint(
     assert main(["train", "--resume", str(bad), "--set", f"runs_dir={runs}", "--quiet"]) == 2
     assert "--resume: " in capsys.readouterr().err
     assert not runs.exists()  # refused before a run folder was made
+
+
+def test_a_resumed_run_is_the_same_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    settings = [
+        "--num-envs", "32", "--set", "num_steps=16", "--set", "hidden=[16]", "--set", "card_hidden=8",
+        "--set", "eval_every=0", "--set", "kickstart=0", "--set", "threads=1", "--set", f"runs_dir={runs}",
+        "--experiment", "kept", "--quiet",
+    ]  # fmt: skip
+    assert main(["train", *settings, "--total-steps", str(32 * 16)]) == 0
+    [checkpoint] = runs.glob("kept__*/checkpoints/latest.pt")
+    capsys.readouterr()
+    # A setting that would make it another run is refused in one line naming it, before any training.
+    for given, named in (
+        (["--set", "num_envs=64"], "--set num_envs=64 would change num_envs from the checkpoint's 32 to 64"),
+        (["--num-envs", "64"], "--num-envs 64 would change num_envs"),
+        (["--set", "kickstart=1.0"], "--set kickstart=1.0 would change kickstart"),
+        (["--config", "ppo"], "--config ppo would change experiment from the checkpoint's 'kept' to 'ppo'"),
+    ):
+        assert main(["train", "--resume", str(checkpoint), *given]) == 2
+        [line] = capsys.readouterr().err.strip().splitlines()
+        assert named in line and "only total_steps, eval_every" in line, line
+    # No flags: the checkpoint's settings, not the default config's (1024 slots, the greedy teacher,
+    # the experiment `ppo`).
+    seen: list[Args] = []
+    monkeypatch.setattr("ginenv.experiments.train.ppo.train", lambda spec, resume: seen.append(spec) or runs)
+    assert main(["train", "--resume", str(checkpoint)]) == 0
+    assert (seen[0].num_envs, seen[0].kickstart, seen[0].experiment) == (32, 0.0, "kept")
+    assert dataclasses.asdict(seen[0]) == read_checkpoint(str(checkpoint)).config
+    monkeypatch.undo()
+    # A setting that may change (the steps to train for) is taken, and the run goes on.
+    assert main(["train", "--resume", str(checkpoint), "--set", f"total_steps={32 * 16 * 2}", "--quiet"]) == 0
+    ckpt = read_checkpoint(str(checkpoint))
+    assert ckpt.training is not None and ckpt.training["progress"]["update"] == 2
+    assert ckpt.config is not None and ckpt.config["total_steps"] == 32 * 16 * 2
+    assert (ckpt.config["num_envs"], ckpt.config["kickstart"], ckpt.config["experiment"]) == (32, 0.0, "kept")
