@@ -46,11 +46,12 @@ import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.neural import SHIPPED_CHECKPOINT, MaskedPolicy, read_checkpoint
+from ginenv.agents.neural.worlds import world_records
 from ginenv.experiments.train.bc import RECORD_SEED, Labelled
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.engine import HandState
-from ginenv.vector import VectorError, VectorGinRummy, world_records
+from ginenv.vector import VectorError, VectorGinRummy
 
 #: Master seed of the played deals (``--play``): neither the harness's nor the recording's.
 PLAY_SEED = 0x5EA

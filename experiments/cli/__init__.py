@@ -7,6 +7,8 @@ on their shared deals, :mod:`ginenv.experiments.eval.compare`), ``demo`` (one pr
 match), ``replay FILE`` (check a replay), ``train`` (masked PPO,
 :mod:`ginenv.experiments.train.ppo`), ``export-sb3 MODEL.zip OUT.pt`` (a Stable-Baselines3
 MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.train.sb3.export_maskable_ppo`),
+``exploit SPEC`` (a best response trained against an agent, and its margin over it: a lower bound on
+the agent's exploitability, :mod:`ginenv.experiments.train.exploit`),
 ``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`),
 ``config`` (list, print or copy out the shipped configs, :mod:`ginenv.experiments.config`).
 
@@ -17,7 +19,7 @@ line; a run folder keeps every finished deal, and the same command resumes it; `
 checkpoint and prints the command that resumes from it, ``ginenv train --resume PATH``).
 
 The package holds one module per command group (``evaluation``: ladder, match, rate, compare;
-``games``: demo, replay; ``training``: train, export-sb3; ``play``; ``configs``), each with its
+``games``: demo, replay; ``training``: train, export-sb3, exploit; ``play``; ``configs``), each with its
 subcommands' parsers and what they run; ``inputs`` parses the options' values once, as argparse
 reads them. This module assembles the parser and maps every way a command can end to its exit
 status (:func:`main`).
@@ -53,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     evaluation.add_parsers(sub)  # ladder, match, rate, compare
     games.add_demo_parser(sub)
-    training.add_parsers(sub)  # train, export-sb3
+    training.add_parsers(sub)  # train, export-sb3, exploit
     play.add_parser(sub)
     configs.add_parser(sub)
     games.add_replay_parser(sub)

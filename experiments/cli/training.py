@@ -1,5 +1,6 @@
-"""The training commands of ``ginenv``: ``train`` (masked PPO, :mod:`ginenv.experiments.train.ppo`)
-and ``export-sb3`` (a Stable-Baselines3 MaskablePPO save file as a checkpoint)."""
+"""The training commands of ``ginenv``: ``train`` (masked PPO, :mod:`ginenv.experiments.train.ppo`),
+``export-sb3`` (a Stable-Baselines3 MaskablePPO save file as a checkpoint) and ``exploit`` (a best
+response to an agent and its margin, :mod:`ginenv.experiments.train.exploit`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 from typing import Any
 
 from ginenv.agents.specs import CHECKPOINT_PREFIX
-from ginenv.experiments.cli.inputs import CONFIG_HELP, DEFAULT_TRAIN_CONFIG, WORKERS, checked
+from ginenv.experiments.cli.inputs import CONFIG_HELP, DEFAULT_TRAIN_CONFIG, HANDS, WORKERS, checked
 from ginenv.experiments.errors import UsageError
 
 #: The options of ``train`` that replace the config's setting of the same name (typed by argparse).
@@ -71,8 +72,41 @@ def cmd_export_sb3(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_exploit(args: argparse.Namespace) -> int:
+    """``ginenv exploit SPEC``: train a best response to SPEC, then its margin over SPEC
+    (:mod:`ginenv.experiments.train.exploit`)."""
+    import json
+
+    from ginenv.experiments.eval.report import strict_json
+    from ginenv.experiments.train.exploit import exploit, league_member
+
+    league_member(args.agent)  # refuse an agent the batched engine cannot step before any work
+    out = args.out or f"results/exploit-{args.agent.replace('/', '_').replace(':', '_')}"
+    result = exploit(
+        args.agent,
+        args.steps,
+        args.seed,
+        args.hands,
+        out,
+        args.init,
+        progress=not (args.quiet or args.json),
+        threads=args.threads,
+    )
+    if args.json:
+        print(json.dumps(strict_json(result), indent=1, allow_nan=False))
+        return 0
+    m = result["points_per_hand"]
+    print(
+        f"ginenv exploit: best response to {args.agent} after {result['steps']} env steps "
+        f"({result['train_seconds']:.0f} s): {m['mean']:+.2f} points per hand [{m['low']:+.2f}, "
+        f"{m['high']:+.2f}] over {result['hands_played']} duplicate hands; exploitability >= "
+        f"{result['lower_bound']:.2f} (95%)\n  best response: {CHECKPOINT_PREFIX}{result['best_response']}"
+    )
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
-    """The subcommands ``train`` and ``export-sb3`` of the parser's ``sub``."""
+    """The subcommands ``train``, ``export-sb3`` and ``exploit`` of the parser's ``sub``."""
     tr = sub.add_parser(
         "train", help="train a policy with masked PPO against a league (TensorBoard in runs/)"
     )
@@ -112,6 +146,34 @@ def add_parsers(sub: Any) -> None:
     )
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=cmd_train)
+
+    ex = sub.add_parser(
+        "exploit",
+        help="train a best response to an agent (PPO against it alone) and report its margin: "
+        "a lower bound on the agent's exploitability",
+    )
+    ex.add_argument("agent", metavar="SPEC", help="greedy, random, neural or checkpoint:PATH")
+    ex.add_argument("--steps", type=int, default=2_000_000, help="env steps to train (default 2000000)")
+    ex.add_argument("--seed", type=int, default=0, help="training and deal seed (default 0)")
+    ex.add_argument(
+        "--hands",
+        type=int,
+        action=checked(HANDS),
+        default=2000,
+        help="duplicate hands measured (default 2000)",
+    )
+    ex.add_argument(
+        "--out", help="folder of the training run and its evaluation (default results/exploit-SPEC)"
+    )
+    ex.add_argument("--init", metavar="PATH", help="start the best response from this policy checkpoint")
+    ex.add_argument(
+        "--threads",
+        type=int,
+        help="torch threads while training (default: the ppo config's; 1 on busy cores)",
+    )
+    ex.add_argument("--json", action="store_true", help="print one JSON object")
+    ex.add_argument("--quiet", action="store_true", help="no progress bars")
+    ex.set_defaults(func=cmd_exploit)
 
     exp = sub.add_parser(
         "export-sb3", help="write a Stable-Baselines3 MaskablePPO save file as a checkpoint (no unpickling)"

@@ -9,7 +9,7 @@ greedy step wins by 13 points a hand, but an agent cannot see that hand. A train
   share of its decisions (:data:`LABEL_SHARE`), its options (:func:`choose_options`: its move and
   its second choice, or a random legal action) are each played out ``--worlds`` times to the end
   of the hand, the network moving for both seats, each copy with the *true* hands and a freshly
-  drawn stock order (:func:`ginenv.vector.restocked`), the same orders for every option. The mean
+  drawn stock order (:func:`restocked`), the same orders for every option. The mean
   points are ``Q(deal, a)``, the option's value in this deal under the network's own play;
   ``q_luck`` beside them takes off each play-out's luck of the stock (:func:`seat_luck`, the
   harness's zero-mean control variate), which keeps them unbiased with less variance.
@@ -70,6 +70,7 @@ from ginenv.agents.neural import (
     read_checkpoint,
     save_checkpoint,
 )
+from ginenv.agents.neural.worlds import restocked
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.luck import deal_delta, load_value
 from ginenv.experiments.train.bc import (
@@ -89,7 +90,7 @@ from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.kernels import hand as H
 from ginenv.observation import OBS_SIZE
 from ginenv.rules import PRESETS, Rules, preset
-from ginenv.vector import VectorGinRummy, restocked
+from ginenv.vector import VectorGinRummy
 
 #: Most options scored per decision (the network's likeliest, then one random other action).
 OPTION_SLOTS = 4

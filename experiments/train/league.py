@@ -67,13 +67,19 @@ class League:
         self.p = weights / weights.sum()
         self.pool = pool
         self.rng = rng
+        #: Whether snapshots are drawn (a positive ``snapshot`` weight); a league without them keeps
+        #: none (exploit's best response faces the frozen agent alone).
+        self.draws_snapshots = "snapshot" in self.kinds
         self.snapshots: list[MaskedPolicy] = []
         self.add_snapshot(first)
         self.seats = rng.integers(0, 2, size=slots)
         self.opponent = self.draw_opponents(slots)
 
     def add_snapshot(self, policy: MaskedPolicy) -> None:
-        """A frozen copy of ``policy`` joins the pool (the oldest leaves beyond ``pool``)."""
+        """A frozen copy of ``policy`` joins the pool (the oldest leaves beyond ``pool``); none when
+        the mix draws no snapshot."""
+        if not self.draws_snapshots:
+            return
         self.snapshots.append(copy.deepcopy(policy).eval().requires_grad_(False))
         del self.snapshots[: -self.pool]
 

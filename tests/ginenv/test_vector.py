@@ -10,15 +10,15 @@ be identical. ``GINENV_EQUIVALENCE_HANDS`` sets how many hands per rule preset (
 from __future__ import annotations
 
 import os
-import random
 
 import numpy as np
 import pytest
+from positions import aec_for, cut_position
 
-from ginenv import agents, gin_rummy_v0, kernels
+from ginenv import agents, kernels
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_id, action_name
-from ginenv.cards import CARD_NAMES, NUM_CARDS, cards_of, mask_of, parse_cards
-from ginenv.engine import DeckError, HandState, Phase
+from ginenv.cards import CARD_NAMES, NUM_CARDS, mask_of, parse_cards
+from ginenv.engine import DeckError
 from ginenv.kernels import hand as H
 from ginenv.observation import IS_DEALER, OBS_SIZE, PHASE_BASE, TO_MOVE
 from ginenv.rules import PRESETS, Rules
@@ -28,8 +28,6 @@ from ginenv.vector import (
     VectorError,
     VectorGinRummy,
     play_random_hands,
-    restocked,
-    rollout_worlds,
 )
 
 HANDS = int(os.environ.get("GINENV_EQUIVALENCE_HANDS", "300"))
@@ -53,12 +51,6 @@ def biased_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         else:
             out[i] = rng.choice(legal)
     return out
-
-
-def aec_for(rules: Rules, turn_limit: int, deck: np.ndarray, dealer: int) -> gin_rummy_v0.raw_env:
-    env = gin_rummy_v0.raw_env(rules=rules, turn_limit=turn_limit)
-    env.reset(options={"deck": [CARD_NAMES[c] for c in deck], "dealer": int(dealer)})
-    return env
 
 
 def play_both(rules: Rules, hands: int, turn_limit: int, seed: int, slots: int = 32) -> dict[str, int]:
@@ -305,65 +297,6 @@ def test_learner_against_compiled_opponents() -> None:
         OpponentVectorGinRummy(2, opponent="master")
 
 
-def cut_position(seed: int, steps: int) -> tuple[HandState, list[int]]:
-    """A hand after ``steps`` random legal actions, cut at the start of a turn (a draw)."""
-    rng = random.Random(seed)
-    state = HandState(Rules(), dealer=seed % 2, rng=rng)
-    played: list[int] = []
-    while not state.is_over and (len(played) < steps or state.phase is not Phase.DRAW):
-        legal = state.legal_actions()
-        knocks = [a for a in legal if a >= KNOCK_BASE]
-        action = knocks[0] if knocks else rng.choice(legal)
-        state.step(action)
-        played.append(action)
-    return state, played
-
-
-def test_rollout_of_the_true_world_is_the_greedy_continuation() -> None:
-    checked = 0
-    for seed in range(40):
-        position, played = cut_position(seed, 6 + seed % 20)
-        if position.is_over:
-            continue
-        me = position.player
-        truth = np.array([position.hands[1 - me]])
-        stock = np.array([position.stock[::-1]])  # drawing order
-        points = rollout_worlds(position, truth, stock, policy="greedy")
-        env = aec_for(position.rules, position.turn_limit, np.array(position.deck), position.dealer)
-        for action in played:
-            env.step(action)
-        players = [agents.make("greedy"), agents.make("greedy")]
-        while not (env.terminations["player_0"] or env.truncations["player_0"]):
-            agent = env.agent_selection
-            env.step(players[int(agent[-1])].act(env.observe(agent)))
-        assert points[0] == env.rewards[f"player_{me}"], seed
-        checked += 1
-    assert checked > 30
-
-
-def test_rollout_of_sampled_worlds_and_bad_worlds() -> None:
-    position, _ = cut_position(3, 8)
-    me = position.player
-    hidden = cards_of(position.hands[1 - me] | mask_of(position.stock))
-    rng = np.random.default_rng(0)
-    opps, stocks = [], []
-    for _ in range(500):
-        order = rng.permutation(hidden)
-        opps.append(mask_of(order[:10].tolist()))
-        stocks.append(order[10:])
-    points = rollout_worlds(position, np.array(opps), np.array(stocks), policy="random", seed=1)
-    assert points.shape == (500,) and len(set(points.tolist())) > 3
-    again = rollout_worlds(position, np.array(opps), np.array(stocks), policy="random", seed=1)
-    np.testing.assert_array_equal(points, again)
-    mine = position.hands[me]
-    with pytest.raises(VectorError, match="hidden from player"):
-        rollout_worlds(position, np.array([mine]), np.array(stocks[:1]))
-    with pytest.raises(VectorError, match=r"stocks \(W"):
-        rollout_worlds(position, np.array(opps[:2]), np.array(stocks[:1]))
-    with pytest.raises(VectorError, match="policy must be one of"):
-        rollout_worlds(position, np.array(opps[:1]), np.array(stocks[:1]), policy="master")
-
-
 def test_policy_actions_for_chosen_slots() -> None:
     venv = VectorGinRummy(16, seed=4)
     _, mask, _ = venv.reset()
@@ -417,29 +350,3 @@ def test_slots_started_from_positions_play_on_as_the_aec_env() -> None:
     assert ended.is_over
     with pytest.raises(VectorError, match="slot 0's position is over"):
         VectorGinRummy(1).start_from(ended.record)
-
-
-def test_restocked_copies_keep_the_hands_and_redraw_only_the_stock_order() -> None:
-    cuts = [p for p, _ in (cut_position(seed, 8 + seed) for seed in range(3)) if not p.is_over]
-    records = np.concatenate([p.record for p in cuts])
-    copies = restocked(records, 40, np.random.default_rng(0))
-    assert copies.shape == (40 * len(cuts), records.shape[1])
-    for k, p in enumerate(cuts):
-        mine = copies[40 * k : 40 * (k + 1)]
-        pos = NUM_CARDS - len(p.stock)
-        stock = slice(kernels.hand.DECK + pos, kernels.hand.DECK + NUM_CARDS)
-        outside = np.ones(records.shape[1], dtype=bool)
-        outside[stock] = False
-        # Both hands, the discard pile and the draws so far are the position's own ...
-        assert (mine[:, outside] == p.record[0, outside]).all()
-        # ... and each copy's stock holds the same cards, in orders that differ.
-        assert all(sorted(row.tolist()) == sorted(p.stock) for row in mine[:, stock])
-        assert len({tuple(row.tolist()) for row in mine[:, stock]}) > 30
-        # Each copy is a real position: it plays on from the same public state.
-        venv = VectorGinRummy(40, seed=k)
-        obs, mask, _ = venv.start_from(mine)
-        assert (obs == obs[0]).all() and (mask == mask[0]).all()
-    with pytest.raises(VectorError, match="worlds must be a positive integer"):
-        restocked(records, 0, np.random.default_rng(0))
-    with pytest.raises(VectorError, match="records must be"):
-        restocked(records[0], 2, np.random.default_rng(0))
