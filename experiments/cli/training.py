@@ -75,23 +75,27 @@ def cmd_export_sb3(args: argparse.Namespace) -> int:
 def cmd_exploit(args: argparse.Namespace) -> int:
     """``ginenv exploit SPEC``: train a best response to SPEC, then its margin over SPEC
     (:mod:`ginenv.experiments.train.exploit`)."""
+    import contextlib
     import json
+    import sys
 
     from ginenv.experiments.eval.report import strict_json
     from ginenv.experiments.train.exploit import exploit, league_member
 
     league_member(args.agent)  # refuse an agent the batched engine cannot step before any work
     out = args.out or f"results/exploit-{args.agent.replace('/', '_').replace(':', '_')}"
-    result = exploit(
-        args.agent,
-        args.steps,
-        args.seed,
-        args.hands,
-        out,
-        args.init,
-        progress=not (args.quiet or args.json),
-        threads=args.threads,
-    )
+    # --json: stdout holds the one JSON object; training's own lines go to stderr.
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        result = exploit(
+            args.agent,
+            args.steps,
+            args.seed,
+            args.hands,
+            out,
+            args.init,
+            progress=not (args.quiet or args.json),
+            threads=args.threads,
+        )
     if args.json:
         print(json.dumps(strict_json(result), indent=1, allow_nan=False))
         return 0
