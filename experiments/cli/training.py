@@ -44,10 +44,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         sources.update({n: f"--{n.replace('_', '-')} {v}" for n, v in flags.items() if n != "progress"})
         spec = resumed_args(saved, spec, sources, f"--config {config}")
     spec.validate()
+    if args.branch is not None and spec.init is not None:
+        raise UsageError(f"--branch {args.branch} continues that run's network: drop init ({spec.init})")
     try:
-        run_dir = train(spec, resume=args.resume)
+        run_dir = train(spec, resume=args.resume, branch=args.branch)
     except CheckpointError as err:
-        raise UsageError(f"--resume: {err}") from None
+        raise UsageError(f"{'--resume' if args.resume else '--branch'}: {err}") from None
     print(f"ginenv train: done; TensorBoard scalars and checkpoints in {run_dir}")
     print(
         f"  play it: ginenv match {CHECKPOINT_PREFIX}{run_dir / 'checkpoints' / 'latest.pt'} hard --hands 400"
@@ -124,12 +126,19 @@ def add_parsers(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="override a config setting (value read as YAML, e.g. --set hidden=[64,64]); repeatable",
     )
-    tr.add_argument(
+    start = tr.add_mutually_exclusive_group()
+    start.add_argument(
         "--resume",
         metavar="PATH",
         help="continue the run saved in this checkpoint, with its settings; only "
         "total_steps, eval_*, checkpoint_every, progress, threads, device, backend and runs_dir "
         "may be changed (anything else is refused)",
+    )
+    start.add_argument(
+        "--branch",
+        metavar="PATH",
+        help="start a new run (its own folder) from this training checkpoint's network, optimizer "
+        "and progress, with the settings of --config and --set: a run continued with other settings",
     )
     tr.add_argument("--seed", type=int, help="override the config's seed")
     tr.add_argument("--total-steps", type=int, help="override the env steps to train for")

@@ -208,8 +208,13 @@ def _run_folder(args: Args, resume: str | None) -> Path:
 # --------------------------------------------------------------------------- training
 
 
-def train(args: Args, resume: str | None = None) -> Path:
+def train(args: Args, resume: str | None = None, branch: str | None = None) -> Path:
     """Run PPO with ``args`` (optionally resuming a checkpoint); returns the run folder.
+
+    ``branch``: a training checkpoint whose network, optimizer and progress this run continues
+    from, with ``args`` as its settings and a folder of its own (a run carried on with other
+    settings, e.g. another league or learning rate); ``resume`` keeps the checkpoint's settings
+    and folder.
 
     Stopped by Ctrl-C or SIGTERM (:mod:`ginenv.experiments.stopping`), it writes the run's state as of
     its last finished update to ``checkpoints/latest.pt`` and raises
@@ -235,8 +240,8 @@ def train(args: Args, resume: str | None = None) -> Path:
     net = ActorCritic.for_args(args).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     progress = {"global_step": 0, "update": 0, "hands": 0}
-    if resume is not None:
-        progress = load_training_checkpoint(resume, net, optimizer)
+    if resume is not None or branch is not None:
+        progress = load_training_checkpoint(resume or branch or "", net, optimizer)
     elif args.init is not None:
         loaded = start_from(args.init, net)
         print(f"ginenv train: starting from {args.init} ({', '.join(loaded)})", flush=True)
@@ -246,6 +251,12 @@ def train(args: Args, resume: str | None = None) -> Path:
         print(
             f"ginenv train: resuming {run_dir} from update {progress['update']} "
             f"(env step {progress['global_step']}, {progress['hands']} hands)",
+            flush=True,
+        )
+    elif branch is not None:
+        print(
+            f"ginenv train: {run_dir} continues {branch} from update {progress['update']} "
+            f"(env step {progress['global_step']}) with its own settings",
             flush=True,
         )
     # purge_step: events a killed run logged after its last checkpoint are dropped, so the curves

@@ -198,7 +198,9 @@ def test_a_resumed_run_is_the_same_run(
     # No flags: the checkpoint's settings, not the default config's (1024 slots, the greedy teacher,
     # the experiment `ppo`).
     seen: list[Args] = []
-    monkeypatch.setattr("ginenv.experiments.train.ppo.train", lambda spec, resume: seen.append(spec) or runs)
+    monkeypatch.setattr(
+        "ginenv.experiments.train.ppo.train", lambda spec, resume, branch: seen.append(spec) or runs
+    )
     assert main(["train", "--resume", str(checkpoint)]) == 0
     assert (seen[0].num_envs, seen[0].kickstart, seen[0].experiment) == (32, 0.0, "kept")
     assert dataclasses.asdict(seen[0]) == read_checkpoint(str(checkpoint)).config
@@ -209,3 +211,35 @@ def test_a_resumed_run_is_the_same_run(
     assert ckpt.training is not None and ckpt.training["progress"]["update"] == 2
     assert ckpt.config is not None and ckpt.config["total_steps"] == 32 * 16 * 2
     assert (ckpt.config["num_envs"], ckpt.config["kickstart"], ckpt.config["experiment"]) == (32, 0.0, "kept")
+
+
+def test_a_branch_continues_a_run_with_other_settings_in_its_own_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    settings = [
+        "--num-envs", "32", "--set", "num_steps=16", "--set", "hidden=[16]", "--set", "card_hidden=8",
+        "--set", "eval_every=0", "--set", "kickstart=0", "--set", "threads=1", "--set", f"runs_dir={runs}",
+        "--quiet",
+    ]  # fmt: skip
+    assert main(["train", *settings, "--experiment", "first", "--total-steps", str(32 * 16)]) == 0
+    [checkpoint] = runs.glob("first__*/checkpoints/latest.pt")
+    before = read_checkpoint(str(checkpoint))
+    # Another learning rate and league: refused by --resume, taken by --branch into a new folder.
+    other = ["--set", "learning_rate=1e-4", "--set", "opponents={random: 1.0}"]
+    other += ["--total-steps", str(32 * 16 * 2)]
+    assert main(["train", *settings, "--experiment", "second", "--resume", str(checkpoint), *other]) == 2
+    capsys.readouterr()
+    assert main(["train", *settings, "--experiment", "second", "--branch", str(checkpoint), *other]) == 0
+    assert "continues" in capsys.readouterr().out
+    [branched] = runs.glob("second__*/checkpoints/latest.pt")
+    after = read_checkpoint(str(branched))
+    assert after.training is not None and after.training["progress"]["update"] == 2  # one more update
+    assert after.config is not None and after.config["learning_rate"] == 1e-4
+    assert after.config["opponents"] == {"random": 1.0}
+    assert read_checkpoint(str(checkpoint)).training["progress"] == before.training["progress"]  # type: ignore[index]
+    # --branch and --resume together, or --branch with init, are refused in one line.
+    with pytest.raises(SystemExit):
+        main(["train", "--branch", str(checkpoint), "--resume", str(checkpoint)])
+    assert main(["train", *settings, "--branch", str(checkpoint), "--set", f"init={checkpoint}"]) == 2
+    assert "drop init" in capsys.readouterr().err
