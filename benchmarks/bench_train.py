@@ -1,10 +1,11 @@
 """Training throughput: env steps/s of PPO including learning, with the split, on a device.
 
-Protocol: the shipped network's shape and recipe (the shipped config ``ppo``), ``--updates`` updates of
-``num_envs x num_steps`` env steps each after one warm-up update (compilation, allocation), no
-evaluation, nothing else running. It prints env steps/s and the share of the env, the inference
-(learner, snapshots, teacher) and the update, for each ``--precision`` asked, as a table and (with
-``--json``) as JSON. The short GPU check of issue 20 is this script on a CUDA machine::
+Protocol: the shipped network's shape and recipe (the shipped config ``ppo``), ``--updates`` updates
+of ``num_envs x num_steps`` env steps each after a separate, untimed warm-up run of one update
+(compilation, allocation), no evaluation, nothing else running. It prints env steps/s and the share
+of the env, the inference (learner, snapshots, teacher) and the update, for each ``--precision``
+asked, as a table and (with ``--json``) as JSON. The short GPU check is this script on a CUDA
+machine (figures: docs/reports/2026-12-04-gpu-training-throughput.md)::
 
     python benchmarks/bench_train.py --device cuda --precision fp32 bf16
     python benchmarks/bench_train.py --device cpu --threads 2        # this project's 2-core machine
@@ -33,9 +34,13 @@ def measure(device: str, precision: str, threads: int, updates: int, num_envs: i
     with tempfile.TemporaryDirectory() as tmp:
         args = dataclasses.replace(
             base, device=device, precision=precision, threads=threads, num_envs=num_envs,
-            total_steps=(updates + 1) * per_update, eval_every=0, checkpoint_every=0,
+            total_steps=per_update, eval_every=0, checkpoint_every=0,
             runs_dir=tmp, progress=False, experiment="bench",
         )  # fmt: skip
+        # The warm-up is a run of its own, untimed: the engine's first compilation, the device's
+        # first allocations and kernels never count in the figures.
+        train(args)
+        args = dataclasses.replace(args, total_steps=updates * per_update)
         started = time.perf_counter()
         run_dir = train(args)
         wall = time.perf_counter() - started
@@ -45,7 +50,7 @@ def measure(device: str, precision: str, threads: int, updates: int, num_envs: i
     for part in timing.split(";", 1)[1].split(","):
         name, rest = part.strip().split(" ", 1)
         shares[name] = float(rest.split("(")[1].rstrip("%)\n"))
-    steps = (updates + 1) * per_update
+    steps = updates * per_update
     return {"steps_per_s": steps / wall, "wall_s": wall, **{f"{k}_share": v for k, v in shares.items()}}
 
 
