@@ -1,0 +1,519 @@
+"""Policy-weighted beliefs: opponent hands weighted by how likely the opponent's own moves were.
+
+This module owns the world sampler that reads the opponent's *moves*, not only the cards they
+touched. :class:`PolicyBelief` follows one seat through a hand (:meth:`PolicyBelief.update` with each
+of that seat's observation vectors, nothing else) and, when asked, draws ``proposals`` candidate
+opponent hands from a proposal (uniform over the unseen cards, the Bayesian model's card weights
+of :mod:`ginenv.agents.levels.belief`, or the network's opponent-hand head), weights each by the
+likelihood of the opponent's observed moves under a policy network used as the model of the
+opponent, and resamples worlds from the weighted particles (:meth:`PolicyBelief.sample_hands`) or
+gives their card marginals (:meth:`PolicyBelief.probabilities`).
+
+The target is ``P(H | what the seat saw) ∝ prior(H) * prod_t pi(a_t | o_t(H))``: the prior is
+uniform over the hands the public record allows (a shuffled deck), ``a_t`` the opponent's move at
+its decision ``t`` and ``o_t(H)`` the observation the opponent had then, rebuilt from the public
+record and the candidate hand. The proposals are conditional-Bernoulli draws (``P(H) ∝ prod_{c in
+H} w_c`` over the unseen cards, exact, so ``log q(H)`` is known up to a constant) and the
+importance weight is ``pi-likelihood / q``.
+
+Replaying a past decision needs the opponent's hand then. Going back from the candidate hand, each
+turn's discard is put back and its draw taken out; a draw from the discard pile is public, a draw
+from the stock is not, so the stock card is drawn uniformly from the cards of that turn's hand that
+the seat could not see then (given the hand now, every consistent history of stock draws is
+equally likely under the shuffled deck, so this is exact sampling of the latent draws, one per
+particle).
+
+What is replayed, and what is capped (to keep the cost a search can pay):
+
+* only the opponent's **regular turns** (draw, then discard, between the seat's discard and its
+  next draw): the upcard offers of the first turn are not replayed, and the replay stops at the
+  first turn it cannot read (so it is always a contiguous run of the latest turns);
+* at most ``max_turns`` turns (two decisions each: the draw and the discard), the latest ones;
+* at the discard decision the legal moves are the discards and the knocks of the rebuilt hand
+  (big gin, rare and rule-dependent, is left out of the mask).
+
+The network is evaluated once per call on ``proposals * decisions`` observation rows in one batch.
+Everything here reads one seat's observations only (:func:`ginenv.observation.decode`); it never
+sees the opponent's cards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from ginenv.agents.levels.belief import OpponentModel
+from ginenv.agents.neural.network import MaskedPolicy
+from numba import njit
+
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS
+from ginenv.cards import NUM_CARDS, cards_of
+from ginenv.kernels.hand import Phase
+from ginenv.kernels.melds import knock_discards
+from ginenv.observation import (
+    IS_DEALER,
+    KNOCK_LIMIT,
+    OBS_SIZE,
+    OPPONENT_SCORE,
+    OWN_SCORE,
+    PHASE_BASE,
+    STOCK_SIZE,
+    TARGET,
+    TO_MOVE,
+    SeatView,
+    decode,
+    plane_slice,
+)
+
+__all__ = [
+    "PROPOSALS",
+    "WEIGHTINGS",
+    "OpponentTurn",
+    "PolicyBelief",
+    "TurnHistory",
+    "conditional_hands",
+    "conditional_marginals",
+    "opponent_observations",
+]
+
+#: The proposal distributions :class:`PolicyBelief` can draw candidate hands from.
+PROPOSALS = ("uniform", "model", "head")
+
+#: How the particles are weighted (see :class:`PolicyBelief`).
+WEIGHTINGS = ("exact", "product")
+
+#: Probabilities of the head are kept inside [EPS, 1 - EPS] before they become odds.
+EPS = 1e-3
+
+_CARD_BITS = np.int64(1) << np.arange(NUM_CARDS, dtype=np.int64)
+
+
+def _bits(masks: np.ndarray) -> np.ndarray:
+    """Card masks (any shape) as booleans with a trailing axis of 52."""
+    return (np.asarray(masks, dtype=np.int64)[..., None] & _CARD_BITS) != 0
+
+
+def _masks(bits: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_bits`: booleans (..., 52) to int64 card masks."""
+    return (bits.astype(np.int64) * _CARD_BITS).sum(-1)
+
+
+@dataclass(frozen=True)
+class OpponentTurn:
+    """One regular turn of the opponent (draw, then discard), as the seat's observations record it.
+
+    ``draw_obs`` and ``discard_obs`` are the observation vectors the opponent had at its two
+    decisions with the hand and unseen planes left empty (they depend on the opponent's hand);
+    ``draw_seen`` and ``discard_seen`` the cards the opponent could see then besides its hand (the
+    discard pile and the cards it knew the seat held), from which its unseen plane follows.
+    """
+
+    draw_obs: np.ndarray
+    discard_obs: np.ndarray
+    draw_seen: int
+    discard_seen: int
+    #: The card on top of the pile at the opponent's draw (the seat's discard).
+    offered: int
+    #: Whether the opponent took it (else it drew from the stock).
+    took: bool
+    #: The card the opponent discarded.
+    discarded: int
+    #: Cards the seat could not see at the turn (what a stock draw could have been).
+    hidden: int
+    knock_limit: int
+
+
+def _template(view: SeatView, phase: int) -> np.ndarray:
+    """The scalar, phase and flag entries of an observation vector from one seat's view fields."""
+    out = np.zeros(OBS_SIZE, dtype=np.float32)
+    out[STOCK_SIZE] = view.stock_size
+    out[KNOCK_LIMIT] = view.knock_limit
+    out[OWN_SCORE] = view.own_score
+    out[OPPONENT_SCORE] = view.opponent_score
+    out[TARGET] = view.target
+    out[PHASE_BASE + phase] = 1.0
+    out[TO_MOVE] = 1.0
+    out[IS_DEALER] = 1.0 if view.is_dealer else 0.0
+    return out
+
+
+def _set(out: np.ndarray, plane: str, mask: int) -> None:
+    out[plane_slice(plane)] = _bits(np.int64(mask)).astype(np.float32)
+
+
+def _opponent_turn(before: SeatView, after: SeatView) -> OpponentTurn | None:
+    """The opponent's turn between the seat's discard decision ``before`` and its next draw
+    decision ``after``, or None when the pair is not one regular turn."""
+    if before.phase != Phase.DISCARD or after.phase != Phase.DRAW:
+        return None
+    mine = after.own_discarded & ~before.own_discarded
+    theirs = after.opponent_discarded & ~before.opponent_discarded
+    if mine.bit_count() != 1 or theirs.bit_count() != 1 or after.top is None:
+        return None
+    offered, discarded = mine.bit_length() - 1, theirs.bit_length() - 1
+    took = bool(after.opponent_taken >> offered & 1)
+    if not took and not after.opponent_passed >> offered & 1:
+        return None
+    # The opponent's view: its "own" record is the seat's "opponent" record and the other way round.
+    swapped = SeatView(
+        stock_size=before.stock_size,
+        knock_limit=before.knock_limit,
+        own_score=before.opponent_score,
+        opponent_score=before.own_score,
+        target=before.target,
+        phase=Phase.DRAW,
+        to_move=True,
+        is_dealer=not before.is_dealer,
+        hand=0,
+        top=offered,
+        pile=before.discard_pile,
+        opponent_taken=after.own_taken,
+        opponent_discarded=after.own_discarded,
+        opponent_passed=after.own_passed,
+        own_taken=before.opponent_taken,
+        own_discarded=before.opponent_discarded,
+        own_passed=before.opponent_passed,
+        unseen=0,
+    )
+    draw = _template(swapped, Phase.DRAW)
+    pile_at_draw = before.discard_pile | 1 << offered
+    for plane in ("pile", "opponent_taken", "opponent_discarded", "opponent_passed"):
+        _set(draw, plane, getattr(swapped, plane))
+    for plane in ("own_taken", "own_discarded", "own_passed"):
+        _set(draw, plane, getattr(swapped, plane))
+    _set(draw, "top", 1 << offered)
+    discard = draw.copy()
+    discard[PHASE_BASE + Phase.DRAW] = 0.0
+    discard[PHASE_BASE + Phase.DISCARD] = 1.0
+    if took:
+        pile_at_discard = before.discard_pile
+        top = before.top
+        _set(discard, "own_taken", before.opponent_taken | 1 << offered)
+    else:
+        pile_at_discard = pile_at_draw
+        top = offered
+        discard[STOCK_SIZE] = before.stock_size - 1
+        _set(discard, "own_passed", before.opponent_passed | 1 << offered)
+    top_mask = 0 if top is None else 1 << top
+    _set(discard, "top", top_mask)
+    _set(discard, "pile", pile_at_discard ^ top_mask)
+    return OpponentTurn(
+        draw_obs=draw,
+        discard_obs=discard,
+        draw_seen=pile_at_draw | after.own_taken,
+        discard_seen=pile_at_discard | after.own_taken,
+        offered=offered,
+        took=took,
+        discarded=discarded,
+        hidden=before.unseen & ~before.opponent_taken,
+        knock_limit=before.knock_limit,
+    )
+
+
+class TurnHistory:
+    """The opponent's regular turns of the current hand, read from one seat's observations.
+
+    :meth:`update` takes each observation of the seat in order; a new hand (the stock grew or a
+    cumulative record shrank) starts a fresh history. :attr:`turns` holds the latest contiguous run
+    of readable turns, oldest first.
+    """
+
+    def __init__(self) -> None:
+        """An empty history."""
+        self.turns: list[OpponentTurn] = []
+        self.view: SeatView | None = None
+        self._last_discard: SeatView | None = None
+
+    def reset(self) -> None:
+        """Forget the hand."""
+        self.turns, self.view, self._last_discard = [], None, None
+
+    def update(self, observation: np.ndarray) -> SeatView:
+        """Read one observation vector of the seat; returns it decoded."""
+        view = decode(np.asarray(observation))
+        prev = self.view
+        if prev is not None and (
+            view.stock_size > prev.stock_size
+            or prev.own_discarded & ~view.own_discarded
+            or prev.opponent_discarded & ~view.opponent_discarded
+        ):
+            self.reset()
+        if self._last_discard is not None and view.phase == Phase.DRAW:
+            turn = _opponent_turn(self._last_discard, view)
+            if turn is None:
+                self.turns = []  # replay only a contiguous run of the latest turns
+            else:
+                self.turns.append(turn)
+            self._last_discard = None
+        if view.phase == Phase.DISCARD:
+            self._last_discard = view
+        elif view.phase != Phase.DRAW:
+            self._last_discard = None
+        self.view = view
+        return view
+
+
+def opponent_observations(
+    turns: list[OpponentTurn], hands: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The opponent's observations, legal masks and moves at the decisions of ``turns``, for each
+    candidate hand ``hands`` (int64 masks of the opponent's hand now).
+
+    Returns ``(obs (N, 2T, OBS_SIZE) float32, mask (N, 2T, NUM_ACTIONS) bool, actions (2T,))``, the
+    decisions in the order draw, discard of each turn, oldest turn first. Going back from the hand
+    now, each turn's discard is put back and its draw removed; a stock draw is a uniformly random
+    card of that turn's hand among those hidden from the seat then (one draw per candidate, from
+    ``rng``).
+    """
+    hands = np.asarray(hands, dtype=np.int64).reshape(-1)
+    n, t_count = hands.size, len(turns)
+    obs = np.zeros((n, 2 * t_count, OBS_SIZE), dtype=np.float32)
+    mask = np.zeros((n, 2 * t_count, NUM_ACTIONS), dtype=bool)
+    actions = np.zeros(2 * t_count, dtype=np.int64)
+    hand_sl, unseen_sl = plane_slice("hand"), plane_slice("unseen")
+    after = _bits(hands)
+    for j in range(t_count - 1, -1, -1):
+        turn = turns[j]
+        at_discard = after.copy()
+        at_discard[:, turn.discarded] = True
+        if turn.took:
+            drawn = np.zeros_like(at_discard)
+            drawn[:, turn.offered] = True
+        else:
+            eligible = at_discard & _bits(np.int64(turn.hidden))[None]
+            keys = np.where(eligible, rng.random(eligible.shape), -1.0)
+            drawn = np.zeros_like(at_discard)
+            drawn[np.arange(n), keys.argmax(1)] = True
+        at_draw = at_discard & ~drawn
+        d, x = 2 * j, 2 * j + 1
+        for k, held, seen, template in (
+            (d, at_draw, turn.draw_seen, turn.draw_obs),
+            (x, at_discard, turn.discard_seen, turn.discard_obs),
+        ):
+            obs[:, k] = template
+            obs[:, k, hand_sl] = held
+            obs[:, k, unseen_sl] = ~(held | _bits(np.int64(seen))[None])
+        mask[:, d, DRAW_STOCK] = True
+        mask[:, d, DRAW_DISCARD] = True
+        allowed = at_discard.copy()
+        if turn.took:
+            allowed[:, turn.offered] = False
+        knocks = _bits(_knocks(_masks(at_discard), turn.knock_limit)) & allowed
+        mask[:, x, DISCARD_BASE : DISCARD_BASE + NUM_CARDS] = allowed
+        mask[:, x, KNOCK_BASE : KNOCK_BASE + NUM_CARDS] = knocks
+        actions[d] = DRAW_DISCARD if turn.took else DRAW_STOCK
+        actions[x] = DISCARD_BASE + turn.discarded
+        after = at_draw
+    return obs, mask, actions
+
+
+@njit(cache=True)
+def _knocks_kernel(hands: np.ndarray, limit: int) -> np.ndarray:
+    out = np.empty(hands.size, dtype=np.int64)
+    for i in range(hands.size):
+        out[i] = knock_discards(hands[i], limit)
+    return out
+
+
+def _knocks(hands: np.ndarray, limit: int) -> np.ndarray:
+    return _knocks_kernel(np.ascontiguousarray(hands, dtype=np.int64), int(limit))  # type: ignore[no-any-return]
+
+
+def _suffix_esp(w: np.ndarray, k: int) -> np.ndarray:
+    """``e[i, j] = e_j(w[i:])``, the elementary symmetric polynomials of every suffix of ``w``."""
+    m = w.size
+    e = np.zeros((m + 1, k + 1))
+    e[m, 0] = 1.0
+    for i in range(m - 1, -1, -1):
+        e[i, 0] = 1.0
+        e[i, 1:] = e[i + 1, 1:] + w[i] * e[i + 1, :-1]
+    return e
+
+
+def _unseen_weights(log_w: np.ndarray, unseen: int, slots: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(unseen card ids, their log weights centred on 0, the number of cards to draw)."""
+    ids = np.array(cards_of(unseen), dtype=np.int64)
+    lw = np.asarray(log_w, dtype=np.float64)[ids]
+    return ids, lw - (lw.mean() if ids.size else 0.0), min(slots, ids.size)
+
+
+def conditional_marginals(log_w: np.ndarray, known: int, unseen: int, slots: int) -> np.ndarray:
+    """The exact card marginals (52) of :func:`conditional_hands`' distribution: 1 for the
+    ``known`` cards, ``P(c in S)`` for the unseen ones (they sum to ``slots``), 0 elsewhere."""
+    ids, lw, k = _unseen_weights(log_w, unseen, slots)
+    out = _bits(np.int64(known)).astype(np.float64)
+    if k == 0:
+        return out
+    w = np.exp(lw)
+    suf = _suffix_esp(w, k)
+    pre = np.zeros(k + 1)  # e_j(w[:i])
+    pre[0] = 1.0
+    for i in range(ids.size):
+        out[ids[i]] = min(1.0, w[i] * float(pre[:k] @ suf[i + 1, k - 1 :: -1]) / suf[0, k])
+        pre[1:] = pre[1:] + w[i] * pre[:-1]
+    return out
+
+
+def conditional_hands(
+    log_w: np.ndarray, known: int, unseen: int, slots: int, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` exact draws of ``slots`` unseen cards with ``P(S) ∝ prod_{c in S} exp(log_w[c])``, each
+    returned as a hand mask with the ``known`` cards, and ``log q`` of each draw (up to one constant
+    shared by all draws: the sum of the drawn cards' log weights)."""
+    ids, lw, k = _unseen_weights(log_w, unseen, slots)
+    w = np.exp(lw)
+    m = ids.size
+    e = _suffix_esp(w, k)
+    left = np.full(n, k, dtype=np.int64)
+    chosen = np.zeros((n, m), dtype=bool)
+    u = rng.random((n, m))
+    for i in range(m):
+        # Take card i with probability w_i e_{r-1}(w[i+1:]) / e_r(w[i:]), r the cards still to draw.
+        num = w[i] * e[i + 1, np.maximum(left - 1, 0)]
+        den = e[i, left]
+        p = np.where(left > 0, num / np.where(den > 0, den, 1.0), 0.0)
+        chosen[:, i] = u[:, i] < p
+        left = left - chosen[:, i]
+    hands = np.full(n, known, dtype=np.int64)
+    if m:
+        hands |= (chosen.astype(np.int64) * (np.int64(1) << ids)).sum(1)
+    return hands, (chosen * lw).sum(1)
+
+
+class PolicyBelief:
+    """Opponent hands weighted by the likelihood of the opponent's moves under a policy network.
+
+    ``policy`` is the model of the opponent (the shipped network for ``neural``); ``proposal`` one
+    of :data:`PROPOSALS` (``head`` needs ``head``, a function of observation vectors to the 52
+    probabilities, :func:`ginenv.agents.neural.opponent_hand_predictor`); ``proposals`` the
+    candidate hands drawn per call; ``max_turns`` the most opponent turns replayed (the latest);
+    ``temperature`` divides the network's logits (1: its own probabilities); ``weighting``:
+    ``exact`` weighs each candidate by ``likelihood / q`` (the target is the uniform prior times the
+    likelihood of the replayed moves: the proposal only proposes), ``product`` by the likelihood
+    alone (the target is the proposal times the likelihood: the proposal's reading of the whole
+    history is kept as a prior, and the evidence of the replayed moves it already used counts
+    twice).
+    """
+
+    def __init__(
+        self,
+        policy: MaskedPolicy,
+        proposal: str = "head",
+        proposals: int = 256,
+        max_turns: int = 6,
+        temperature: float = 1.0,
+        head: Callable[[np.ndarray], np.ndarray] | None = None,
+        weighting: str = "exact",
+    ) -> None:
+        """See the class docstring."""
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+        if proposal not in PROPOSALS:
+            raise ValueError(f"proposal must be one of {', '.join(PROPOSALS)}, got {proposal!r}")
+        if proposal == "head" and head is None:
+            raise ValueError("the head proposal needs head=, a predictor of the opponent's cards")
+        if proposals < 1 or max_turns < 0 or not temperature > 0:
+            raise ValueError("proposals must be >= 1, max_turns >= 0 and temperature > 0")
+        self.policy, self.proposal, self.proposals = policy, proposal, int(proposals)
+        self.max_turns, self.temperature, self.head = int(max_turns), float(temperature), head
+        self.weighting = weighting
+        self.history = TurnHistory()
+        self.model = OpponentModel()
+        self._vector: np.ndarray | None = None
+        #: Effective sample size of the last call's weights (1 .. proposals).
+        self.ess = float("nan")
+
+    def reset(self) -> None:
+        """Forget the hand."""
+        self.history.reset()
+        self.model.reset()
+        self._vector = None
+
+    def update(self, observation: np.ndarray) -> None:
+        """Read one observation vector of the seat (call it with each of the seat's observations)."""
+        vector = np.asarray(observation, dtype=np.float32)
+        view = self.history.update(vector)
+        self.model.update(view)
+        self._vector = vector
+
+    def _view(self) -> SeatView:
+        if self.history.view is None or self._vector is None:
+            raise RuntimeError("PolicyBelief.update() has not been given an observation yet")
+        return self.history.view
+
+    def _slots(self) -> int:
+        view = self._view()
+        return max(0, min(10 - view.opponent_taken.bit_count(), view.unseen.bit_count()))
+
+    def proposal_probabilities(self) -> np.ndarray:
+        """The proposal's exact probability that the opponent holds each of the 52 cards (facts
+        included; the unseen cards' sum to the opponent's unknown slots)."""
+        view = self._view()
+        return conditional_marginals(
+            self._proposal_log_weights(), view.opponent_taken, view.unseen, self._slots()
+        )
+
+    def _proposal_log_weights(self) -> np.ndarray:
+        if self.proposal == "model":
+            return self.model.log_weights()
+        if self.proposal == "uniform":
+            return np.zeros(NUM_CARDS)
+        assert self.head is not None and self._vector is not None
+        p = np.clip(np.asarray(self.head(self._vector[None])[0], dtype=np.float64), EPS, 1.0 - EPS)
+        return np.log(p) - np.log1p(-p)
+
+    def _draw(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        view = self._view()
+        log_w = self._proposal_log_weights()
+        return conditional_hands(log_w, view.opponent_taken, view.unseen, self._slots(), n, rng)
+
+    def _replayed(self) -> list[OpponentTurn]:
+        return self.history.turns[-self.max_turns :] if self.max_turns else []
+
+    def particles(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """(``proposals`` candidate hands, their normalised importance weights)."""
+        hands, log_q = self._draw(self.proposals, rng)
+        log_w = self.log_likelihood(hands, rng) - (log_q if self.weighting == "exact" else 0.0)
+        w = np.exp(log_w - log_w.max())
+        w /= w.sum()
+        self.ess = float(1.0 / (w**2).sum())
+        return hands, w
+
+    @torch.no_grad()
+    def log_likelihood(self, hands: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Log-probability of the opponent's replayed moves under the policy, for each candidate hand
+        (0 for all when there is no turn to replay)."""
+        turns = self._replayed()
+        hands = np.asarray(hands, dtype=np.int64)
+        if not turns:
+            return np.zeros(hands.size)
+        obs, mask, actions = opponent_observations(turns, hands, rng)
+        n, d = obs.shape[:2]
+        logits = self.policy(self.policy.prepare(obs.reshape(n * d, OBS_SIZE))).double()
+        logits = logits.reshape(n, d, NUM_ACTIONS) / self.temperature
+        logits = logits.masked_fill(~torch.from_numpy(mask), float("-inf"))
+        logp = logits.log_softmax(-1)
+        chosen = logp[:, torch.arange(d), torch.from_numpy(actions)]
+        return chosen.sum(1).numpy()  # type: ignore[no-any-return]
+
+    def sample_hands(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` opponent hands (int64 masks) resampled from the weighted particles (systematic); with
+        no turn to replay (none yet, or ``max_turns`` 0), ``n`` fresh draws of the proposal."""
+        if not self._replayed():
+            self.ess = float(n)
+            return self._draw(n, rng)[0]
+        hands, w = self.particles(rng)
+        positions = (rng.random() + np.arange(n)) / n
+        index = np.minimum(np.searchsorted(np.cumsum(w), positions), hands.size - 1)
+        return hands[rng.permutation(index)]
+
+    def probabilities(self, rng: np.random.Generator, prior_weight: float = 8.0) -> np.ndarray:
+        """P(opponent holds card) for the 52 cards: the weighted particles' card frequencies, pulled
+        towards the proposal's marginals by ``prior_weight`` pseudo-particles against the effective
+        sample size (so that a card no particle holds keeps a probability above 0)."""
+        hands, w = self.particles(rng)
+        freq = (w[:, None] * _bits(hands)).sum(0)
+        prior = self.proposal_probabilities()
+        return (freq * self.ess + prior * prior_weight) / (self.ess + prior_weight)  # type: ignore[no-any-return]
