@@ -40,6 +40,14 @@ Run::
     python benchmarks/bench_belief.py --json /tmp/belief.json
     python benchmarks/bench_belief.py --fit --hands 400 --agents greedy greedy
     python benchmarks/bench_belief.py --hands 100 --aux runs/<run>/checkpoints/latest.pt
+    python benchmarks/bench_belief.py --agents neural neural --aux agents/neural/data/neural.pt --policy head
+
+``--policy PROPOSAL`` (repeatable: ``uniform``, ``model``, ``head``) also scores the policy-weighted
+world sampler (:class:`ginenv.agents.neural.beliefs.PolicyBelief`: ``--proposals`` candidate hands
+from that proposal, weighted by the likelihood of the opponent's last ``--max-turns`` turns under
+the network ``--checkpoint``), by the marginals of its weighted particles, fed each seat's own
+observations in order. ``--every K`` scores every K-th decision only, the same ones for every
+estimate.
 """
 
 from __future__ import annotations
@@ -81,6 +89,8 @@ class Record:
     events: list[Event]
     truth: int  # the opponent's hand
     opp_deadwood: int
+    hand: int = -1  # which hand of the run, and whose decision (for --policy's replay of the seat's history)
+    seat: int = -1
 
 
 def collect(
@@ -109,7 +119,7 @@ def collect(
             models[p].update(view)
             truth = env.hand.hands[1 - p]  # scoring only: the agents never see this
             vec = np.array(obs["observation"], dtype=np.float32)
-            records.append(Record(view, vec, list(models[p].events), truth, deadwood_of_mask(truth)))
+            records.append(Record(view, vec, list(models[p].events), truth, deadwood_of_mask(truth), h, p))
             env.step(players[p].act(obs))
     return records
 
@@ -143,12 +153,55 @@ def aux_predictions(records: list[Record], path: str, batch: int = 4096) -> np.n
     return out
 
 
+def policy_predictions(
+    records: list[Record],
+    proposal: str,
+    proposals: int,
+    max_turns: int,
+    temperature: float,
+    checkpoint: str,
+    every: int,
+    seed: int,
+    weighting: str = "exact",
+) -> tuple[np.ndarray, dict[str, float]]:
+    """The policy-weighted sampler (:class:`ginenv.agents.neural.beliefs.PolicyBelief`) at every
+    ``every``-th record: (len(records), 52) probabilities (the weighted particles' marginals; other
+    rows NaN) and its cost (seconds per decision, mean effective sample size). Each seat's belief is
+    fed that seat's observations of the hand in order, exactly what the agent saw."""
+    import torch
+    from ginenv.agents.neural import opponent_hand_predictor, shared_policy
+    from ginenv.agents.neural.beliefs import PolicyBelief
+
+    torch.set_num_threads(1)
+    policy = shared_policy(checkpoint)
+    head = opponent_hand_predictor(checkpoint) if proposal == "head" else None
+    out = np.full((len(records), 52), np.nan)
+    beliefs: dict[tuple[int, int], PolicyBelief] = {}
+    rng = np.random.default_rng(seed)
+    ess, took = [], 0.0
+    for r, rec in enumerate(records):
+        key = (rec.hand, rec.seat)
+        if key not in beliefs:
+            beliefs = {k: v for k, v in beliefs.items() if k[0] == rec.hand}
+            beliefs[key] = PolicyBelief(policy, proposal, proposals, max_turns, temperature, head, weighting)
+        belief = beliefs[key]
+        belief.update(rec.obs)
+        if r % every == 0:
+            t0 = time.perf_counter()
+            out[r] = belief.probabilities(rng)
+            took += time.perf_counter() - t0
+            ess.append(belief.ess)
+    n = max(1, len(ess))
+    return out, {"seconds_per_decision": took / n, "mean_ess": float(np.mean(ess)) if ess else 0.0}
+
+
 def score(
     records: list[Record],
     params: BeliefParams,
     samples: int = 0,
     seed: int = 0,
     aux: dict[str, np.ndarray] | None = None,
+    every: int = 1,
 ) -> dict[str, Any]:
     """Log-loss and Brier by stage for each estimate; calibration counts of all but the baseline.
 
@@ -156,7 +209,8 @@ def score(
     expert uses); ``sampled``: the card frequencies of ``samples`` hands drawn with the hand-quality
     tilt (what the master simulates; skipped when ``samples`` is 0); ``uniform``: the baseline;
     ``aux``: for each name, the probabilities (len(records), 52) an auxiliary head gave at each record
-    (:func:`aux_predictions`), scored on the same unseen cards as the model.
+    (:func:`aux_predictions`, or :func:`policy_predictions`), scored on the same unseen cards as the
+    model. Only every ``every``-th record is scored, for every estimate alike.
     """
     rng = np.random.default_rng(seed)
     aux = aux or {}
@@ -167,6 +221,8 @@ def score(
     nb = len(BINS) - 1
     cal = {e: np.zeros((3, nb)) for e in names if e != "uniform"}
     for r, rec in enumerate(records):
+        if r % every:
+            continue
         m = model_of(rec, params)
         ids = cards_of(rec.view.unseen)
         if not ids or m.slots == 0:
@@ -389,6 +445,28 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="also score this PPO checkpoint's auxiliary opponent-hand head (repeatable)",
     )
+    ap.add_argument(
+        "--policy",
+        metavar="PROPOSAL",
+        action="append",
+        default=[],
+        choices=("uniform", "model", "head"),
+        help="also score the policy-weighted sampler (ginenv.agents.neural.beliefs) with this proposal "
+        "(repeatable): columns pol-uni, pol-mod, pol-head",
+    )
+    ap.add_argument("--proposals", type=int, default=256, help="--policy: candidate hands per decision")
+    ap.add_argument("--max-turns", type=int, default=6, help="--policy: opponent turns replayed at most")
+    ap.add_argument("--policy-temperature", type=float, default=1.0, help="--policy: divides the logits")
+    ap.add_argument(
+        "--checkpoint", default=None, help="--policy: the opponent's policy model and head (default: shipped)"
+    )
+    ap.add_argument(
+        "--weighting",
+        default="exact",
+        choices=("exact", "product"),
+        help="--policy: likelihood / proposal (exact) or likelihood alone (product: proposal kept as prior)",
+    )
+    ap.add_argument("--every", type=int, default=1, help="score every k-th decision only (all estimates)")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -398,6 +476,25 @@ def main(argv: list[str] | None = None) -> int:
     params = BeliefParams()
     aux_paths = dict(zip(aux_names(len(args.aux)), args.aux, strict=True))
     aux = {name: aux_predictions(records, path) for name, path in aux_paths.items()}
+    policy_cost: dict[str, dict[str, float]] = {}
+    if args.policy:
+        from ginenv.agents.neural import SHIPPED_CHECKPOINT
+
+        checkpoint = args.checkpoint or str(SHIPPED_CHECKPOINT)
+        for proposal in args.policy:
+            name = {"uniform": "pol-uni", "model": "pol-mod", "head": "pol-head"}[proposal]
+            aux[name], policy_cost[name] = policy_predictions(
+                records,
+                proposal,
+                args.proposals,
+                args.max_turns,
+                args.policy_temperature,
+                checkpoint,
+                args.every,
+                args.seed,
+                args.weighting,
+            )
+            print(f"{name}: {policy_cost[name]}", file=sys.stderr)
     if args.fit:
         params = fit(records, params)
         print(f"fitted: {params}")
@@ -409,8 +506,17 @@ def main(argv: list[str] | None = None) -> int:
         "truncated_hands": truncated,
         "params": dataclasses.asdict(params),
         "samples": args.samples,
-        "quality": score(records, params, args.samples, args.seed, aux),
+        "quality": score(records, params, args.samples, args.seed, aux, args.every),
+        "every": args.every,
     }
+    if policy_cost:
+        result["policy"] = {
+            "proposals": args.proposals,
+            "max_turns": args.max_turns,
+            "temperature": args.policy_temperature,
+            "weighting": args.weighting,
+            "cost": policy_cost,
+        }
     if aux:
         result["aux_checkpoints"] = aux_paths
     if not args.no_deadwood:

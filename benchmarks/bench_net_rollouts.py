@@ -27,7 +27,11 @@ scored two or more options, against the network itself, and prints the paired po
 with a 95% interval: whether the network's own values make a stronger player, the condition for
 expert iteration on them to help. ``--oracle`` (diagnosis only) gives the search the true
 opponent hand in every world, the stock order still drawn: whether the sampled hands or the
-rollouts carry a bias.
+rollouts carry a bias. ``--sampler`` draws the worlds' opponent hands another way (uniform over the
+unseen cards, the Bayesian model's card factors, the head's odds, each without master's hand-quality
+tilt, or ``policy``: :class:`ginenv.agents.neural.beliefs.PolicyBelief`, ``--proposals`` hands from
+``--proposal`` weighted by the likelihood of the opponent's last ``--max-turns`` turns under the
+network); the stock orders stay uniform.
 
 The true hidden cards are read from the env's engine only to build the rollout records' layout; the
 worlds replace them (a measurement, not an agent for the harness: the records' public part comes
@@ -45,11 +49,13 @@ import numpy as np
 import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.base import Agent, Observation
-from ginenv.agents.neural import SHIPPED_CHECKPOINT, MaskedPolicy, read_checkpoint
+from ginenv.agents.neural import SHIPPED_CHECKPOINT, MaskedPolicy, opponent_hand_predictor, read_checkpoint
+from ginenv.agents.neural.beliefs import PolicyBelief
 from ginenv.agents.neural.worlds import world_records
 from ginenv.experiments.train.bc import RECORD_SEED, Labelled
 
 from ginenv import agents, gin_rummy_v0
+from ginenv.cards import cards_of
 from ginenv.engine import HandState
 from ginenv.vector import VectorError, VectorGinRummy
 
@@ -75,13 +81,23 @@ def net_values(
     worlds: int,
     seed: int,
     oracle: bool = False,
+    sampler: PolicyBelief | None = None,
 ) -> np.ndarray | None:
     """Points of each option (rows) in each of ``worlds`` worlds (columns) for the player to move,
     the network playing both seats to the end; the worlds (opponent hand, stock order) are drawn by
-    ``teacher``'s sampler from what the player has seen and replace the position's hidden cards.
+    ``teacher``'s sampler from what the player has seen (or the opponent hands by ``sampler``, fed
+    the player's observations, with uniform stock orders) and replace the position's hidden cards.
     None if a world does not fit the position's layout."""
     seat = position.player
-    opps, unseen, u, _ = teacher.draw_worlds(worlds)
+    if sampler is None:
+        opps, unseen, u, _ = teacher.draw_worlds(worlds)
+    else:
+        rng = np.random.default_rng(seed)
+        opps = sampler.sample_hands(worlds, rng)
+        view = sampler.history.view
+        assert view is not None
+        unseen = np.array(cards_of(view.unseen), dtype=np.int64)
+        u = rng.random((worlds, max(1, unseen.size)))
     if oracle:  # diagnosis only: the true opponent hand in every world, the stock order still drawn
         opps = np.full(worlds, position.hands[1 - seat], dtype=np.int64)
     stocks = []
@@ -110,21 +126,49 @@ def net_values(
         acts = net_moves(policy, obs, mask)
 
 
+def make_sampler(ns: argparse.Namespace, policy: MaskedPolicy) -> PolicyBelief | None:
+    """The world sampler of ``--sampler`` (None: ``master_net``'s own, today's)."""
+    if ns.sampler == "master_net":
+        return None
+    head = opponent_hand_predictor(ns.checkpoint) if "head" in (ns.sampler, ns.proposal) else None
+    if ns.sampler == "policy":
+        return PolicyBelief(
+            policy, ns.proposal, ns.proposals, ns.max_turns, ns.temperature, head, ns.weighting
+        )
+    # The proposal alone, no replay: uniform, the Bayesian model's factors or the head's odds.
+    return PolicyBelief(policy, ns.sampler, 1, 0, 1.0, head)
+
+
 class NetSearch(Agent):
     """The network, except where ``master_net`` scored two or more options: there the option (or
     the network's own move) with the best value under the network's rollouts. Reads the env's
-    position for the rollout records' layout only; the worlds replace its hidden cards."""
+    position for the rollout records' layout only; the worlds replace its hidden cards. The
+    opponent hands come from ``master_net``'s sampler, or from ``sampler`` (fed this seat's
+    observations only)."""
 
-    def __init__(self, env: Any, policy: MaskedPolicy, worlds: int, seed: int, oracle: bool = False) -> None:
+    def __init__(
+        self,
+        env: Any,
+        policy: MaskedPolicy,
+        worlds: int,
+        seed: int,
+        oracle: bool = False,
+        sampler: PolicyBelief | None = None,
+    ) -> None:
         super().__init__(seed)
         self.env, self.policy, self.worlds, self.oracle = env, policy, worlds, oracle
         self.teacher = agents.make("master_net")
+        self.sampler = sampler
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.teacher.reset(seed)
+        if self.sampler is not None:
+            self.sampler.reset()
 
     def act(self, observation: Observation) -> int:
+        if self.sampler is not None:
+            self.sampler.update(observation["observation"])
         self.teacher.act(observation)
         scored = list(getattr(self.teacher, "option_values", {}))
         mine = int(
@@ -141,6 +185,7 @@ class NetSearch(Agent):
             self.worlds,
             int(self.rng.integers(1 << 30)),
             self.oracle,
+            self.sampler,
         )
         return mine if q is None else options[int(q.mean(1).argmax())]
 
@@ -149,12 +194,13 @@ def play(ns: argparse.Namespace, policy: MaskedPolicy) -> None:
     """Duplicate deals of :class:`NetSearch` against the network (seats swapped), paired."""
     env = gin_rummy_v0.raw_env()
     values = []
+    print(f"sampler {ns.sampler}" + (f", {vars(ns)}" if ns.sampler == "policy" else ""), flush=True)
     began = time.perf_counter()
     for d in range(ns.start, ns.start + ns.play):
         pair = 0.0
         for me in (0, 1):
             seats: list[Agent] = [agents.make("neural"), agents.make("neural")]
-            seats[me] = NetSearch(env, policy, ns.worlds, d * 2 + me, ns.oracle)
+            seats[me] = NetSearch(env, policy, ns.worlds, d * 2 + me, ns.oracle, make_sampler(ns, policy))
             record = play_game(env, seats, seed=PLAY_SEED, deal=d, names=["a", "b"])
             pair += record.returns[me]
         values.append(pair / 2)
@@ -181,6 +227,19 @@ def main() -> None:
         action="store_true",
         help="with --play: worlds hold the true opponent hand (diagnosis only)",
     )
+    parser.add_argument(
+        "--sampler",
+        default="master_net",
+        choices=("master_net", "uniform", "model", "head", "policy"),
+        help="with --play: the opponent hands of the worlds: master_net's sampler (today's), the "
+        "proposal alone (uniform over the unseen cards, the Bayesian model's factors, the head's odds) "
+        "or the policy-weighted sampler (ginenv.agents.neural.beliefs)",
+    )
+    parser.add_argument("--proposal", default="head", choices=("uniform", "model", "head"))
+    parser.add_argument("--proposals", type=int, default=256, help="--sampler policy: candidate hands")
+    parser.add_argument("--max-turns", type=int, default=6, help="--sampler policy: opponent turns replayed")
+    parser.add_argument("--temperature", type=float, default=1.0, help="--sampler policy: divides the logits")
+    parser.add_argument("--weighting", default="exact", choices=("exact", "product"))
     ns = parser.parse_args()
     torch.set_num_threads(1)
     policy = read_checkpoint(ns.checkpoint).policy.eval()
