@@ -20,6 +20,10 @@ library (``locust.env.Environment``, a local runner, gevent greenlets):
 - **A flood of creations** from one address (127.0.0.1), ``--flood-per-second`` requests through
   the measured window, each with a forged ``X-Forwarded-For``: at most :data:`CREATE_LIMIT` may be
   accepted in any minute, every other answer must be 429.
+- **A latency probe.** ``--probe-tables`` of the tables (a twentieth by default) are played at the
+  same pace by ``play_load_probe.py`` in a process of its own (plain threads): the latency held
+  against the aim is its moves', since Locust's own timings carry the time its one process takes
+  to send a request and read a stream among hundreds (both are reported).
 
 It reports what the server held during the measured window (after every table is seated and both
 its streams are open): tables, open streams, moves a second in all, the latency of a move (from
@@ -452,6 +456,44 @@ def hub_lag(lags: list[float], every: float = 0.02) -> None:
         lags.append(time.perf_counter() - asleep - every)
 
 
+def start_probe(url: str, args: argparse.Namespace) -> subprocess.Popen[str]:
+    """``play_load_probe.py`` in a process of its own: ``--probe-tables`` tables at the load's pace,
+    timed for the measured window (it seats its tables first, in well under a second)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parent / "play_load_probe.py"),
+            url,
+            "--tables",
+            str(args.probe_tables),
+            "--seconds",
+            str(args.seconds),
+            "--pace",
+            str(args.tables / args.moves_per_second),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish_probe(prober: subprocess.Popen[str], args: argparse.Namespace) -> dict[str, Any]:
+    """The probe's figures (``{"error": ...}`` if it failed), waiting for it cooperatively."""
+    import gevent
+
+    deadline = time.monotonic() + 2 * SEEN_TIMEOUT_S + args.tables / args.moves_per_second + 30
+    while prober.poll() is None and time.monotonic() < deadline:
+        gevent.sleep(0.2)  # the load's greenlets keep reading their streams meanwhile
+    if prober.poll() is None:
+        prober.kill()
+        prober.wait()
+        return {"error": "the probe did not finish in time"}
+    out = prober.stdout.read() if prober.stdout else ""
+    try:
+        return dict(json.loads(out.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return {"error": f"the probe printed no figures: {out[-300:]!r}"}
+
+
 def final_checks(run: Run) -> dict[str, Any]:
     """After the load: every table answers both seats at the version its streams showed last; no
     replay of a live match is listed or served to a client without a key; no stream leaked a card."""
@@ -502,13 +544,19 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         proc, url, lines = start_server(Path(tmp) / "tables", Path(tmp) / "replays")
         try:
             idle_rss = rss_mib(proc.pid)
-            run = Run(url, args.tables, args.tables / args.moves_per_second, args.flood_per_second)
+            # The probe's tables are among the tables asked for, and move at the same pace.
+            run = Run(
+                url,
+                args.tables - args.probe_tables,
+                args.tables / args.moves_per_second,
+                args.flood_per_second,
+            )
             env = Environment(user_classes=user_classes(run), host=url)
             runner = env.create_local_runner()
             ramp_start = time.monotonic()
-            runner.start(args.tables + 1, spawn_rate=RAMP_PER_S)
-            deadline = ramp_start + min(RAMP_MAX_S, 30 + 2 * args.tables / RAMP_PER_S)
-            while len(run.seated) + run.failed_tables < args.tables and time.monotonic() < deadline:
+            runner.start(run.tables + 1, spawn_rate=RAMP_PER_S)
+            deadline = ramp_start + min(RAMP_MAX_S, 30 + 2 * run.tables / RAMP_PER_S)
+            while len(run.seated) + run.failed_tables < run.tables and time.monotonic() < deadline:
                 gevent.sleep(0.2)
             ramp_s = time.monotonic() - ramp_start
             rss = [rss_mib(proc.pid) or 0.0]
@@ -516,6 +564,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             cpu0, own0 = cpu_seconds(proc.pid) or 0.0, resource.getrusage(resource.RUSAGE_SELF)
             sched0 = sched_seconds(proc.pid)
             load_before = os.getloadavg()[0]
+            prober = start_probe(url, args)
             start = time.monotonic()
             run.measuring = True
             lags: list[float] = []
@@ -530,6 +579,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             load_after = os.getloadavg()[0]
             cpu1, own1 = cpu_seconds(proc.pid) or 0.0, resource.getrusage(resource.RUSAGE_SELF)
             sched1 = sched_seconds(proc.pid)
+            probed = finish_probe(prober, args)  # its window began as the load's did, a moment later
             runner.quit()
             gevent.sleep(1.0)  # a move sent as the users stopped reaches its streams
             checks = final_checks(run)
@@ -553,6 +603,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     other = [status for _, status in run.flood if status not in (201, 429)]
     flood_span = run.flood[-1][0] - run.flood[0][0] if run.flood else 0.0
     action = env.stats.get("/api/seats/[seat]/action", "POST")
+    probe_streams = 0 if probed.get("error") else 2 * args.probe_tables
     figures: dict[str, Any] = {
         "locust": locust.__version__,
         "cores": os.cpu_count(),
@@ -560,16 +611,22 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         # for the cores shows here (the server and this process together use well under one core).
         "load_average": [round(load_before, 2), round(load_after, 2)],
         "tables_asked": args.tables,
-        "tables": len(run.seated),
+        "tables": len(run.seated) + args.probe_tables * (not probed.get("error")),
+        "load_tables": len(run.seated),
         "ramp_s": round(ramp_s, 1),
         "seconds": round(seconds, 1),
-        "streams_open": {"min": min(streams), "at_end": open_at_end},
-        "moves": run.moves,
-        "moves_per_second": round(run.moves / seconds, 1),
+        # The load's streams and the probe's (two a table, open through its window).
+        "streams_open": {"min": min(streams) + probe_streams, "at_end": open_at_end + probe_streams},
+        "load_streams_at_end": open_at_end,
+        "moves": run.moves + probed.get("moves", 0),
+        "moves_per_second": round((run.moves + probed.get("moves", 0)) / seconds, 1),
         "moves_asked_per_second": args.moves_per_second,
         "moves_by_seat": run.moves_by_seat,
         "hands_dealt": run.hands_dealt,
         "matches_over": run.matches_over,
+        # The aim's figure: the probe's moves, timed by a client that waits only for the server.
+        "probe": probed,
+        # The load's own moves as Locust timed them: with its wait for its own process's turn.
         "latency_ms": {
             "p50": rounded(percentile(latencies_ms, 50)),
             "p99": rounded(percentile(latencies_ms, 99)),
@@ -653,10 +710,15 @@ def main(argv: list[str] | None = None) -> int:
         default=20.0,
         help="table creations a second from one address (default 20)",
     )
+    parser.add_argument(
+        "--probe-tables",
+        type=int,
+        help="of the tables, how many the latency probe plays (default a twentieth, at least 1)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     for name, low, high in (
-        ("tables", 1, 2000),
+        ("tables", 2, 2000),
         ("seconds", 1, 600),
         ("moves_per_second", 0.1, 1000),
         ("flood_per_second", 0.1, 200),
@@ -665,6 +727,12 @@ def main(argv: list[str] | None = None) -> int:
             flag, value = name.replace("_", "-"), getattr(args, name)
             parser.error(f"--{flag} must be between {low:g} and {high:g}, got {value:g}")
 
+    if args.probe_tables is None:
+        args.probe_tables = max(1, args.tables // 20)
+    if not 1 <= args.probe_tables <= args.tables - 1:
+        parser.error(
+            f"--probe-tables must be from 1 to --tables - 1 ({args.tables - 1}), got {args.probe_tables}"
+        )
     # Addresses here are numeric: gevent's default resolver would hand each new connection's lookup
     # to a thread (the server closes a seat's idle connection after 5 s, so most moves connect anew).
     os.environ.setdefault("GEVENT_RESOLVER", "block")

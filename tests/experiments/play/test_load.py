@@ -64,17 +64,31 @@ def test_short_load_run_holds_every_table_and_refuses_the_flood() -> None:
     assert done.stdout.strip(), done.stderr[-3000:]
     f = json.loads(done.stdout)
     assert done.returncode == 0 and f["ok"], (f["problems"], f["errors"])
-    # Every table seated, both its streams open through the run and at the end.
-    assert f["tables"] == TABLES
+    # Every table seated (one of them the latency probe's), both its streams open through the run
+    # and at the end.
+    load = TABLES - 1
+    assert f["tables"] == TABLES and f["load_tables"] == load
     assert f["streams_open"] == {"min": 2 * TABLES, "at_end": 2 * TABLES}
+    assert f["load_streams_at_end"] == 2 * load
     assert f["streams_dropped"] == 0 and f["streams_went_back"] == 0
     # Both seats moved, at about the pace asked (half of it at least, on a loaded machine).
     assert f["moves"] >= MOVES_PER_SECOND * SECONDS / 2
     assert min(f["moves_by_seat"]) > 0
     # Every move was seen by the other seat's stream, in time.
     assert f["missed"] == 0 and f["moves_refused"] == 0
-    assert f["latency_ms"]["count"] == f["moves"]
+    probe = f["probe"]
+    assert f["latency_ms"]["count"] + probe["moves"] == f["moves"]
     assert 0 < f["latency_ms"]["p50"] <= f["latency_ms"]["p99"] < P99_BOUND_MS
+    # The probe's table moved at the load's pace, every move timed until the other stream showed it.
+    assert probe["tables"] == 1 and probe["moves"] >= SECONDS * MOVES_PER_SECOND / TABLES / 2
+    assert probe["missed"] == 0 and probe["errors"] == []
+    assert (
+        0
+        < probe["answer_ms"]["p50"]
+        <= probe["latency_ms"]["p50"]
+        <= probe["latency_ms"]["p99"]
+        < P99_BOUND_MS
+    )
     # No live match lost or leaked.
     assert f["lost"] == [] and f["leaks"] == [] and f["live_replays"] == []
     # The leak check had the two seats' views of every move to compare.
@@ -82,7 +96,7 @@ def test_short_load_run_holds_every_table_and_refuses_the_flood() -> None:
     # Separate people each get their table; one address gets the limit and 429 beyond, forged
     # X-Forwarded-For headers notwithstanding.
     c = f["creations"]
-    assert c["hosts_accepted"] == TABLES and c["hosts_refused"] == 0
+    assert c["hosts_accepted"] == load and c["hosts_refused"] == 0
     assert c["flood_accepted"] == CREATE_PER_MINUTE
     assert c["flood_refused"] == c["flood_sent"] - CREATE_PER_MINUTE > 0
     assert c["flood_other"] == [] and c["flood_over_limit"] == 0
@@ -125,8 +139,15 @@ def test_over_limit_counts_creations_beyond_the_window() -> None:
 
 
 def test_bad_options_are_refused_in_one_line() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--tables", "0"], capture_output=True, text=True, timeout=60, cwd=ROOT
-    )
-    assert done.returncode == 2
-    assert "--tables must be between 1 and 2000, got 0" in done.stderr
+    for given, said in (
+        (["--tables", "0"], "--tables must be between 2 and 2000, got 0"),
+        (
+            ["--tables", "10", "--probe-tables", "10"],
+            "--probe-tables must be from 1 to --tables - 1 (9), got 10",
+        ),
+    ):
+        done = subprocess.run(
+            [sys.executable, str(BENCH), *given], capture_output=True, text=True, timeout=60, cwd=ROOT
+        )
+        assert done.returncode == 2
+        assert said in done.stderr
