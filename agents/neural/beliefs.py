@@ -90,7 +90,7 @@ EPS = 1e-3
 _CARD_BITS = np.int64(1) << np.arange(NUM_CARDS, dtype=np.int64)
 
 
-def _bits(masks: np.ndarray) -> np.ndarray:
+def _bits(masks: np.ndarray | np.int64 | int) -> np.ndarray:
     """Card masks (any shape) as booleans with a trailing axis of 52."""
     return (np.asarray(masks, dtype=np.int64)[..., None] & _CARD_BITS) != 0
 
@@ -309,6 +309,26 @@ def opponent_observations(
     return obs, mask, actions
 
 
+def _rows(turn: OpponentTurn, discard: bool, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The opponent's observation rows (N, OBS_SIZE), legal masks (N, NUM_ACTIONS) and move at one
+    decision of ``turn`` (its discard if ``discard``, else its draw), for hands ``held`` (N, 52)."""
+    n = held.shape[0]
+    template, seen = (turn.discard_obs, turn.discard_seen) if discard else (turn.draw_obs, turn.draw_seen)
+    obs = np.broadcast_to(template, (n, OBS_SIZE)).copy()
+    obs[:, plane_slice("hand")] = held
+    obs[:, plane_slice("unseen")] = ~(held | _bits(seen)[None])
+    mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
+    if not discard:
+        mask[:, DRAW_STOCK] = mask[:, DRAW_DISCARD] = True
+        return obs, mask, DRAW_DISCARD if turn.took else DRAW_STOCK
+    allowed = held.copy()
+    if turn.took:
+        allowed[:, turn.offered] = False
+    mask[:, DISCARD_BASE : DISCARD_BASE + NUM_CARDS] = allowed
+    mask[:, KNOCK_BASE : KNOCK_BASE + NUM_CARDS] = _bits(_knocks(_masks(held), turn.knock_limit)) & allowed
+    return obs, mask, DISCARD_BASE + turn.discarded
+
+
 @njit(cache=True)
 def _knocks_kernel(hands: np.ndarray, limit: int) -> np.ndarray:
     out = np.empty(hands.size, dtype=np.int64)
@@ -382,6 +402,11 @@ def conditional_hands(
     return hands, (chosen * lw).sum(1)
 
 
+def _normalised(log_w: np.ndarray) -> np.ndarray:
+    w = np.exp(log_w - log_w.max())
+    return w / w.sum()  # type: ignore[no-any-return]
+
+
 class PolicyBelief:
     """Opponent hands weighted by the likelihood of the opponent's moves under a policy network.
 
@@ -394,7 +419,11 @@ class PolicyBelief:
     likelihood of the replayed moves: the proposal only proposes), ``product`` by the likelihood
     alone (the target is the proposal times the likelihood: the proposal's reading of the whole
     history is kept as a prior, and the evidence of the replayed moves it already used counts
-    twice).
+    twice); ``adapt``: how the unknown stock draws of the replay are handled (see
+    :meth:`log_likelihood`); ``ess_floor`` > 0 tempers the weights (raises them to the largest
+    power in [0, 1]) so that their effective sample size is at least that share of the proposals
+    (0: never; tempered weights are no longer the exact posterior, a compromise against a
+    collapse onto a few hands).
     """
 
     def __init__(
@@ -406,6 +435,8 @@ class PolicyBelief:
         temperature: float = 1.0,
         head: Callable[[np.ndarray], np.ndarray] | None = None,
         weighting: str = "exact",
+        adapt: bool = True,
+        ess_floor: float = 0.0,
     ) -> None:
         """See the class docstring."""
         if weighting not in WEIGHTINGS:
@@ -418,12 +449,14 @@ class PolicyBelief:
             raise ValueError("proposals must be >= 1, max_turns >= 0 and temperature > 0")
         self.policy, self.proposal, self.proposals = policy, proposal, int(proposals)
         self.max_turns, self.temperature, self.head = int(max_turns), float(temperature), head
-        self.weighting = weighting
+        self.weighting, self.adapt, self.ess_floor = weighting, bool(adapt), float(ess_floor)
         self.history = TurnHistory()
         self.model = OpponentModel()
         self._vector: np.ndarray | None = None
         #: Effective sample size of the last call's weights (1 .. proposals).
         self.ess = float("nan")
+        #: The power the last call's weights were tempered to (1: not tempered).
+        self.power = 1.0
 
     def reset(self) -> None:
         """Forget the hand."""
@@ -476,27 +509,87 @@ class PolicyBelief:
         """(``proposals`` candidate hands, their normalised importance weights)."""
         hands, log_q = self._draw(self.proposals, rng)
         log_w = self.log_likelihood(hands, rng) - (log_q if self.weighting == "exact" else 0.0)
-        w = np.exp(log_w - log_w.max())
-        w /= w.sum()
+        w = _normalised(log_w)
+        self.power = 1.0
+        if self.ess_floor > 0 and 1.0 / (w**2).sum() < self.ess_floor * hands.size:
+            # Temper: the largest power of the weights whose effective sample size reaches the floor.
+            low, high = 0.0, 1.0
+            for _ in range(30):
+                mid = 0.5 * (low + high)
+                ok = 1.0 / (_normalised(mid * log_w) ** 2).sum() >= self.ess_floor * hands.size
+                low, high = (mid, high) if ok else (low, mid)
+            self.power = low
+            w = _normalised(low * log_w)
         self.ess = float(1.0 / (w**2).sum())
         return hands, w
+
+    def _log_probs(self, rows: list[tuple[np.ndarray, np.ndarray, int]]) -> list[np.ndarray]:
+        """The policy's log-probability of the move of each block of rows, one batch for all."""
+        obs = np.concatenate([r[0] for r in rows])
+        mask = torch.from_numpy(np.concatenate([r[1] for r in rows]))
+        moves = torch.from_numpy(np.concatenate([np.full(len(r[0]), r[2]) for r in rows]))
+        logits = self.policy(self.policy.prepare(obs)).double() / self.temperature
+        logp = logits.masked_fill(~mask, float("-inf")).log_softmax(-1)
+        chosen = logp[torch.arange(len(obs)), moves].numpy()
+        return np.split(chosen, np.cumsum([len(r[0]) for r in rows])[:-1])
 
     @torch.no_grad()
     def log_likelihood(self, hands: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Log-probability of the opponent's replayed moves under the policy, for each candidate hand
-        (0 for all when there is no turn to replay)."""
+        (0 for all when there is no turn to replay).
+
+        With :attr:`adapt` (the default), each stock draw is chosen, going back turn by turn, among
+        the cards it could have been in proportion to how well it explains that turn's draw and the
+        previous turn's discard, and the likelihood averages over the choices (an unbiased estimate
+        of the likelihood summed over the unknown draws, far less noisy than one uniform draw);
+        else one uniform draw per stock draw (:func:`opponent_observations`).
+        """
         turns = self._replayed()
-        hands = np.asarray(hands, dtype=np.int64)
+        hands = np.asarray(hands, dtype=np.int64).reshape(-1)
         if not turns:
             return np.zeros(hands.size)
-        obs, mask, actions = opponent_observations(turns, hands, rng)
-        n, d = obs.shape[:2]
-        logits = self.policy(self.policy.prepare(obs.reshape(n * d, OBS_SIZE))).double()
-        logits = logits.reshape(n, d, NUM_ACTIONS) / self.temperature
-        logits = logits.masked_fill(~torch.from_numpy(mask), float("-inf"))
-        logp = logits.log_softmax(-1)
-        chosen = logp[:, torch.arange(d), torch.from_numpy(actions)]
-        return chosen.sum(1).numpy()  # type: ignore[no-any-return]
+        if not self.adapt:
+            obs, mask, actions = opponent_observations(turns, hands, rng)
+            n, d = obs.shape[:2]
+            rows = [(obs[:, k], mask[:, k], int(actions[k])) for k in range(d)]
+            return np.sum(self._log_probs(rows), axis=0)  # type: ignore[no-any-return]
+        n = hands.size
+        after = _bits(hands)
+        last = turns[-1]
+        held = after.copy()
+        held[:, last.discarded] = True
+        total = self._log_probs([_rows(last, True, held)])[0]
+        for j in range(len(turns) - 1, -1, -1):
+            turn = turns[j]
+            at_discard = after.copy()
+            at_discard[:, turn.discarded] = True
+            if turn.took:
+                choices = np.full((n, 1), turn.offered)
+                valid = np.ones((n, 1), dtype=bool)
+            else:
+                eligible = at_discard & _bits(turn.hidden)[None]
+                width = max(1, int(eligible.sum(1).max()))
+                order = np.argsort(~eligible, axis=1, kind="stable")[:, :width]
+                choices = order
+                valid = np.take_along_axis(eligible, order, 1)
+            width = choices.shape[1]
+            flat = np.repeat(at_discard, width, axis=0)
+            flat[np.arange(n * width), choices.reshape(-1)] = False  # the hand at the draw
+            rows = [_rows(turn, False, flat)]
+            if j > 0:
+                before = flat.copy()
+                before[:, turns[j - 1].discarded] = True  # the previous turn's discard decision
+                rows.append(_rows(turns[j - 1], True, before))
+            score = np.sum(self._log_probs(rows), axis=0).reshape(n, width)
+            score = np.where(valid, score, -np.inf)
+            top = score.max(1, keepdims=True)
+            p = np.exp(score - top)
+            mass = p.sum(1)
+            total = total + top[:, 0] + np.log(mass) - np.log(valid.sum(1))
+            pick = (p.cumsum(1) < rng.random((n, 1)) * mass[:, None]).sum(1)
+            pick = np.minimum(pick, width - 1)
+            after = flat.reshape(n, width, NUM_CARDS)[np.arange(n), pick]
+        return total  # type: ignore[no-any-return]
 
     def sample_hands(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` opponent hands (int64 masks) resampled from the weighted particles (systematic); with

@@ -176,3 +176,51 @@ def test_no_history_leaves_the_proposal_unweighted() -> None:
     assert len(set(hands.tolist())) == 200
     with pytest.raises(ValueError):
         PolicyBelief(shared_policy(SHIPPED_CHECKPOINT), "head")  # no head given
+
+
+def test_adapted_replay_estimates_the_likelihood_summed_over_the_stock_draws() -> None:
+    # Both replays estimate the same quantity without bias: the likelihood averaged over the unknown
+    # stock draws. With one turn replayed the adapted one is exact, and many plain replays average
+    # to it; with two, the two estimators' means agree.
+    rng = np.random.default_rng(7)
+    compared = 0
+    for belief, truth, _ in neural_games(6):
+        turns = belief.history.turns
+        if len(turns) < 2 or turns[-1].took or turns[-2].took:
+            continue
+        hands = belief.sample_hands(3, rng)
+        for h in (truth, *hands.tolist()):
+            belief.max_turns = 1
+            belief.adapt = True
+            exact = belief.log_likelihood(np.array([h]), rng)[0]
+            assert belief.log_likelihood(np.array([h]), rng)[0] == pytest.approx(exact)
+            belief.adapt = False
+            plain = belief.log_likelihood(np.full(3000, h), rng)
+            assert np.log(np.exp(plain).mean()) == pytest.approx(exact, abs=0.1)
+            belief.max_turns = 2
+            plain = belief.log_likelihood(np.full(6000, h), rng)
+            belief.adapt = True
+            adapted = belief.log_likelihood(np.full(300, h), rng)
+            assert np.log(np.exp(adapted).mean()) == pytest.approx(np.log(np.exp(plain).mean()), abs=0.25)
+            assert adapted.std() < plain.std()  # the point of adapting: less noise
+        compared += 1
+        if compared == 4:
+            break
+    assert compared == 4
+
+
+def test_the_ess_floor_tempers_a_collapsed_set_of_weights() -> None:
+    for belief, _, _ in neural_games(3):
+        if len(belief.history.turns) < 4:
+            continue
+        belief.proposals = 128
+        _, w = belief.particles(np.random.default_rng(0))
+        if belief.ess >= 0.2 * 128:
+            continue
+        belief.ess_floor = 0.2
+        _, w = belief.particles(np.random.default_rng(0))
+        assert belief.power < 1.0
+        assert belief.ess >= 0.2 * 128 - 1e-6
+        assert w.sum() == pytest.approx(1.0)
+        return
+    pytest.fail("no position collapsed the weights")
