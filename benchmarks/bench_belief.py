@@ -163,6 +163,8 @@ def policy_predictions(
     every: int,
     seed: int,
     weighting: str = "exact",
+    adapt: bool = True,
+    ess_floor: float = 0.0,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """The policy-weighted sampler (:class:`ginenv.agents.neural.beliefs.PolicyBelief`) at every
     ``every``-th record: (len(records), 52) probabilities (the weighted particles' marginals; other
@@ -183,7 +185,9 @@ def policy_predictions(
         key = (rec.hand, rec.seat)
         if key not in beliefs:
             beliefs = {k: v for k, v in beliefs.items() if k[0] == rec.hand}
-            beliefs[key] = PolicyBelief(policy, proposal, proposals, max_turns, temperature, head, weighting)
+            beliefs[key] = PolicyBelief(
+                policy, proposal, proposals, max_turns, temperature, head, weighting, adapt, ess_floor
+            )
         belief = beliefs[key]
         belief.update(rec.obs)
         if r % every == 0:
@@ -466,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=("exact", "product"),
         help="--policy: likelihood / proposal (exact) or likelihood alone (product: proposal kept as prior)",
     )
+    ap.add_argument("--no-adapt", action="store_true", help="--policy: one uniform draw per stock draw")
+    ap.add_argument("--ess-floor", type=float, default=0.0, help="--policy: temper weights to this ESS share")
     ap.add_argument("--every", type=int, default=1, help="score every k-th decision only (all estimates)")
     args = ap.parse_args(argv)
 
@@ -493,6 +499,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.every,
                 args.seed,
                 args.weighting,
+                not args.no_adapt,
+                args.ess_floor,
             )
             print(f"{name}: {policy_cost[name]}", file=sys.stderr)
     if args.fit:
@@ -515,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             "max_turns": args.max_turns,
             "temperature": args.policy_temperature,
             "weighting": args.weighting,
+            "adapt": not args.no_adapt,
+            "ess_floor": args.ess_floor,
             "cost": policy_cost,
         }
     if aux:

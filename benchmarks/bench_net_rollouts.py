@@ -133,7 +133,15 @@ def make_sampler(ns: argparse.Namespace, policy: MaskedPolicy) -> PolicyBelief |
     head = opponent_hand_predictor(ns.checkpoint) if "head" in (ns.sampler, ns.proposal) else None
     if ns.sampler == "policy":
         return PolicyBelief(
-            policy, ns.proposal, ns.proposals, ns.max_turns, ns.temperature, head, ns.weighting
+            policy,
+            ns.proposal,
+            ns.proposals,
+            ns.max_turns,
+            ns.temperature,
+            head,
+            ns.weighting,
+            not ns.no_adapt,
+            ns.ess_floor,
         )
     # The proposal alone, no replay: uniform, the Bayesian model's factors or the head's odds.
     return PolicyBelief(policy, ns.sampler, 1, 0, 1.0, head)
@@ -240,6 +248,12 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=6, help="--sampler policy: opponent turns replayed")
     parser.add_argument("--temperature", type=float, default=1.0, help="--sampler policy: divides the logits")
     parser.add_argument("--weighting", default="exact", choices=("exact", "product"))
+    parser.add_argument(
+        "--no-adapt", action="store_true", help="--sampler policy: one uniform draw per stock draw"
+    )
+    parser.add_argument(
+        "--ess-floor", type=float, default=0.0, help="--sampler policy: temper to this ESS share"
+    )
     ns = parser.parse_args()
     torch.set_num_threads(1)
     policy = read_checkpoint(ns.checkpoint).policy.eval()
