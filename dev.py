@@ -4,7 +4,8 @@
     python3 dev.py run      # the main job: ginenv ladder on the shipped config `ladder` (see README)
     python3 dev.py test     # lint, format check, type check, then the test suite
     python3 dev.py bench    # the speed benchmarks (installs the OpenSpiel anchor)
-    python3 dev.py docs     # the manual (MkDocs, mkdocs.yml) built with --strict into site/
+    python3 dev.py docs     # the manual (MkDocs, mkdocs.yml) built with --strict into site/,
+                            # the notebooks run for their plots (GINENV_DOCS_EXECUTE=false: not)
 
 Each task creates ``.venv`` beside this file on first use and installs the project into it (editable,
 with the dev extra). ``test`` also needs a Chromium for the browser tests of ``ginenv play``: the
@@ -141,6 +142,9 @@ def main(argv: list[str]) -> int:
         ensure_env()
         # Material for MkDocs prints a banner about its successor at every build; this quiets it.
         os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+        # The notebooks are stored without outputs: the manual's build runs them (a few minutes) so
+        # their pages show the tables and plots; GINENV_DOCS_EXECUTE=false skips that.
+        os.environ.setdefault("GINENV_DOCS_EXECUTE", "true")
         if rest[:1] == ["serve"]:
             return sh(PY, "-m", "mkdocs", "serve", "--strict", *rest[1:], check=False)
         return sh(PY, "-m", "mkdocs", "build", "--strict", *rest, check=False)
