@@ -27,9 +27,10 @@ scored two or more options, against the network itself, and prints the paired po
 with a 95% interval: whether the network's own values make a stronger player, the condition for
 expert iteration on them to help. ``--oracle`` (diagnosis only) gives the search the true
 opponent hand in every world, the stock order still drawn: whether the sampled hands or the
-rollouts carry a bias. ``--sampler`` draws the worlds' opponent hands another way (uniform over the
-unseen cards, the Bayesian model's card factors, the head's odds, each without master's hand-quality
-tilt, or ``policy``: :class:`ginenv.agents.neural.beliefs.PolicyBelief`, ``--proposals`` hands from
+rollouts carry a bias; ``--oracle-swaps K`` replaces K of the true hand's hidden cards by other
+unseen cards in each world (how right must the worlds be for the step to win?). ``--sampler``
+draws the worlds' opponent hands another way (uniform over the unseen cards, the Bayesian model's
+card factors, the head's odds, each without master's hand-quality tilt, or ``policy``: :class:`ginenv.agents.neural.beliefs.PolicyBelief`, ``--proposals`` hands from
 ``--proposal`` weighted by the likelihood of the opponent's last ``--max-turns`` turns under the
 network); the stock orders stay uniform.
 
@@ -82,6 +83,7 @@ def net_values(
     seed: int,
     oracle: bool = False,
     sampler: PolicyBelief | None = None,
+    swaps: int = 0,
 ) -> np.ndarray | None:
     """Points of each option (rows) in each of ``worlds`` worlds (columns) for the player to move,
     the network playing both seats to the end; the worlds (opponent hand, stock order) are drawn by
@@ -100,6 +102,19 @@ def net_values(
         u = rng.random((worlds, max(1, unseen.size)))
     if oracle:  # diagnosis only: the true opponent hand in every world, the stock order still drawn
         opps = np.full(worlds, position.hands[1 - seat], dtype=np.int64)
+        if swaps:  # ... with `swaps` of its hidden cards replaced by other unseen cards in each world
+            rng = np.random.default_rng(seed)
+            truth = int(opps[0])
+            held = [int(c) for c in unseen if truth >> int(c) & 1]
+            free = [int(c) for c in unseen if not truth >> int(c) & 1]
+            k = min(swaps, len(held), len(free))
+            for w in range(worlds):
+                hand = truth
+                for c in rng.choice(held, k, replace=False):
+                    hand ^= 1 << int(c)
+                for c in rng.choice(free, k, replace=False):
+                    hand |= 1 << int(c)
+                opps[w] = hand
     stocks = []
     for k in range(worlds):
         rest = np.array([c for c in unseen if not (int(opps[k]) >> int(c)) & 1])
@@ -162,8 +177,10 @@ class NetSearch(Agent):
         seed: int,
         oracle: bool = False,
         sampler: PolicyBelief | None = None,
+        swaps: int = 0,
     ) -> None:
         super().__init__(seed)
+        self.swaps = swaps
         self.env, self.policy, self.worlds, self.oracle = env, policy, worlds, oracle
         self.teacher = agents.make("master_net")
         self.sampler = sampler
@@ -194,6 +211,7 @@ class NetSearch(Agent):
             int(self.rng.integers(1 << 30)),
             self.oracle,
             self.sampler,
+            self.swaps,
         )
         return mine if q is None else options[int(q.mean(1).argmax())]
 
@@ -208,7 +226,9 @@ def play(ns: argparse.Namespace, policy: MaskedPolicy) -> None:
         pair = 0.0
         for me in (0, 1):
             seats: list[Agent] = [agents.make("neural"), agents.make("neural")]
-            seats[me] = NetSearch(env, policy, ns.worlds, d * 2 + me, ns.oracle, make_sampler(ns, policy))
+            seats[me] = NetSearch(
+                env, policy, ns.worlds, d * 2 + me, ns.oracle, make_sampler(ns, policy), ns.oracle_swaps
+            )
             record = play_game(env, seats, seed=PLAY_SEED, deal=d, names=["a", "b"])
             pair += record.returns[me]
         values.append(pair / 2)
@@ -234,6 +254,12 @@ def main() -> None:
         "--oracle",
         action="store_true",
         help="with --play: worlds hold the true opponent hand (diagnosis only)",
+    )
+    parser.add_argument(
+        "--oracle-swaps",
+        type=int,
+        default=0,
+        help="with --oracle: replace this many of the true hand's hidden cards in each world (diagnosis)",
     )
     parser.add_argument(
         "--sampler",
