@@ -30,8 +30,9 @@ opponent hand in every world, the stock order still drawn: whether the sampled h
 rollouts carry a bias; ``--oracle-swaps K`` replaces K of the true hand's hidden cards by other
 unseen cards in each world (how right must the worlds be for the step to win?). ``--sampler``
 draws the worlds' opponent hands another way (uniform over the unseen cards, the Bayesian model's
-card factors, the head's odds, each without master's hand-quality tilt, or ``policy``: :class:`ginenv.agents.neural.beliefs.PolicyBelief`, ``--proposals`` hands from
-``--proposal`` weighted by the likelihood of the opponent's last ``--max-turns`` turns under the
+card factors, the head's odds, each without master's hand-quality tilt, or ``policy``:
+:class:`ginenv.agents.neural.beliefs.PolicyBelief`, ``--proposals`` hands from ``--proposal``
+weighted by the likelihood of the opponent's last ``--max-turns`` turns under the
 network); the stock orders stay uniform.
 
 The true hidden cards are read from the env's engine only to build the rollout records' layout; the
