@@ -220,7 +220,9 @@ def score(
     aux = aux or {}
     names = (ESTIMATES if samples else ("model", "uniform")) + tuple(aux)
     acc = {
-        s: {"n": 0, "decisions": 0} | {f"{k}_{e}": 0.0 for e in names for k in ("ll", "br")} for s in STAGES
+        s: {"n": 0, "decisions": 0, "hidden": 0}
+        | {f"{k}_{e}": 0.0 for e in names for k in ("ll", "br", "right")}
+        for s in STAGES
     }
     nb = len(BINS) - 1
     cal = {e: np.zeros((3, nb)) for e in names if e != "uniform"}
@@ -243,7 +245,10 @@ def score(
         a = acc[stage_of(rec.view.stock_size)]
         a["n"] += len(ids)
         a["decisions"] += 1
+        a["hidden"] += float(y.sum())
         for e in names:
+            # The opponent's hidden cards a hand drawn with these marginals holds, in expectation.
+            a[f"right_{e}"] += float((est[e] * y).sum())
             q = np.clip(est[e], EPS, 1 - EPS)
             a[f"ll_{e}"] += float(-(y * np.log(q) + (1 - y) * np.log(1 - q)).sum())
             a[f"br_{e}"] += float(((q - y) ** 2).sum())
@@ -272,7 +277,10 @@ def score(
 def summarise(a: dict[str, float], names: tuple[str, ...]) -> dict[str, Any]:
     n = max(1.0, a["n"])
     out: dict[str, Any] = {"decisions": int(a["decisions"]), "cards": int(a["n"])}
+    d = max(1.0, a["decisions"])
+    out["hidden_cards"] = a["hidden"] / d
     for e in names:
+        out[f"right_cards_{e}"] = a[f"right_{e}"] / d
         out[f"log_loss_{e}"] = a[f"ll_{e}"] / n
         out[f"brier_{e}"] = a[f"br_{e}"] / n
     for e in names:
@@ -350,6 +358,10 @@ def print_report(result: dict[str, Any]) -> None:
             gains = " / ".join(f"{a[f'{metric}_gain_pct_{e}']:.1f}%" for e in names if e != "uniform")
             values = " ".join(f"{a[f'{metric}_{e}']:8.4f}" for e in names)
             print(f"{s:6} {a['decisions']:9d} {values}   {gains}")
+    print("\nthe opponent's hidden cards per decision, and how many of them a drawn hand holds (expected)")
+    for s, a in stages.items():
+        right = " ".join(f"{e} {a[f'right_cards_{e}']:.2f}" for e in names)
+        print(f"{s:6} hidden {a['hidden_cards']:.2f}: {right}")
     print("\ncalibration: probability bin, cards, mean probability, observed frequency")
     cal_names = [e for e in names if e != "uniform"]
     print(f"{'bin':8} " + "   ".join(f"{e + ' cards':>13} {'mean p':>6} {'obs':>6}" for e in cal_names))
