@@ -36,7 +36,7 @@ discarded later withdraws its take event.
 Bernoulli distribution). Its marginals are exact, from elementary symmetric polynomials
 (``p_x = w_x e_{k-1}(w without x) / e_k(w)``; they lie in [0, 1] and sum to ``k`` by construction,
 which the brief's "normalise and clip" only approximates), and whole hands are sampled *exactly*
-from the same distribution by a sequential draw (:func:`_sample_subsets`), so the sampled hands and
+from the same distribution by a sequential draw (:func:`sample_subsets`), so the sampled hands and
 the reported probabilities never disagree.
 
 **Hand quality** (for sampled hands only): an opponent who has played ``t`` turns has improved their
@@ -309,7 +309,7 @@ class OpponentModel:
             out[c] = 1.0
         ids, w = self._unknown_arrays()
         if ids.size:
-            out[ids] = _marginals(w, self.slots)
+            out[ids] = subset_marginals(w, self.slots)
         self._cache["probs"] = out
         return out.copy()
 
@@ -355,7 +355,7 @@ class OpponentModel:
         ids, w = self._unknown_arrays()
         k = self.slots
         u = rng.random((n, ids.size))
-        hands = _sample_subsets(w, k, ids, u, self.known)
+        hands = sample_subsets(w, k, ids, u, self.known)
         beta = self.beta() if quality else 0.0
         # The opponent has discarded at least once without knocking: low hands are less likely.
         penalty = -np.log(self.params.no_knock) if quality and self.turns > 0 else 0.0
@@ -370,7 +370,7 @@ class OpponentModel:
 
 
 @njit(cache=True)
-def _suffix_esp(w: np.ndarray, k: int) -> np.ndarray:
+def suffix_esp(w: np.ndarray, k: int) -> np.ndarray:
     """``E[i, j] = e_j(w[i:])``, the elementary symmetric polynomials of every suffix of ``w``."""
     n = w.size
     e = np.zeros((n + 1, k + 1))
@@ -383,7 +383,7 @@ def _suffix_esp(w: np.ndarray, k: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _marginals(w: np.ndarray, k: int) -> np.ndarray:
+def subset_marginals(w: np.ndarray, k: int) -> np.ndarray:
     """Exact inclusion probabilities of each item under ``P(S) ∝ prod_{i in S} w_i``, ``|S| = k``."""
     n = w.size
     out = np.zeros(n)
@@ -392,7 +392,7 @@ def _marginals(w: np.ndarray, k: int) -> np.ndarray:
     if k >= n:
         out[:] = 1.0
         return out
-    suf = _suffix_esp(w, k)
+    suf = suffix_esp(w, k)
     pre = np.zeros(k + 1)  # e_j(w[:i])
     pre[0] = 1.0
     total = suf[0, k]
@@ -407,7 +407,7 @@ def _marginals(w: np.ndarray, k: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _sample_subsets(w: np.ndarray, k: int, ids: np.ndarray, u: np.ndarray, base: int) -> np.ndarray:
+def sample_subsets(w: np.ndarray, k: int, ids: np.ndarray, u: np.ndarray, base: int) -> np.ndarray:
     """One exact draw of ``P(S) ∝ prod w`` per row of uniforms ``u``; each returned as a card mask
     (``ids`` maps items to cards) together with the ``base`` cards."""
     n = w.size
@@ -419,7 +419,7 @@ def _sample_subsets(w: np.ndarray, k: int, ids: np.ndarray, u: np.ndarray, base:
             full |= np.int64(1) << ids[i]
         out[:] = full
         return out
-    suf = _suffix_esp(w, k)
+    suf = suffix_esp(w, k)
     for s in range(m):
         mask = base
         r = k
@@ -529,4 +529,7 @@ __all__ = [
     "Knock",
     "OpponentModel",
     "related",
+    "sample_subsets",
+    "subset_marginals",
+    "suffix_esp",
 ]

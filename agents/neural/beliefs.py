@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from ginenv.agents.levels.belief import OpponentModel
+from ginenv.agents.levels.belief import OpponentModel, sample_subsets, subset_marginals
 from ginenv.agents.neural.network import MaskedPolicy
 from numba import njit
 
@@ -341,17 +341,6 @@ def _knocks(hands: np.ndarray, limit: int) -> np.ndarray:
     return _knocks_kernel(np.ascontiguousarray(hands, dtype=np.int64), int(limit))  # type: ignore[no-any-return]
 
 
-def _suffix_esp(w: np.ndarray, k: int) -> np.ndarray:
-    """``e[i, j] = e_j(w[i:])``, the elementary symmetric polynomials of every suffix of ``w``."""
-    m = w.size
-    e = np.zeros((m + 1, k + 1))
-    e[m, 0] = 1.0
-    for i in range(m - 1, -1, -1):
-        e[i, 0] = 1.0
-        e[i, 1:] = e[i + 1, 1:] + w[i] * e[i + 1, :-1]
-    return e
-
-
 def _unseen_weights(log_w: np.ndarray, unseen: int, slots: int) -> tuple[np.ndarray, np.ndarray, int]:
     """(unseen card ids, their log weights centred on 0, the number of cards to draw)."""
     ids = np.array(cards_of(unseen), dtype=np.int64)
@@ -364,15 +353,8 @@ def conditional_marginals(log_w: np.ndarray, known: int, unseen: int, slots: int
     ``known`` cards, ``P(c in S)`` for the unseen ones (they sum to ``slots``), 0 elsewhere."""
     ids, lw, k = _unseen_weights(log_w, unseen, slots)
     out = _bits(np.int64(known)).astype(np.float64)
-    if k == 0:
-        return out
-    w = np.exp(lw)
-    suf = _suffix_esp(w, k)
-    pre = np.zeros(k + 1)  # e_j(w[:i])
-    pre[0] = 1.0
-    for i in range(ids.size):
-        out[ids[i]] = min(1.0, w[i] * float(pre[:k] @ suf[i + 1, k - 1 :: -1]) / suf[0, k])
-        pre[1:] = pre[1:] + w[i] * pre[:-1]
+    if k > 0:
+        out[ids] = subset_marginals(np.exp(lw), k)
     return out
 
 
@@ -383,22 +365,9 @@ def conditional_hands(
     returned as a hand mask with the ``known`` cards, and ``log q`` of each draw (up to one constant
     shared by all draws: the sum of the drawn cards' log weights)."""
     ids, lw, k = _unseen_weights(log_w, unseen, slots)
-    w = np.exp(lw)
-    m = ids.size
-    e = _suffix_esp(w, k)
-    left = np.full(n, k, dtype=np.int64)
-    chosen = np.zeros((n, m), dtype=bool)
-    u = rng.random((n, m))
-    for i in range(m):
-        # Take card i with probability w_i e_{r-1}(w[i+1:]) / e_r(w[i:]), r the cards still to draw.
-        num = w[i] * e[i + 1, np.maximum(left - 1, 0)]
-        den = e[i, left]
-        p = np.where(left > 0, num / np.where(den > 0, den, 1.0), 0.0)
-        chosen[:, i] = u[:, i] < p
-        left = left - chosen[:, i]
-    hands = np.full(n, known, dtype=np.int64)
-    if m:
-        hands |= (chosen.astype(np.int64) * (np.int64(1) << ids)).sum(1)
+    # The levels' exact sequential draw (one row of uniforms a hand, the cards in id order).
+    hands = sample_subsets(np.exp(lw), k, ids, rng.random((n, ids.size)), np.int64(known))
+    chosen = _bits(hands & ~np.int64(known))[:, ids]
     return hands, (chosen * lw).sum(1)
 
 

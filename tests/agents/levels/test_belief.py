@@ -12,8 +12,8 @@ from ginenv.agents.levels.belief import (
     BeliefParams,
     Knock,
     OpponentModel,
-    _marginals,
-    _sample_subsets,
+    sample_subsets,
+    subset_marginals,
 )
 from scenarios import deck_with
 
@@ -118,14 +118,14 @@ def brute_marginals(w: np.ndarray, k: int) -> np.ndarray:
 @pytest.mark.parametrize("n,k", [(6, 2), (8, 3), (9, 5), (5, 5), (7, 0)])
 def test_marginals_are_exact(n: int, k: int) -> None:
     w = np.random.default_rng(n * 10 + k).uniform(0.2, 3.0, n)
-    assert np.allclose(_marginals(w, k), brute_marginals(w, k) if k else np.zeros(n))
+    assert np.allclose(subset_marginals(w, k), brute_marginals(w, k) if k else np.zeros(n))
 
 
 def test_the_sampler_draws_the_posterior_exactly() -> None:
     rng = np.random.default_rng(0)
     w = rng.uniform(0.2, 3.0, 7)
     ids = np.arange(7, dtype=np.int64)
-    hands = _sample_subsets(w, 3, ids, rng.random((40_000, 7)), 1 << 40)
+    hands = sample_subsets(w, 3, ids, rng.random((40_000, 7)), 1 << 40)
     assert all(int(h).bit_count() == 4 and int(h) >> 40 & 1 for h in hands)
     freq = np.array([(hands >> i & 1).mean() for i in range(7)])
     assert np.allclose(freq, brute_marginals(w, 3), atol=0.015)
