@@ -366,7 +366,7 @@ def conditional_hands(
     shared by all draws: the sum of the drawn cards' log weights)."""
     ids, lw, k = _unseen_weights(log_w, unseen, slots)
     # The levels' exact sequential draw (one row of uniforms a hand, the cards in id order).
-    hands = sample_subsets(np.exp(lw), k, ids, rng.random((n, ids.size)), np.int64(known))
+    hands = sample_subsets(np.exp(lw), k, ids, rng.random((n, ids.size)), known)
     chosen = _bits(hands & ~np.int64(known))[:, ids]
     return hands, (chosen * lw).sum(1)
 
