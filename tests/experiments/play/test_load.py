@@ -82,13 +82,9 @@ def test_short_load_run_holds_every_table_and_refuses_the_flood() -> None:
     # The probe's table moved at the load's pace, every move timed until the other stream showed it.
     assert probe["tables"] == 1 and probe["moves"] >= SECONDS * MOVES_PER_SECOND / TABLES / 2
     assert probe["missed"] == 0 and probe["errors"] == []
-    assert (
-        0
-        < probe["answer_ms"]["p50"]
-        <= probe["latency_ms"]["p50"]
-        <= probe["latency_ms"]["p99"]
-        < P99_BOUND_MS
-    )
+    # The other seat's stream may show a move before its answer reaches the mover: no order between them.
+    assert 0 < probe["answer_ms"]["p50"] < P99_BOUND_MS
+    assert 0 < probe["latency_ms"]["p50"] <= probe["latency_ms"]["p99"] < P99_BOUND_MS
     # No live match lost or leaked.
     assert f["lost"] == [] and f["leaks"] == [] and f["live_replays"] == []
     # The leak check had the two seats' views of every move to compare.
