@@ -60,6 +60,7 @@ from ginenv.experiments.train.networks import (
     masked_log_probs,
     matmul_precision,
     network_weights,
+    resolved_precision,
     unseen_card_loss,
 )
 from ginenv.experiments.train.rollouts import Rollout
@@ -265,6 +266,10 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
     writer.add_text(
         "hyperparameters",
         "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
+    )
+    # What `auto` became on this machine: a run's record says which arithmetic it trained with.
+    writer.add_text(
+        "precision", f"{args.precision} on {device}: {resolved_precision(args.precision, device)}"
     )
 
     # The rollout workers; their league starts with a snapshot of the network as it is now.
