@@ -24,6 +24,8 @@ probability, and are left out of the entropy (:func:`masked_log_probs`).
 
 from __future__ import annotations
 
+from functools import cache
+
 import torch
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.experiments.train.args import CRITIC_INPUTS, Args
@@ -96,6 +98,7 @@ class ActorCritic(nn.Module):
         return logits, self.value(obs, oracle), self.aux(feats)
 
 
+@cache  # the update asks once per minibatch; the hardware does not change within a process
 def native_bf16(device: torch.device) -> bool:
     """Whether ``device`` computes bfloat16 matrix products natively: a CUDA GPU that supports them,
     or a CPU with AVX512-BF16 or AMX (read from Linux's ``/proc/cpuinfo``; elsewhere, no). Without
