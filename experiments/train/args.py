@@ -15,7 +15,7 @@ from typing import Any
 
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train.league import LEAGUE_KINDS, is_fixed
+from ginenv.experiments.train.league import LEAGUE_KINDS, PFSP_WEIGHTINGS, is_fixed
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS
@@ -149,6 +149,11 @@ class Args:
     )
     """League mix, drawn per slot at every new hand: weights of greedy, random, snapshot and of any
     fixed network ``checkpoint:PATH`` (a policy checkpoint reading the learner's ``inputs``)."""
+    pfsp: str | None = None
+    """Prioritized fictitious self-play: null draws the mix as its weights say; ``variance`` tilts
+    each member's weight by ``x (1 - x)`` and ``hard`` by ``(1 - x)^2``, ``x`` the learner's recent
+    score against it (:mod:`ginenv.experiments.train.league`): a curriculum toward the members it
+    beats about half the time, or toward those it loses to."""
     snapshot_every: int = 10
     """Updates between snapshots of the learner joining the league."""
     snapshot_pool: int = 10
@@ -200,6 +205,8 @@ class Args:
             raise bad("inputs", " or ".join(INPUT_KINDS))
         if self.critic_inputs not in CRITIC_INPUTS:
             raise bad("critic_inputs", " or ".join(CRITIC_INPUTS))
+        if self.pfsp is not None and self.pfsp not in PFSP_WEIGHTINGS:
+            raise bad("pfsp", f"null or {' or '.join(PFSP_WEIGHTINGS)}")
         if self.precision not in PRECISIONS:
             raise bad("precision", " or ".join(PRECISIONS))
         if self.device not in ("cpu", "cuda", "auto"):

@@ -9,6 +9,14 @@ a *league code* per slot: ``0 .. C - 1`` name a compiled policy (``C = len(COMPI
 ``C .. C + F - 1`` the ``F`` fixed networks in the mix's order, ``C + F + j`` snapshot ``j`` of the
 pool. Fixed networks play their most likely legal action, as they do in the harness; snapshots
 sample theirs, as the learner does.
+
+With prioritized fictitious self-play (``Args.pfsp``, AlphaStar's PFSP) a member's share is its mix
+weight times ``f(x)``, ``x`` the learner's recent score against it (a running mean over about
+:data:`PFSP_HANDS` hands of 1 for a won hand, 1/2 for a hand without points, 0 for a lost one; all
+snapshots count as one member): ``variance``, ``x (1 - x)``, favours the members the learner beats
+about half the time, so a strong member's share grows as the learner catches up with it (a
+curriculum) and a beaten one's shrinks; ``hard``, ``(1 - x)^2``, favours the members it loses to.
+The scores start at 1/2 and live in the worker, so a resumed run starts them again.
 """
 
 from __future__ import annotations
@@ -24,6 +32,17 @@ from ginenv.vector import VectorGinRummy
 #: League members besides snapshots: the batched engine's compiled policies.
 COMPILED_OPPONENTS = ("greedy", "random")
 LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
+#: The weightings of prioritized fictitious self-play (Args.pfsp): the factor on a member's mix weight
+#: for the learner's recent score ``x`` against it.
+PFSP_WEIGHTINGS = {
+    "variance": lambda x: x * (1.0 - x),
+    "hard": lambda x: (1.0 - x) ** 2,
+}
+#: Hands the running score against a member remembers (its mean's time constant).
+PFSP_HANDS = 2000
+#: The least share factor: a member the learner always beats (or never) is still drawn now and then,
+#: so its score can move again.
+PFSP_FLOOR = 0.01
 
 
 def is_fixed(member: str) -> bool:
@@ -53,18 +72,31 @@ class League:
         slots: int,
         rng: np.random.Generator,
         fixed: dict[str, MaskedPolicy] | None = None,
+        pfsp: str | None = None,
     ) -> None:
         """A league of the members of ``mix`` with a positive weight (weights need not sum to 1),
         keeping the ``pool`` most recent snapshots, the first of them ``first``; ``fixed`` holds the
-        network of each ``checkpoint:PATH`` member of the mix."""
+        network of each ``checkpoint:PATH`` member of the mix; ``pfsp`` names the weighting of
+        :data:`PFSP_WEIGHTINGS` that tilts the mix toward some members by the learner's scores
+        (None: the mix as it is)."""
         fixed = fixed or {}
         self.fixed = [(k, fixed[k].eval().requires_grad_(False)) for k in drawn_fixed(mix)]
         self.codes = {k: i for i, k in enumerate(COMPILED_OPPONENTS)}
         self.codes.update({k: len(COMPILED_OPPONENTS) + j for j, (k, _) in enumerate(self.fixed)})
         self.first_snapshot = len(COMPILED_OPPONENTS) + len(self.fixed)
         self.kinds = [k for k in LEAGUE_KINDS if mix.get(k, 0) > 0] + [k for k, _ in self.fixed]
-        weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
-        self.p = weights / weights.sum()
+        self.weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
+        self.weighting = None if pfsp is None else PFSP_WEIGHTINGS[pfsp]
+        #: The learner's running score against each member of ``kinds`` (1 won, 1/2 no points, 0 lost).
+        self.scores = np.full(len(self.kinds), 0.5)
+        # Each league code's member (its index in ``kinds``); every snapshot code maps to "snapshot".
+        self.member_of = np.array(
+            [self.kinds.index(k) if k in self.kinds else -1 for k in COMPILED_OPPONENTS]
+            + [self.kinds.index(k) for k, _ in self.fixed]
+            + [self.kinds.index("snapshot") if "snapshot" in self.kinds else -1] * pool,
+            dtype=np.int64,
+        )
+        self.p = self.shares()
         self.pool = pool
         self.rng = rng
         #: Whether snapshots are drawn (a positive ``snapshot`` weight); a league without them keeps
@@ -91,6 +123,29 @@ class League:
         found = len(self.snapshots)
         codes[is_snap] = self.first_snapshot + self.rng.integers(0, found, size=int(is_snap.sum()))
         return codes
+
+    def shares(self) -> np.ndarray:
+        """Each member's share of new hands (over ``kinds``): its mix weight, tilted by ``pfsp``."""
+        if self.weighting is None:
+            return self.weights / self.weights.sum()
+        tilted = self.weights * np.maximum(self.weighting(self.scores), PFSP_FLOOR)
+        return tilted / tilted.sum()
+
+    def score(self, slots: np.ndarray, points: np.ndarray) -> None:
+        """The hands in ``slots`` ended with ``points`` for the learner: each member's running score
+        moves toward its hands' mean, as far as a running mean over :data:`PFSP_HANDS` hands does
+        for that many hands; the shares follow."""
+        member = self.member_of[self.opponent[slots]]
+        outcome = 0.5 + 0.5 * np.sign(points)
+        for m in np.unique(member):
+            mine = outcome[member == m]
+            step = 1.0 - (1.0 - 1.0 / PFSP_HANDS) ** mine.size
+            self.scores[m] += step * (mine.mean() - self.scores[m])
+        self.p = self.shares()
+
+    def member_scores(self) -> dict[str, float]:
+        """The learner's running score against each member, by name (for the logs)."""
+        return {k: float(x) for k, x in zip(self.kinds, self.scores, strict=True)}
 
     def new_hands(self, slots: np.ndarray) -> None:
         """Draw the learner's seat and its opponent again in ``slots`` (indices), dealt new hands."""

@@ -335,6 +335,8 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
                 writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
                 writer.add_scalar("charts/SPS", sps, step)
                 writer.add_scalar("charts/learner_decisions", batch, step)
+                for member, score in rollout.member_scores.items():
+                    writer.add_scalar(f"league/score_{member}", score, step)
                 for key, seconds in timing.items():
                     writer.add_scalar(f"timing/{key}_share", seconds / max(elapsed, 1e-9), step)
                 if ep_returns:

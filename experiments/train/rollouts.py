@@ -157,6 +157,7 @@ class Rollout:
     hand_wins: list[float]  # 1.0 where the learner won the hand
     env_seconds: float  # stepping the engine, drawing the league, preparing inputs
     inference_seconds: float  # the networks' forward passes, bootstrap and GAE
+    member_scores: dict[str, float]  # the learner's running score against each league member (PFSP)
 
     @classmethod
     def concat(cls, parts: list[Rollout]) -> Rollout:
@@ -170,6 +171,8 @@ class Rollout:
                 joined[f.name] = torch.cat(items)
             elif isinstance(items[0], list):
                 joined[f.name] = [x for item in items for x in item]
+            elif isinstance(items[0], dict):  # the workers' scores: their mean
+                joined[f.name] = {k: float(np.mean([item[k] for item in items])) for k in items[0]}
             else:
                 joined[f.name] = sum(items)
         return cls(**joined)
@@ -218,7 +221,9 @@ class RolloutWorker:
         self.venv = VectorGinRummy(N, rules=rules, seed=deal_seed, turn_limit=args.turn_limit)
         self.obs_np, self.mask_np, self.player = self.venv.reset()
         fixed = {k: fixed_member(k, args.inputs).to(self.device) for k in drawn_fixed(args.opponents)}
-        self.league = League(args.opponents, args.snapshot_pool, self.net.actor, N, league_rng, fixed)
+        self.league = League(
+            args.opponents, args.snapshot_pool, self.net.actor, N, league_rng, fixed, args.pfsp
+        )
 
         # Rollout storage, (T, N): entry (t, i) is the learner's decision at env step t in slot i, if any.
         self.b_obs = torch.zeros((T, N, self.width), dtype=torch.float32)
@@ -342,6 +347,7 @@ class RolloutWorker:
                         value = net.value(self.prepare(final).to(device), seen)
                     self.b_trunc_val[last[cut], cut] = value.float().cpu()
                 last[ended] = -1
+                league.score(ended, rewards[ended, seats[ended]])
                 league.new_hands(ended)
             env_s += time.perf_counter() - tick
         self.obs_np, self.mask_np, self.player = obs_np, mask_np, player
@@ -382,4 +388,5 @@ class RolloutWorker:
             hand_wins=hand_wins,
             env_seconds=env_s,
             inference_seconds=inference_s,
+            member_scores=league.member_scores(),
         )

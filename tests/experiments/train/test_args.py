@@ -44,9 +44,10 @@ def test_config_errors_name_the_setting(tmp_path: Path) -> None:
         ({"backend": "spark"}, "backend must be local or ray, got 'spark'"),
         ({"workers": 0}, "workers must be a positive integer, got 0"),
         ({"workers": 3}, r"workers must be a divisor of num_envs \(1024\).*, got 3"),
+        ({"pfsp": "off"}, "pfsp must be null or variance or hard, got 'off'"),
     ],
 )
-def test_bad_backends_and_worker_counts_are_refused(changes: dict, message: str) -> None:
+def test_bad_backends_worker_counts_and_weightings_are_refused(changes: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         dataclasses.replace(Args(), **changes).validate()
 

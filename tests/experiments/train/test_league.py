@@ -1,12 +1,14 @@
 """The league (ginenv.experiments.train.league): draws follow the mix and the seed, the snapshot pool
-keeps frozen copies of the most recent policies, and the compiled opponents move only in their slots."""
+keeps frozen copies of the most recent policies, the compiled opponents move only in their slots, and
+prioritized fictitious self-play tilts the shares by the learner's scores."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from ginenv.agents.neural import MaskedPolicy
-from ginenv.experiments.train.league import COMPILED_OPPONENTS, League, drawn_fixed
+from ginenv.experiments.train.league import COMPILED_OPPONENTS, PFSP_HANDS, League, drawn_fixed
 
 from ginenv.vector import VectorGinRummy
 
@@ -99,3 +101,51 @@ def test_compiled_opponents_move_only_in_their_slots() -> None:
     by_greedy = to_move & (drawn.opponent == COMPILED_OPPONENTS.index("greedy"))
     assert np.array_equal(actions[by_greedy], greedy[by_greedy])
     assert drawn.compiled_moves(venv, actions, np.zeros(8, dtype=bool)) is None
+
+
+def test_pfsp_scores_follow_the_hands_and_tilt_the_shares() -> None:
+    mix = {"greedy": 1.0, "random": 1.0, "snapshot": 1.0}
+    flat = league(mix, slots=2000)
+    tilted = League(mix, 3, policy(), 2000, np.random.default_rng(0), pfsp="variance")
+    # Before any hand is scored every score is 1/2, so the tilt changes nothing: the same draws.
+    assert np.array_equal(tilted.opponent, flat.opponent)
+    greedy, random = COMPILED_OPPONENTS.index("greedy"), COMPILED_OPPONENTS.index("random")
+    snap = np.flatnonzero(tilted.opponent >= SNAPSHOT)
+    rand = np.flatnonzero(tilted.opponent == random)
+    gree = np.flatnonzero(tilted.opponent == greedy)
+    # The learner wins every hand against random, loses every one against a snapshot, and splits
+    # greedy's hands half won, half drawn (no points): 3/4.
+    points = np.zeros(2000)
+    points[rand], points[snap] = 20.0, -30.0
+    points[gree[::2]] = 10.0
+    tilted.score(np.arange(2000), points)
+    scores = tilted.member_scores()
+    n = {"random": rand.size, "snapshot": snap.size, "greedy": gree.size}
+    moved = {k: 1 - (1 - 1 / PFSP_HANDS) ** n[k] for k in n}  # a running mean over n hands
+    assert scores["random"] == pytest.approx(0.5 + 0.5 * moved["random"])
+    assert scores["snapshot"] == pytest.approx(0.5 - 0.5 * moved["snapshot"])
+    assert scores["greedy"] == pytest.approx(0.5 + (0.75 - 0.5) * moved["greedy"], abs=0.01)
+    # variance favours the member nearest 1/2 (greedy); the others fall behind it.
+    share = dict(zip(tilted.kinds, tilted.p, strict=True))
+    assert share["greedy"] > share["random"] and share["greedy"] > share["snapshot"]
+    hard = League(mix, 3, policy(), 2000, np.random.default_rng(0), pfsp="hard")
+    hard.opponent = tilted.opponent.copy()
+    hard.score(np.arange(2000), points)
+    share = dict(zip(hard.kinds, hard.p, strict=True))
+    assert share["snapshot"] > share["greedy"] > share["random"]  # hard: the members it loses to
+    # Without pfsp the scores are kept (for the logs) and the shares stay the mix's.
+    flat.score(np.arange(2000), points)
+    assert np.allclose(flat.p, 1 / 3) and flat.member_scores()["random"] > 0.5
+
+
+def test_a_member_always_beaten_is_still_drawn() -> None:
+    tilted = League(
+        {"greedy": 1.0, "random": 1.0}, 3, policy(), 400, np.random.default_rng(0), pfsp="variance"
+    )
+    for _ in range(200):  # random beaten every hand: its score near 1, x (1 - x) near 0
+        tilted.score(
+            np.arange(400), np.where(tilted.opponent == COMPILED_OPPONENTS.index("random"), 20.0, 0.0)
+        )
+        tilted.new_hands(np.arange(400))
+    assert tilted.member_scores()["random"] > 0.99
+    assert 0 < (tilted.opponent == COMPILED_OPPONENTS.index("random")).mean() < 0.1
