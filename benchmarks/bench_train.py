@@ -57,7 +57,15 @@ def measure(device: str, precision: str, threads: int, updates: int, num_envs: i
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"))
-    p.add_argument("--precision", nargs="+", default=["fp32"], choices=("fp32", "bf16"))
+    from ginenv.experiments.train.args import PRECISIONS
+
+    p.add_argument(
+        "--precision",
+        nargs="+",
+        default=["fp32"],
+        choices=PRECISIONS,
+        help="one timed run each (auto: bf16 where the device computes it natively, else fp32)",
+    )
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     p.add_argument("--updates", type=int, default=5, help="timed updates after the warm-up (default 5)")
     p.add_argument("--num-envs", type=int, default=1024)
