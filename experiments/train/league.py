@@ -11,12 +11,15 @@ pool. Fixed networks play their most likely legal action, as they do in the harn
 sample theirs, as the learner does.
 
 With prioritized fictitious self-play (``Args.pfsp``, AlphaStar's PFSP) a member's share is its mix
-weight times ``f(x)``, ``x`` the learner's recent score against it (a running mean over about
-:data:`PFSP_HANDS` hands of 1 for a won hand, 1/2 for a hand without points, 0 for a lost one; all
-snapshots count as one member): ``variance``, ``x (1 - x)``, favours the members the learner beats
-about half the time, so a strong member's share grows as the learner catches up with it (a
-curriculum) and a beaten one's shrinks; ``hard``, ``(1 - x)^2``, favours the members it loses to.
-The scores start at 1/2 and live in the worker, so a resumed run starts them again.
+weight times ``f(x)``, ``x`` the learner's recent *point share* against it: the points it scored over
+the points scored in its hands against the member (running means over about :data:`PFSP_HANDS`
+hands; all snapshots count as one member). Points, not hands won: in gin rummy the weaker side
+still wins about half the hands (a network from scratch won 49% of its hands against ``neural``
+while losing 4.5 points a hand), so a won-hand rate reads every member as level and the tilt goes
+nowhere. ``variance``, ``x (1 - x)``, favours the members the learner scores about as much against
+as they score, so a strong member's share grows as the learner catches up with it (a curriculum)
+and a beaten one's shrinks; ``hard``, ``(1 - x)^2``, favours the members it loses to. The scores
+start at 1/2 and live in the worker, so a resumed run starts them again.
 """
 
 from __future__ import annotations
@@ -87,8 +90,11 @@ class League:
         self.kinds = [k for k in LEAGUE_KINDS if mix.get(k, 0) > 0] + [k for k, _ in self.fixed]
         self.weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
         self.weighting = None if pfsp is None else PFSP_WEIGHTINGS[pfsp]
-        #: The learner's running score against each member of ``kinds`` (1 won, 1/2 no points, 0 lost).
-        self.scores = np.full(len(self.kinds), 0.5)
+        #: Running means of the points the learner won and lost a hand against each member of ``kinds``
+        #: (equal at first: every score starts at 1/2), and its point share ``won / (won + lost)``.
+        self.won = np.ones(len(self.kinds))
+        self.lost = np.ones(len(self.kinds))
+        self.scores = self.won / (self.won + self.lost)
         # Each league code's member (its index in ``kinds``); every snapshot code maps to "snapshot".
         self.member_of = np.array(
             [self.kinds.index(k) if k in self.kinds else -1 for k in COMPILED_OPPONENTS]
@@ -132,19 +138,21 @@ class League:
         return tilted / tilted.sum()
 
     def score(self, slots: np.ndarray, points: np.ndarray) -> None:
-        """The hands in ``slots`` ended with ``points`` for the learner: each member's running score
-        moves toward its hands' mean, as far as a running mean over :data:`PFSP_HANDS` hands does
-        for that many hands; the shares follow."""
+        """The hands in ``slots`` ended with ``points`` for the learner: each member's running means of
+        the points won and lost move toward its hands' means, as far as a running mean over
+        :data:`PFSP_HANDS` hands does for that many hands; its score and the shares follow."""
         member = self.member_of[self.opponent[slots]]
-        outcome = 0.5 + 0.5 * np.sign(points)
         for m in np.unique(member):
-            mine = outcome[member == m]
+            mine = points[member == m]
             step = 1.0 - (1.0 - 1.0 / PFSP_HANDS) ** mine.size
-            self.scores[m] += step * (mine.mean() - self.scores[m])
+            self.won[m] += step * (np.maximum(mine, 0.0).mean() - self.won[m])
+            self.lost[m] += step * (np.maximum(-mine, 0.0).mean() - self.lost[m])
+        total = self.won + self.lost
+        self.scores = np.divide(self.won, total, out=np.full_like(total, 0.5), where=total > 0)
         self.p = self.shares()
 
     def member_scores(self) -> dict[str, float]:
-        """The learner's running score against each member, by name (for the logs)."""
+        """The learner's running point share against each member, by name (for the logs)."""
         return {k: float(x) for k, x in zip(self.kinds, self.scores, strict=True)}
 
     def new_hands(self, slots: np.ndarray) -> None:

@@ -113,18 +113,27 @@ def test_pfsp_scores_follow_the_hands_and_tilt_the_shares() -> None:
     snap = np.flatnonzero(tilted.opponent >= SNAPSHOT)
     rand = np.flatnonzero(tilted.opponent == random)
     gree = np.flatnonzero(tilted.opponent == greedy)
-    # The learner wins every hand against random, loses every one against a snapshot, and splits
-    # greedy's hands half won, half drawn (no points): 3/4.
+    # The learner wins every hand against random and loses every one against a snapshot; against
+    # greedy it wins half the hands by 10 and loses the other half by 30: half the hands, a quarter of
+    # the points.
     points = np.zeros(2000)
     points[rand], points[snap] = 20.0, -30.0
-    points[gree[::2]] = 10.0
+    points[gree] = np.where(np.arange(gree.size) % 2 == 0, 10.0, -30.0)
     tilted.score(np.arange(2000), points)
     scores = tilted.member_scores()
     n = {"random": rand.size, "snapshot": snap.size, "greedy": gree.size}
     moved = {k: 1 - (1 - 1 / PFSP_HANDS) ** n[k] for k in n}  # a running mean over n hands
-    assert scores["random"] == pytest.approx(0.5 + 0.5 * moved["random"])
-    assert scores["snapshot"] == pytest.approx(0.5 - 0.5 * moved["snapshot"])
-    assert scores["greedy"] == pytest.approx(0.5 + (0.75 - 0.5) * moved["greedy"], abs=0.01)
+    won = {"random": 1 + moved["random"] * 19, "snapshot": 1 - moved["snapshot"]}
+    lost = {"random": 1 - moved["random"], "snapshot": 1 + moved["snapshot"] * 29}
+    for k in won:
+        assert scores[k] == pytest.approx(won[k] / (won[k] + lost[k]))
+    # Many more such hands: the scores reach the point shares (1, 0 and 1/4), not the hands won.
+    for _ in range(40):
+        tilted.score(np.arange(2000), points)
+    scores = tilted.member_scores()
+    assert scores["random"] == pytest.approx(1.0, abs=1e-3)
+    assert scores["snapshot"] == pytest.approx(0.0, abs=1e-3)
+    assert scores["greedy"] == pytest.approx(0.25, abs=0.01)
     # variance favours the member nearest 1/2 (greedy); the others fall behind it.
     share = dict(zip(tilted.kinds, tilted.p, strict=True))
     assert share["greedy"] > share["random"] and share["greedy"] > share["snapshot"]
