@@ -91,10 +91,9 @@ class League:
         self.weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
         self.weighting = None if pfsp is None else PFSP_WEIGHTINGS[pfsp]
         #: Running means of the points the learner won and lost a hand against each member of ``kinds``
-        #: (equal at first: every score starts at 1/2), and its point share ``won / (won + lost)``.
+        #: (equal at first: every score starts at 1/2); :attr:`scores` derives the point shares.
         self.won = np.ones(len(self.kinds))
         self.lost = np.ones(len(self.kinds))
-        self.scores = self.won / (self.won + self.lost)
         # Each league code's member (its index in ``kinds``); every snapshot code maps to "snapshot".
         self.member_of = np.array(
             [self.kinds.index(k) if k in self.kinds else -1 for k in COMPILED_OPPONENTS]
@@ -147,9 +146,13 @@ class League:
             step = 1.0 - (1.0 - 1.0 / PFSP_HANDS) ** mine.size
             self.won[m] += step * (np.maximum(mine, 0.0).mean() - self.won[m])
             self.lost[m] += step * (np.maximum(-mine, 0.0).mean() - self.lost[m])
-        total = self.won + self.lost
-        self.scores = np.divide(self.won, total, out=np.full_like(total, 0.5), where=total > 0)
         self.p = self.shares()
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The learner's point share ``won / (won + lost)`` against each member of ``kinds``."""
+        total = self.won + self.lost
+        return np.divide(self.won, total, out=np.full_like(total, 0.5), where=total > 0)
 
     def member_scores(self) -> dict[str, float]:
         """The learner's running point share against each member, by name (for the logs)."""
