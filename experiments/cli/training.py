@@ -165,7 +165,7 @@ def add_parsers(sub: Any) -> None:
         help="train a best response to an agent (PPO against it alone) and report its margin: "
         "a lower bound on the agent's exploitability",
     )
-    ex.add_argument("agent", metavar="SPEC", help="greedy, random, neural or checkpoint:PATH")
+    ex.add_argument("agent", metavar="SPEC", help="greedy, random, hard, neural or checkpoint:PATH")
     ex.add_argument("--steps", type=int, default=2_000_000, help="env steps to train (default 2000000)")
     ex.add_argument("--seed", type=int, default=0, help="training and deal seed (default 0)")
     ex.add_argument(

@@ -2,13 +2,14 @@
 
 At every new hand of a slot the learner's seat is drawn (so it plays both seats, dealer and
 non-dealer) and so is its opponent, from the mix of ``Args.opponents``: the batched engine's
-compiled ``greedy`` or ``random`` policies, a fixed network (``checkpoint:PATH``, e.g. a clone of
-master: a strong member the learner cannot outgrow by beating its own past), or a frozen snapshot of
-the learner drawn uniformly from the pool of the most recent ``snapshot_pool`` ones. An opponent is
-a *league code* per slot: ``0 .. C - 1`` name a compiled policy (``C = len(COMPILED_OPPONENTS)``),
-``C .. C + F - 1`` the ``F`` fixed networks in the mix's order, ``C + F + j`` snapshot ``j`` of the
-pool. Fixed networks play their most likely legal action, as they do in the harness; snapshots
-sample theirs, as the learner does.
+compiled ``greedy`` or ``random`` policies, the ``hard`` level compiled over the engine's record
+(:mod:`ginenv.agents.levels.hard_kernel`, move for move the level; about 150 times greedy's cost per
+decision), a fixed network (``checkpoint:PATH``, e.g. a clone of master: a strong member the learner
+cannot outgrow by beating its own past), or a frozen snapshot of the learner drawn uniformly from
+the pool of the most recent ``snapshot_pool`` ones. An opponent is a *league code* per slot: ``0 ..
+C - 1`` name a compiled policy (``C = len(COMPILED_OPPONENTS)``), ``C .. C + F - 1`` the ``F`` fixed
+networks in the mix's order, ``C + F + j`` snapshot ``j`` of the pool. Fixed networks play their
+most likely legal action, as they do in the harness; snapshots sample theirs, as the learner does.
 
 With prioritized fictitious self-play (``Args.pfsp``, AlphaStar's PFSP) a member's share is its mix
 weight times ``f(x)``, ``x`` the learner's recent *point share* against it: the points it scored over
@@ -27,13 +28,18 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+from ginenv.agents.levels.hard_kernel import hard_moves
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 
 from ginenv.vector import VectorGinRummy
 
-#: League members besides snapshots: the batched engine's compiled policies.
-COMPILED_OPPONENTS = ("greedy", "random")
+#: League members besides snapshots: the batched engine's compiled policies, then the compiled levels.
+COMPILED_OPPONENTS = ("greedy", "random", "hard")
+#: The compiled levels: each one's moves in the given slots (indices) of the batched engine. The
+#: engine's own policies are computed in every slot (greedy is also the kickstarting teacher); a
+#: level only where it is to move, its decisions costing about 150 times greedy's.
+LEVEL_MOVES = {"hard": hard_moves}
 LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
 #: The weightings of prioritized fictitious self-play (Args.pfsp): the factor on a member's mix weight
 #: for the learner's recent score ``x`` against it.
@@ -189,7 +195,11 @@ class League:
         chosen_by_wanted = None
         for code, policy in enumerate(COMPILED_OPPONENTS):
             slots = to_move & (self.opponent == code)
-            if slots.any() or policy == wanted:
+            if policy in LEVEL_MOVES:
+                where = np.flatnonzero(slots)
+                if where.size:
+                    actions[where] = LEVEL_MOVES[policy](venv, where)
+            elif slots.any() or policy == wanted:
                 chosen = venv.policy_actions(policy)
                 actions[slots] = chosen[slots]
                 if policy == wanted:

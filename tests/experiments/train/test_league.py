@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from ginenv.agents.levels.hard_kernel import hard_moves
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.experiments.train.league import COMPILED_OPPONENTS, PFSP_HANDS, League, drawn_fixed
 
@@ -92,7 +93,8 @@ def test_a_fixed_network_of_weight_0_is_neither_loaded_nor_drawn() -> None:
 def test_compiled_opponents_move_only_in_their_slots() -> None:
     venv = VectorGinRummy(8, seed=3)
     venv.reset()
-    drawn = league({"greedy": 1, "random": 1}, slots=8)
+    drawn = league({"greedy": 1, "random": 1, "hard": 1}, slots=8)
+    drawn.opponent[:] = [COMPILED_OPPONENTS.index(k) for k in ("greedy", "random", "hard", "hard") * 2]
     to_move = np.array([True, False] * 4)
     actions = np.full(8, -7, dtype=np.int64)
     greedy = drawn.compiled_moves(venv, actions, to_move, wanted="greedy")
@@ -100,6 +102,8 @@ def test_compiled_opponents_move_only_in_their_slots() -> None:
     assert (actions[~to_move] == -7).all() and (actions[to_move] >= 0).all()
     by_greedy = to_move & (drawn.opponent == COMPILED_OPPONENTS.index("greedy"))
     assert np.array_equal(actions[by_greedy], greedy[by_greedy])
+    by_hard = np.flatnonzero(to_move & (drawn.opponent == COMPILED_OPPONENTS.index("hard")))
+    assert by_hard.size and np.array_equal(actions[by_hard], hard_moves(venv, by_hard))
     assert drawn.compiled_moves(venv, actions, np.zeros(8, dtype=bool)) is None
 
 
