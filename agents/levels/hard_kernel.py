@@ -1,31 +1,38 @@
 """hard's strategy compiled over the hand record: the ``hard`` level as a batched engine's opponent.
 
 The strategy is the one of :mod:`.hard`, whose docstring is its one statement; this module owns only
-its compiled form. :func:`hard_action` reads a row of the hand record (:mod:`ginenv.kernels.hand`) as
-the seat to move sees it, the way :func:`ginenv.kernels.policies.greedy_action` does, and returns
+its compiled form. :func:`hard_action` reads a row of the hand record (:mod:`ginenv.kernels.hand`)
+as the seat to move sees it, the way :func:`ginenv.kernels.policies.greedy_action` does, and returns
 the action :class:`.hard.HardAgent` (default parameters) would choose from that seat's observation,
 move for move (``tests/agents/levels/test_hard_kernel.py`` plays whole hands through both). The
-seat's view comes from the record's columns as :func:`ginenv.kernels.hand.encode` writes it: the
-unseen cards are those neither in its hand, nor in the pile, nor taken from the pile by the opponent
-(and still held); the memory of :class:`.base.TakeGuard` (the card just taken, up to the next
-discard) is the record's ``JUST_TOOK``. :func:`hard_actions` fills a batch of rows and
-:func:`hard_moves` does it for the slots of a :class:`ginenv.vector.VectorGinRummy` (a league
-opponent in training). The card evaluation is the kernels' of :mod:`.kernels` and
-:mod:`ginenv.kernels`; the few :mod:`.heuristics` helpers without a compiled twin are here.
+seat's view comes from the record's columns as :func:`ginenv.kernels.hand.encode` writes it (the
+unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of :class:`.base.TakeGuard` (the card
+just taken, up to the next discard) is the record's ``JUST_TOOK``, applied by
+:func:`ginenv.kernels.policies.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
+fills a batch of rows and :func:`hard_moves` does it for the slots of a
+:class:`ginenv.vector.VectorGinRummy` (a league opponent in training). The card evaluation is the
+kernels' of :mod:`.kernels` and :mod:`ginenv.kernels`; the seat's danger weights and the decisions
+are here.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.levels.hard import HardAgent
-from ginenv.agents.levels.kernels import danger_table, discard_cost_table, draw_table, stock_cost
+from ginenv.agents.levels.kernels import (
+    danger_table,
+    discard_cost_table,
+    gin_outs,
+    max_deadwood_value,
+    stock_cost,
+)
 from numba import njit
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import CARD_VALUE, FULL_DECK, lowest_card, meldable, min_deadwood, popcount
-from ginenv.kernels.policies import useful_discards
+from ginenv.kernels.melds import CARD_VALUE, meldable, min_deadwood, popcount
+from ginenv.kernels.policies import take_guarded, useful_discards
 from ginenv.observation import MAX_STOCK
 from ginenv.vector import VectorGinRummy
 
@@ -39,43 +46,7 @@ GIN_STOCK = int(HardAgent.gin_stock)
 GIN_OUTS = int(HardAgent.gin_outs)
 
 
-# --------------------------------------------------------------------------- heuristics' twins
-
-
-@njit(cache=True)
-def max_deadwood_value(hand: int) -> int:
-    """The highest value of a card that is deadwood in some least-deadwood arrangement of ``hand``
-    (0 if none): :func:`.heuristics.max_deadwood_value`."""
-    base = min_deadwood(hand)
-    best = 0
-    rest = hand
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        value = CARD_VALUE[lowest_card(low)]
-        if value > best and min_deadwood(hand ^ low) + value == base:
-            best = value
-    return best
-
-
-@njit(cache=True)
-def gin_outs(hand: int, candidates: int) -> int:
-    """Candidate cards that give the 10-card ``hand`` gin after the best discard:
-    :func:`.heuristics.gin_outs`."""
-    table = draw_table(hand, candidates)
-    out = 0
-    for c in range(NUM_CARDS):
-        if (candidates >> c) & 1 and table[c] == 0:
-            out |= 1 << c
-    return out
-
-
-@njit(cache=True)
-def unseen_cards(s: np.ndarray, i: int, seat: int) -> int:
-    """What ``seat`` of row ``i`` has not seen (``SeatView.unseen``): neither its hand, nor the pile,
-    nor the cards the opponent took from the pile and still holds."""
-    seen = s[i, H.HAND0 + seat] | s[i, H.PILE_MASK] | s[i, H.TAKEN0 + 1 - seat]
-    return FULL_DECK ^ seen
+# --------------------------------------------------------------------------- the seat's view
 
 
 @njit(cache=True)
@@ -118,14 +89,11 @@ def hard_takes(s: np.ndarray, i: int, top: int) -> bool:
     useful = useful_discards(grown, top)
     if not useful:
         return False
-    unseen = unseen_cards(s, i, p)
+    unseen = H.unseen(s, i, p)
     pen = penalty(s, i, p, unseen)
     limit = s[i, H.KNOCK_LIMIT_COL]
-    table = discard_cost_table(grown, unseen, useful, pen, limit, MISS)
-    take = np.inf
-    for c in range(NUM_CARDS):
-        if (useful >> c) & 1 and table[c] < take:
-            take = table[c]
+    # The table holds inf outside the useful discards, so its least entry is the best take.
+    take = discard_cost_table(grown, unseen, useful, pen, limit, MISS).min()
     return take < stock_cost(hand, unseen, pen, limit, MISS)
 
 
@@ -143,12 +111,8 @@ def hard_discard(s: np.ndarray, i: int, allowed: int, knocks: int) -> int:
     after :meth:`.base.TakeGuard.useful_only`)."""
     p = s[i, H.PLAYER]
     hand = s[i, H.HAND0 + p]
-    taken = s[i, H.JUST_TOOK]
-    if taken >= 0 and (hand >> taken) & 1 and popcount(hand) == 11:
-        useful = useful_discards(hand, taken) & allowed
-        if useful:
-            allowed = useful
-    unseen = unseen_cards(s, i, p)
+    allowed = take_guarded(hand, s[i, H.JUST_TOOK], allowed)
+    unseen = H.unseen(s, i, p)
     pen = penalty(s, i, p, unseen)
     if knocks:
         # The least deadwood left, then the least dangerous, the higher card, the lower id.
@@ -215,14 +179,11 @@ def hard_moves(venv: VectorGinRummy, slots: np.ndarray) -> np.ndarray:
 
 
 __all__ = [
-    "gin_outs",
     "hard_action",
     "hard_actions",
     "hard_discard",
     "hard_moves",
     "hard_takes",
-    "max_deadwood_value",
     "penalty",
     "plays_for_gin",
-    "unseen_cards",
 ]

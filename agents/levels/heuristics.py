@@ -51,6 +51,8 @@ from ginenv.agents.levels.kernels import (
     expected_cost,
     stock_cost,
 )
+from ginenv.agents.levels.kernels import gin_outs as compiled_gin_outs
+from ginenv.agents.levels.kernels import max_deadwood_value as compiled_max_deadwood_value
 
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
@@ -137,8 +139,7 @@ def meldable(cards: int) -> int:
 
 def max_deadwood_value(hand: int) -> int:
     """The highest value among the cards of :func:`deadwood_cards` (0 if the hand melds fully)."""
-    loose = deadwood_cards(hand)
-    return max((CARD_VALUES[c] for c in cards_of(loose)), default=0)
+    return int(compiled_max_deadwood_value(hand))
 
 
 def partner_cards(cards: int) -> int:
@@ -176,8 +177,7 @@ def after_draw_deadwood(hand: int, candidates: int) -> dict[int, int]:
 
 def gin_outs(hand: int, candidates: int) -> int:
     """Candidate cards that give the 10-card ``hand`` deadwood 0 after the best discard (gin)."""
-    table = draw_table(hand, candidates)
-    return sum(1 << c for c in cards_of(candidates) if table[c] == 0)
+    return int(compiled_gin_outs(hand, candidates))
 
 
 def expected_deadwood(hand: int, candidates: int) -> float:

@@ -53,6 +53,31 @@ def draw_table(hand: int, candidates: int) -> np.ndarray:
 
 
 @njit(cache=True)
+def max_deadwood_value(hand: int) -> int:
+    """The highest value of a card that is deadwood in some least-deadwood arrangement of ``hand``
+    (``dw(hand - c) + value(c) == dw(hand)``; 0 if none)."""
+    base = min_deadwood(hand)
+    best = 0
+    for c in range(NUM_CARDS):
+        if (hand >> c) & 1:
+            value = CARD_VALUE[c]
+            if value > best and min_deadwood(hand ^ (1 << c)) + value == base:
+                best = value
+    return best
+
+
+@njit(cache=True)
+def gin_outs(hand: int, candidates: int) -> int:
+    """Candidate cards that give the 10-card ``hand`` deadwood 0 after the best discard (gin)."""
+    table = draw_table(hand, candidates)
+    out = 0
+    for c in range(NUM_CARDS):
+        if (candidates >> c) & 1 and table[c] == 0:
+            out |= 1 << c
+    return out
+
+
+@njit(cache=True)
 def expected_cost(hand: int, candidates: int, limit: int, miss: float) -> float:
     """Mean over the candidates of ``after-draw deadwood + miss * [after-draw deadwood > limit]``."""
     base = min_deadwood(hand)
@@ -185,6 +210,8 @@ __all__ = [
     "discard_cost_table",
     "draw_table",
     "expected_cost",
+    "gin_outs",
+    "max_deadwood_value",
     "sensible_discards",
     "stock_cost",
 ]

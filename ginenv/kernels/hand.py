@@ -214,6 +214,13 @@ def top_card(s: np.ndarray, i: int) -> int:
 
 
 @njit(cache=True)
+def unseen(s: np.ndarray, i: int, seat: int) -> int:
+    """The cards ``seat`` of row ``i`` has not seen: neither in its hand, nor in the pile, nor taken
+    from the pile by the opponent (and still held). The observation's unseen plane."""
+    return FULL_DECK ^ (s[i, HAND0 + seat] | s[i, PILE_MASK] | s[i, TAKEN0 + 1 - seat])
+
+
+@njit(cache=True)
 def discard_options(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, bool]:
     """The discard phase's legal moves in row ``i``: (cards that may be discarded, those whose discard
     may knock, whether big gin is legal)."""
@@ -335,7 +342,7 @@ def encode(
     _set_plane(out, _PLANE_OWN_TAKEN, s[i, TAKEN0 + seat])
     _set_plane(out, _PLANE_OWN_DISCARDED, s[i, DISCARDED0 + seat])
     _set_plane(out, _PLANE_OWN_PASSED, s[i, PASSED0 + seat])
-    _set_plane(out, _PLANE_UNSEEN, FULL_DECK ^ (hand | in_pile | opp_taken))
+    _set_plane(out, _PLANE_UNSEEN, unseen(s, i, seat))
     if oracle:
         _set_plane(out, _PLANE_ORACLE, s[i, HAND0 + other])
 
@@ -509,5 +516,6 @@ __all__ = [
     "set_position",
     "top_card",
     "try_apply",
+    "unseen",
     "write_views",
 ]

@@ -114,6 +114,17 @@ def useful_discards(grown: int, taken: int) -> int:
 
 
 @njit(cache=True)
+def take_guarded(hand: int, taken: int, allowed: int) -> int:
+    """The discards allowed after a take of ``taken`` (-1: no take): the :func:`useful_discards`
+    among ``allowed`` when there are some, else ``allowed`` (``TakeGuard.useful_only``)."""
+    if taken >= 0:
+        useful = useful_discards(hand, taken) & allowed
+        if useful:
+            return useful
+    return allowed
+
+
+@njit(cache=True)
 def greedy_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
     """The greedy level's action in row ``i`` (exactly ``GreedyAgent.act``)."""
     phase = s[i, H.PHASE]
@@ -127,12 +138,7 @@ def greedy_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
     allowed, knocks, big = H.discard_options(s, i, cfg)
     if big:
         return BIG_GIN
-    taken = s[i, H.JUST_TOOK]
-    if taken >= 0:
-        useful = useful_discards(hand, taken) & allowed
-        if useful:
-            allowed = useful
-    card = greedy_discard(hand, allowed)
+    card = greedy_discard(hand, take_guarded(hand, s[i, H.JUST_TOOK], allowed))
     if knocks >> card & 1:
         return KNOCK_BASE + card
     return DISCARD_BASE + card
@@ -164,5 +170,6 @@ __all__ = [
     "play_out",
     "policy_action",
     "random_legal",
+    "take_guarded",
     "useful_discards",
 ]
