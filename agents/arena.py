@@ -10,6 +10,9 @@ seeding formula and one set of rules for what an agent may do:
   1 dealer) of the game's hand ``h`` is reset with :func:`agent_seed` ``(seed, deal, h, role)``. So the
   two games of a duplicate deal (seats swapped, same deal) deal the same cards, and a seeded agent
   playing itself scores exactly 0 on the pair.
+- **Secret deals.** Given a :class:`~ginenv.secret_deals.DealKey` (``key=``), hand ``h`` of game
+  ``deal`` is dealt ``key.deck(deal, h)`` instead: nobody without the key can compute the cards
+  (play tables, trusted evaluations). The agents' seeds still come from ``seed``.
 - **The door.** An agent is given ``env.observe(seat)`` (its own observation and legal-action mask)
   and nothing else; its answer must be a legal action id.
 - **Failures.** An agent that raises (in ``reset`` or ``act``) or returns an illegal action stops the
@@ -36,6 +39,7 @@ from ginenv.agents.base import AgentForfeit
 from ginenv.engine import HandState
 from ginenv.kernels import best_discard_deadwood, min_deadwood, popcount
 from ginenv.rules import Rules
+from ginenv.secret_deals import DealKey
 
 #: ``on_decision(seat, observation, action)``: called after every agent decision (behaviour cloning).
 DecisionHook = Callable[[int, dict[str, Any], int], None]
@@ -62,6 +66,18 @@ class AgentError(RuntimeError):
 def deal_seed(seed: int, deal: int) -> int:
     """The env seed of game ``deal`` (deck, and later hands of a match), independent of who plays."""
     return int(np.random.SeedSequence([seed, deal, 0x6D]).generate_state(1, dtype=np.uint32)[0])
+
+
+def secret_decks(env: Any, key: DealKey, deal: int, options: dict[str, Any]) -> dict[str, Any]:
+    """The reset options that deal game ``deal`` from ``key``: hand ``h`` gets ``key.deck(deal, h)``.
+
+    Decks the caller scripted (``options``' ``deck`` or ``decks``) come first; the key deals the
+    hands after them, up to the match's hand limit (hand mode: the one hand, if none is scripted)."""
+    scripted = [options["deck"]] if options.get("deck") is not None else []
+    scripted += list(options.get("decks") or [])
+    hands = 1 if env.unwrapped.mode == "hand" else env.unwrapped.hand_limit
+    decks = scripted + [key.deck(deal, h) for h in range(len(scripted), hands)]
+    return {"deck": None, "decks": decks}
 
 
 def agent_seed(seed: int, deal: int, hand: int, role: int) -> int:
@@ -109,7 +125,8 @@ class Game:
 
     ``env`` is a :func:`ginenv.gin_rummy_v0.raw_env` (its mode and rules are the game's); it is reset
     here for game ``deal`` of master seed ``seed`` (see the module docstring); ``options`` add to the
-    reset options (scripted decks, a fixed dealer). A player of ``None`` is a seat played from
+    reset options (scripted decks, a fixed dealer); ``key`` (a :class:`~ginenv.secret_deals.DealKey`)
+    deals the hands from a secret (:func:`secret_decks`). A player of ``None`` is a seat played from
     outside (a person): its moves come through :meth:`play`. ``names`` label the seats in errors.
     """
 
@@ -123,6 +140,7 @@ class Game:
         names: Sequence[str] | None = None,
         options: dict[str, Any] | None = None,
         on_decision: DecisionHook | None = None,
+        key: DealKey | None = None,
     ) -> None:
         self.env = env
         self.players = list(players)
@@ -135,6 +153,8 @@ class Game:
         self.deal = deal
         self.on_decision = on_decision
         reset_options = {"dealer": deal % 2, **(options or {})}
+        if key is not None:
+            reset_options.update(secret_decks(env, key, deal, reset_options))
         env.reset(seed=deal_seed(seed, deal), options=reset_options)
         self.seats = list(env.possible_agents)
         self.record = GameRecord()
@@ -276,5 +296,5 @@ class Game:
 def play_game(env: Any, players: Sequence[Any], **game: Any) -> GameRecord:
     """Play one game between ``players`` (seat ``player_i`` is ``players[i]``) to its end; returns
     its :class:`GameRecord`. ``game`` holds :class:`Game`'s keywords: ``seed`` (required), ``deal``,
-    ``names``, ``options``, ``on_decision``."""
+    ``names``, ``options``, ``on_decision``, ``key``."""
     return Game(env, players, **game).run()

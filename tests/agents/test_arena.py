@@ -13,6 +13,7 @@ from ginenv.actions import action_id
 from ginenv.cards import CARD_NAMES, parse_cards
 from ginenv.melds import deadwood
 from ginenv.rules import Rules
+from ginenv.secret_deals import DealKey
 
 
 def deck(non_dealer: str, dealer: str, upcard: str) -> list[str]:
@@ -137,3 +138,26 @@ def test_a_seat_played_from_outside() -> None:
         else:
             game.advance()
     assert len(game.record.hands) == 1 and sum(game.record.returns) == 0
+
+
+def test_a_key_deals_every_hand_from_the_secret_not_the_seed() -> None:
+    key = DealKey.new()
+    players = [agents.make("greedy"), agents.make("greedy")]
+    env = gin_rummy_v0.raw_env(mode="match")
+    record = play_game(env, players, seed=3, deal=5, key=key)
+    assert len(record.states) >= 2  # a match: the key dealt its later hands too
+    for h, state in enumerate(record.states):
+        assert [int(c) for c in state.deck] == key.deck(5, h)
+    seeded = play_game(gin_rummy_v0.raw_env(mode="match"), players, seed=3, deal=5)
+    assert [int(c) for c in seeded.states[0].deck] != key.deck(5, 0)
+    # Same key, same deal: the same cards (a disclosed key replays the game); seats swapped too.
+    again = play_game(gin_rummy_v0.raw_env(mode="hand"), players[::-1], seed=9, deal=5, key=key)
+    assert [int(c) for c in again.states[0].deck] == key.deck(5, 0)
+
+
+def test_scripted_decks_come_before_the_keyed_ones() -> None:
+    key = DealKey.new()
+    scripted = deck(NON_DEALER, DEALER, "Ks")
+    env = gin_rummy_v0.raw_env(mode="match")
+    game = Game(env, [None, None], seed=0, options={"decks": [scripted]}, key=key)
+    assert [CARD_NAMES[int(c)] for c in game.env.hand.deck] == scripted
