@@ -3,14 +3,22 @@
 Each takes typed values from its options (:mod:`ginenv.experiments.cli.inputs`), builds one
 :class:`~ginenv.experiments.eval.harness.EvalConfig` (``ladder`` and ``rate`` through the ladder
 file's loader, :mod:`ginenv.experiments.eval.config`), runs the harness and prints the report.
+
+``ladder``, ``match`` and ``rate`` play on secret deals with ``--secret`` (a fresh key) or ``--key
+HEX`` (a given one): the key's commitment is printed to stderr when the run starts, the key to
+stderr when it ends (and on a stop, with how to resume), and the results record both
+(:func:`secret_deals`). ``--seed`` then seeds the agents only.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +35,18 @@ from ginenv.experiments.cli.inputs import (
     parse_rules,
 )
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval.harness import DEFAULT_TIME_LIMIT, EvalConfig, evaluate, single_thread_torch
+from ginenv.experiments.eval.harness import (
+    DEFAULT_TIME_LIMIT,
+    AgentError,
+    EvalConfig,
+    disclose_key,
+    evaluate,
+    single_thread_torch,
+)
+from ginenv.experiments.stopping import Stopped
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
+from ginenv.secret_deals import DealKey
 
 
 def registered() -> list[str]:
@@ -57,8 +74,60 @@ def run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict
     summary["config"] = cfg.to_dict()
     summary["seed"] = cfg.seed
     summary["seed_drawn"] = bool(args.seed_drawn)
+    # Every game is over: the key may now be written beside the results it dealt.
+    summary.update(key_fields(cfg.key))
+    if cfg.key is not None:
+        disclose_key(out, cfg.key)
     write_outputs(summary, out, plots=not args.no_plots, tensorboard=not args.no_plots)
     return summary
+
+
+def key_fields(key: DealKey | None) -> dict[str, str | None]:
+    """``deal_commitment`` and ``deal_key`` of a finished run's results (None on public deals)."""
+    return {
+        "deal_commitment": None if key is None else key.commitment(),
+        "deal_key": None if key is None else key.hex(),
+    }
+
+
+def deal_key(args: argparse.Namespace) -> DealKey | None:
+    """The run's deal key: a fresh one for ``--secret``, the given one for ``--key``, else None."""
+    return DealKey.new() if args.secret else args.key
+
+
+@contextlib.contextmanager
+def secret_deals(args: argparse.Namespace, key: DealKey | None) -> Iterator[None]:
+    """Around a run on secret deals: its commitment printed at the start, its key at the end.
+
+    Both go to stderr, as :func:`announce_seed` does (neither --json's output nor the agents'). A
+    run stopped by Ctrl-C, SIGTERM or an agent's error prints its key too (the deals played so far
+    can be checked) and, for a fresh ``--secret`` key, how to resume: ``--key`` in its place.
+    """
+    if key is None:
+        yield
+        return
+    say = lambda line: print(f"ginenv: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    say(f"secret deals, commitment {key.commitment()} (the key is printed when the run ends)")
+    resume = f"--key {key.hex()} in place of --secret"
+    try:
+        yield
+    except (KeyboardInterrupt, AgentError) as err:
+        # The finished deals are in the run folder: their key lets anyone check them, and a fresh
+        # --secret key must be given back for the same command to resume them.
+        stopped = isinstance(err, KeyboardInterrupt)
+        hint = f"; to resume, give {resume}" if args.secret and not stopped else ""
+        say(f"deal key {key.hex()}: the deals played so far can be checked with it{hint}")
+        if stopped:
+            # The command's one stop line says how to resume: with the key, not a fresh one.
+            stop = Stopped.of(err)
+            if args.secret and stop.kept:
+                stop.kept += f" (with {resume})"
+            raise stop from None
+        raise
+    say(
+        f"deal key {key.hex()} (commitment {key.commitment()}): publish it with the results; "
+        f"--key {key.hex()} replays the same deals"
+    )
 
 
 def announce_seed(args: argparse.Namespace, seed: int) -> None:
@@ -83,24 +152,28 @@ def cmd_ladder(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             setattr(spec, name, getattr(args, name))
     args.seed_drawn = args.seed_drawn or spec.seed == "random"  # a config's own `seed: random`
-    cfg = to_eval_config(spec, registered())
+    key = deal_key(args)
+    cfg = dataclasses.replace(to_eval_config(spec, registered()), key=key)
     announce_seed(args, cfg.seed)
     out = Path(args.out or f"results/ladder-{cfg.fingerprint()}")
     n_pairs = len(cfg.pairings())
     if not args.quiet:
+        dealt = f"seed {cfg.seed}" if key is None else f"secret deals (agents' seed {cfg.seed})"
         print(
             f"ginenv ladder: {len(cfg.agents)} agents ({', '.join(cfg.agents)}), {cfg.format}, "
             f"{n_pairs} pairings x {cfg.deals} duplicate deals = {2 * n_pairs * cfg.deals} games, "
-            f"seed {cfg.seed}; results in {out}",
+            f"{dealt}; results in {out}",
             flush=True,
         )
-    summary = run_and_report(cfg, args, out)
-    print(format_table(summary))
-    print(
-        f"\nwritten: {out}/summary.json, pairs.csv, ratings.csv"
-        + ", ratings_bt.csv"
-        + ("" if args.no_plots else ", ratings.png, head_to_head.png, tensorboard/")
-    )
+    with secret_deals(args, key):
+        summary = run_and_report(cfg, args, out)
+        print(format_table(summary))
+        print(
+            f"\nwritten: {out}/summary.json, pairs.csv, ratings.csv"
+            + ", ratings_bt.csv"
+            + ("" if key is None else ", deal_key.json")
+            + ("" if args.no_plots else ", ratings.png, head_to_head.png, tensorboard/")
+        )
     return 0
 
 
@@ -108,7 +181,6 @@ def cmd_match(args: argparse.Namespace) -> int:
     """``ginenv match A B``: one head-to-head of duplicate deals."""
     single_thread_torch()  # games are played one at a time; torch's threads only spin
     from ginenv.experiments.eval.config import check_agent_names
-    from ginenv.experiments.eval.report import format_table, strict_json
 
     check_agent_names([args.a, args.b])
     if args.matches is not None:
@@ -124,10 +196,20 @@ def cmd_match(args: argparse.Namespace) -> int:
         seed=args.seed,
         turn_limit=DEFAULT_TURN_LIMIT if args.turn_limit is None else args.turn_limit,
         time_limit=DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit,
+        key=deal_key(args),
     )
     announce_seed(args, cfg.seed)
     out = Path(args.out or f"results/match-{cfg.fingerprint()}")
     args.quiet = args.quiet or args.json
+    with secret_deals(args, cfg.key):
+        _report_match(args, cfg, out, unit)
+    return 0
+
+
+def _report_match(args: argparse.Namespace, cfg: EvalConfig, out: Path, unit: str) -> None:
+    """Play ``match``'s run and print its table or its one JSON object."""
+    from ginenv.experiments.eval.report import format_table, strict_json
+
     summary = run_and_report(cfg, args, out)
     pair = summary["pairs"][0]
     if args.json:
@@ -149,12 +231,12 @@ def cmd_match(args: argparse.Namespace) -> int:
             "seed": cfg.seed,
             "seed_drawn": args.seed_drawn,
             "turn_limit": cfg.turn_limit,
+            **key_fields(cfg.key),
             "results": str(out),
         }
         print(json.dumps(strict_json(doc), indent=1, allow_nan=False))
     else:
         print(format_table(summary))
-    return 0
 
 
 def cmd_rate(args: argparse.Namespace) -> int:
@@ -164,21 +246,24 @@ def cmd_rate(args: argparse.Namespace) -> int:
     from ginenv.experiments.eval.report import strict_json
 
     args.quiet = args.quiet or args.json
-    result = rate(
-        args.spec,
-        args.config,
-        deals=args.deals,
-        time_limit=args.time_limit,
-        out=args.out,
-        backend=args.backend,
-        workers=args.workers,
-        progress=not args.quiet,
-        log=lambda line: print(f"ginenv rate: {line}", file=sys.stderr, flush=True),
-    )
-    if args.json:
-        print(json.dumps(strict_json(result), indent=1, allow_nan=False))
-    else:
-        print(format_rate(result))
+    key = deal_key(args)
+    with secret_deals(args, key):
+        result = rate(
+            args.spec,
+            args.config,
+            deals=args.deals,
+            time_limit=args.time_limit,
+            out=args.out,
+            backend=args.backend,
+            workers=args.workers,
+            progress=not args.quiet,
+            log=lambda line: print(f"ginenv rate: {line}", file=sys.stderr, flush=True),
+            key=key,
+        )
+        if args.json:
+            print(json.dumps(strict_json(result), indent=1, allow_nan=False))
+        else:
+            print(format_rate(result))
     return 0
 
 

@@ -23,6 +23,7 @@ from ginenv.experiments.eval.harness import (
     DEFAULT_TIME_LIMIT,
     MAX_DEALS,
     MAX_WORKERS,
+    check_key,
     check_seed,
     check_time_limit,
     random_seed,
@@ -154,9 +155,29 @@ def add_turn_limit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--turn-limit", type=int, action=checked(turn_limit), help=TURN_LIMIT_HELP)
 
 
+def add_deal_key(p: argparse.ArgumentParser) -> None:
+    """``--secret`` (deal from a fresh :class:`~ginenv.secret_deals.DealKey`) or ``--key HEX`` (a
+    given one, checked as it is read): ``args.key`` is the DealKey or None, ``args.secret`` a bool."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--secret",
+        action="store_true",
+        help="play on secret deals from a fresh key: its commitment is printed at the start, the key "
+        "at the end (for a rating you publish; --seed then seeds the agents only)",
+    )
+    group.add_argument(
+        "--key",
+        action=checked(check_key),
+        metavar="HEX",
+        help="play on the secret deals of this key (32 to 128 hex digits): check a disclosed run, or "
+        "resume a stopped --secret run",
+    )
+
+
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options of the commands that play a run of duplicate deals (ladder, match, rate)."""
     p.add_argument("--out", help="run folder (results, plots); rerunning it resumes")
+    add_deal_key(p)
     p.add_argument(
         "--backend",
         choices=("local", "ray"),

@@ -12,7 +12,8 @@ the outputs. Agents are driven through the env's AEC API only
 **Duplicate deals.** Every deal (one hand, or one match's sequence of hands) is played twice with the
 seats swapped and the dealer index kept, so each agent holds in the second game exactly the cards
 its opponent held in the first: the luck of the deal cancels in the pair's sum. Deal ``k`` of a run
-is the same for every pairing (common random numbers), derived from ``(seed, k)`` alone. An agent is
+is the same for every pairing (common random numbers), derived from ``(seed, k)`` alone (on secret
+deals, from ``(key, k)``: see **Integrity**). An agent is
 reseeded at every hand from ``(seed, k, hand, role)`` where ``role`` is dealer or non-dealer, so a
 deterministic or seeded agent playing itself scores exactly zero on every duplicate pair.
 
@@ -40,8 +41,17 @@ headline points, which keeps them unbiased and narrows their intervals.
 (read-only data such as network weights may be shared by the agent's own code), so an agent that
 remembers its first game cannot know its opponent's cards in the second game of a duplicate deal.
 Deals derive from the master seed by a public function, so with a fixed seed an agent could rebuild
-the deck; ``seed="random"`` (:func:`random_seed`, from the OS) is for untrusted agents, and the drawn
-seed is recorded with the results so the run can be reproduced afterwards. A ``checkpoint:PATH``
+the deck (and a drawn ``seed="random"`` is a 63-bit number that a run records and prints). A rating
+that is published plays on **secret deals** instead: ``EvalConfig(key=DealKey.new())`` deals hand
+``h`` of deal ``k`` as ``key.deck(k, h)`` (:mod:`ginenv.secret_deals`), the seed then seeds the
+agents only. The key travels to the workers (pickled, local or Ray) but is never written to the run
+folder while the run goes on: ``config.json`` holds its commitment, which keys the folder, so secret
+and seeded results never mix and a resume needs the key given back. Whoever ran it discloses the key
+when the run ends (:func:`disclose_key`), and anyone can check the commitment and replay the deals.
+This holds against agents that cannot read the harness process's memory: ``exec:`` agents (another
+process) or code you trust; an in-process Python agent could inspect the interpreter. Replays are
+refused on secret deals (a replay shows a deal's cards to the pairings that still play it).
+A ``checkpoint:PATH``
 agent keys the run folder by the file's content hash as well as its path, so a resume after the
 file changed is refused instead of mixing two networks.
 
@@ -72,12 +82,14 @@ from ginenv.experiments.eval.run_config import MAX_DEALS as MAX_DEALS
 from ginenv.experiments.eval.run_config import EvalConfig, HarnessError
 from ginenv.experiments.eval.run_config import Format as Format
 from ginenv.experiments.eval.run_config import Unit as Unit
+from ginenv.experiments.eval.run_config import check_key as check_key
 from ginenv.experiments.eval.run_config import check_seed as check_seed
 from ginenv.experiments.eval.run_config import check_time_limit as check_time_limit
 from ginenv.experiments.eval.run_config import checkpoint_hashes as checkpoint_hashes
 from ginenv.experiments.eval.run_config import config_from_dict as config_from_dict
 from ginenv.experiments.eval.run_config import random_seed as random_seed
 from ginenv.experiments.eval.run_folder import RunFolder
+from ginenv.experiments.eval.run_folder import disclose_key as disclose_key
 from ginenv.experiments.eval.units import agent_slug as agent_slug
 from ginenv.experiments.eval.units import check_specs as check_specs
 from ginenv.experiments.eval.units import fresh_agents as fresh_agents
@@ -236,7 +248,14 @@ def evaluate(
     process or in the workers. ``replays``: also write every game played now as a replay in
     ``out/replays/`` (for the replay page of ``ginenv play`` or ``ginenv replay``); replays do not
     change the results. ``log`` receives one line when the folder already held finished deals.
+    A ``cfg.key`` (secret deals) is never written here: the caller discloses it when everything that
+    plays on those deals has ended (:func:`disclose_key`); ``replays`` are refused with it.
     """
+    if replays and cfg.key is not None:
+        raise HarnessError(
+            "replays cannot be written on secret deals: a replay in the run folder shows a deal's cards "
+            "to the games that still play it; leave out --replays"
+        )
     n = workers or os.cpu_count() or 1
     resolved = resolve_agents(cfg, workers=2 if backend == "ray" or n > 1 else 1)
     folder = RunFolder(Path(out))

@@ -12,18 +12,27 @@ average 0; the newcomer is placed on that scale from its games against them, so 
 "points per hand against the ladder's field" and adding it does not move the ladder's scale.
 Deals are the independent units of every interval, so the newcomer's games and the ladder's games
 on the same deal are treated as correlated, as they are.
+
+**Secret deals** (``key``, ``ginenv rate SPEC --secret``): the ladder's stored results were played
+on its public deals, which the newcomer could know, so nothing stored is reused: every pairing of
+the ladder is replayed on the key's deals (in its own folder, keyed by the key's commitment), then
+the newcomer plays them. That costs the whole ladder's games on top of the newcomer's. The key is
+written to both folders (``deal_key.json``) and returned only once every game has ended.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ginenv.experiments.eval.config import check_agent_names, load_ladder_file, to_eval_config
-from ginenv.experiments.eval.harness import Backend, EvalConfig, HarnessError, evaluate
+from ginenv.experiments.eval.harness import Backend, EvalConfig, HarnessError, disclose_key, evaluate
 from ginenv.experiments.eval.ratings import points_ratings
 from ginenv.experiments.eval.report import deal_values, pair_summary, rating_core
+
+from ginenv.secret_deals import DealKey
 
 Log = Callable[[str], None]
 
@@ -40,6 +49,7 @@ def rate(
     workers: int = 0,
     progress: bool = True,
     log: Log | None = None,
+    key: DealKey | None = None,
 ) -> dict[str, Any]:
     """Rate ``spec`` against the ladder of ``ladder_file``; returns a JSON-ready result.
 
@@ -47,6 +57,8 @@ def rate(
     that many too); ``results`` is where the ladder's run folder lives (``results/ladder-<hash>``,
     as ``ginenv ladder`` names it); ``out`` the newcomer's run folder (default
     ``results/rate-<hash>``). Both folders resume: a killed ``rate`` goes on where it stopped.
+    ``key``: play on secret deals (see the module docstring); the ladder's seed then seeds the
+    agents only, and a resume needs the same key.
     """
     say = log or (lambda _line: None)
     ladder = load_ladder_file(ladder_file)
@@ -59,12 +71,15 @@ def rate(
     check_agent_names([spec])
     from ginenv import agents
 
-    reference = to_eval_config(ladder, agents.available())
+    reference = dataclasses.replace(to_eval_config(ladder, agents.available()), key=key)
     if ladder.unit != "hand" or reference.format != "round_robin":
         raise HarnessError(f"{ladder_file}: rate needs a round-robin ladder in hand units")
     field = [a for a in reference.agents if a != spec]
     ref_out = Path(results) / f"ladder-{reference.fingerprint()}"
-    say(f"the ladder's own results: {ref_out} (computed once, reused by every rate)")
+    if key is None:
+        say(f"the ladder's own results: {ref_out} (computed once, reused by every rate)")
+    else:
+        say(f"the ladder replayed on the secret deals (no stored result is on them): {ref_out}")
     ref_records = evaluate(reference, ref_out, backend=backend, workers=workers, progress=progress, log=say)
     records = list(ref_records)
     own_out: Path | None = None
@@ -78,10 +93,16 @@ def rate(
             seed=reference.seed,
             turn_limit=reference.turn_limit,
             time_limit=reference.time_limit,
+            key=key,
         )
         own_out = Path(out) if out is not None else Path(results) / f"rate-{cfg.fingerprint()}"
         say(f"{spec} against the {len(field)} agents of the ladder: {own_out}")
         records += evaluate(cfg, own_out, backend=backend, workers=workers, progress=progress, log=say)
+    if key is not None:
+        # Every game on these deals is over: from now on the key may be read with the results.
+        for folder in (ref_out, own_out):
+            if folder is not None:
+                disclose_key(folder, key)
     everyone = [*field, spec]
     # The ladder's scale: fitted on the ladder's own core (its agents but any far off their
     # scale, such as random); the newcomer and those are placed on it from their games.
@@ -129,6 +150,8 @@ def rate(
         "margins": margins,
         "deals": reference.deals,
         "seed": reference.seed,
+        "deal_commitment": reference.commitment,
+        "deal_key": None if key is None else key.hex(),
         "ladder_config": str(ladder_file),
         "ladder_results": str(ref_out),
         "results": None if own_out is None else str(own_out),

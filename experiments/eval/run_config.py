@@ -1,6 +1,7 @@
-"""What an evaluation plays: :class:`EvalConfig` (agents, format, deals, unit, rules, seed, limits),
-the checks of its values (one validator each, used wherever such a value enters), and the key that
-names a run: the config's fingerprint with the content hash of every checkpoint it plays.
+"""What an evaluation plays: :class:`EvalConfig` (agents, format, deals, unit, rules, seed, limits,
+and an optional secret deal key), the checks of its values (one validator each, used wherever such a
+value enters), and the key that names a run: the config's fingerprint with the content hash of every
+checkpoint it plays, and the commitment of its deal key (never the key itself).
 
 :mod:`ginenv.experiments.eval.harness` plays it; its users find every name of this module there too.
 """
@@ -22,6 +23,7 @@ from ginenv.experiments.errors import UsageError
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.rules import Rules
+from ginenv.secret_deals import MAX_KEY_BYTES, MIN_KEY_BYTES, DealKey, DealKeyError
 from ginenv.validation import as_int, is_int
 
 Format = Literal["round_robin", "gauntlet", "adjacent"]
@@ -63,6 +65,18 @@ def check_time_limit(limit: object, what: str = "time_limit") -> float:
     return float(limit)
 
 
+def check_key(text: object, what: str = "--key") -> DealKey:
+    """A deal key written as hex (what a secret run printed) as a :class:`DealKey`; else HarnessError
+    (which says how long the text was, never the text: it may be a real key with a typo)."""
+    try:
+        return DealKey.from_hex(str(text))
+    except DealKeyError:
+        raise HarnessError(
+            f"{what} must be a deal key of {2 * MIN_KEY_BYTES} to {2 * MAX_KEY_BYTES} hex digits "
+            f"(the key a secret run printed), got {len(str(text).strip())} characters"
+        ) from None
+
+
 def random_seed() -> int:
     """A master seed drawn from the OS (``secrets``): deals nobody can predict from a public seed."""
     return secrets.randbits(63)
@@ -84,12 +98,17 @@ class EvalConfig:
     unit: Unit = "hand"
     #: Rule options (a preset name resolved by the caller).
     rules: Rules = field(default_factory=Rules)
-    #: Master seed of the deals and of the agents' per-hand seeds (non-negative).
+    #: Master seed of the deals and of the agents' per-hand seeds (non-negative); with a ``key``,
+    #: of the agents' seeds only.
     seed: int = 0
     #: Draws per hand after which the hand (in match units, the match) is truncated: 0 points.
     turn_limit: int = DEFAULT_TURN_LIMIT
     #: Seconds an ``exec:COMMAND`` agent may take for one decision before it forfeits the game.
     time_limit: float = DEFAULT_TIME_LIMIT
+    #: Secret deals: hand ``h`` of deal ``k`` is ``key.deck(k, h)`` (:mod:`ginenv.secret_deals`)
+    #: instead of a deck derived from the public seed. Never written anywhere by the harness: the run
+    #: is keyed by the key's commitment (``deal_commitment`` in :meth:`to_dict`).
+    key: DealKey | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.agents, (list, tuple)) or not all(isinstance(a, str) for a in self.agents):
@@ -120,6 +139,15 @@ class EvalConfig:
         except ValueError as err:
             raise HarnessError(str(err)) from None
         object.__setattr__(self, "time_limit", check_time_limit(self.time_limit))
+        if self.key is not None and not isinstance(self.key, DealKey):
+            raise HarnessError(
+                f"key must be a ginenv.secret_deals.DealKey or None, got {type(self.key).__name__}"
+            )
+
+    @property
+    def commitment(self) -> str | None:
+        """The deal key's commitment (safe to publish), or None on the seed's public deals."""
+        return None if self.key is None else self.key.commitment()
 
     def pairings(self) -> list[tuple[str, str]]:
         """The (A, B) pairs to play, in a fixed order."""
@@ -132,8 +160,13 @@ class EvalConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (rules as a dict). ``time_limit`` is left out unless an ``exec:`` agent
-        plays, so it keys only the runs it can change."""
-        d = dataclasses.asdict(self)
+        plays, so it keys only the runs it can change. A deal key appears as its commitment
+        (``deal_commitment``) only: this dict is written to the run folder while the run goes on,
+        where an agent could read it; without a key the dict is as before, so old folders resume."""
+        d = dataclasses.asdict(dataclasses.replace(self, key=None))
+        del d["key"]
+        if self.key is not None:
+            d["deal_commitment"] = self.key.commitment()
         d["agents"] = list(self.agents)
         d["rules"] = self.rules.to_dict()
         if not any(a.startswith(specs.EXEC_PREFIX) for a in self.agents):
@@ -180,9 +213,18 @@ def checkpoint_hashes(names: Iterable[str]) -> dict[str, str]:
     return hashes
 
 
-def config_from_dict(d: dict[str, Any]) -> EvalConfig:
-    """Inverse of :meth:`EvalConfig.to_dict`."""
+def config_from_dict(d: dict[str, Any], key: DealKey | None = None) -> EvalConfig:
+    """Inverse of :meth:`EvalConfig.to_dict`. A config of secret deals (``deal_commitment``) needs
+    its ``key`` back, and a key that does not match the commitment is refused (HarnessError)."""
     d = dict(d)
+    commitment = d.pop("deal_commitment", None)
+    if (key.commitment() if key is not None else None) != commitment:
+        raise HarnessError(
+            "the config was played on the seed's public deals: give no key"
+            if commitment is None
+            else f"the config was played on secret deals of commitment {commitment}: give its key"
+        )
+    d["key"] = key
     d["agents"] = tuple(d["agents"])
     d["rules"] = Rules.from_dict(d["rules"])
     return EvalConfig(**d)

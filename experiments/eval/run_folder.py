@@ -1,7 +1,8 @@
 """A run's folder: ``config.json`` (the run's key) and ``results.jsonl`` (one line a finished unit).
 
-Opening a folder for a config refuses one that holds a run of other settings or of other networks,
-and returns the units already finished, so that a run started again resumes where it stopped (a
+Opening a folder for a config refuses one that holds a run of other settings, of other networks or
+on other deals (secret deals of another key, or the seed's public deals), and returns the units
+already finished, so that a run started again resumes where it stopped (a
 line torn by a kill is dropped and its unit played again).
 """
 
@@ -15,10 +16,15 @@ from typing import Any
 
 from ginenv.experiments.eval.run_config import EvalConfig, HarnessError
 
+from ginenv.secret_deals import DealKey
+
 
 @dataclass
 class RunFolder:
-    """A run's folder: ``config.json`` (the fingerprint) and ``results.jsonl`` (one line a unit)."""
+    """A run's folder: ``config.json`` (the fingerprint) and ``results.jsonl`` (one line a unit).
+
+    Neither ever holds a deal key (an agent could read the folder while the run goes on); the key
+    is written at the end only, by :func:`disclose_key`."""
 
     path: Path
     #: sha256 of each ``checkpoint:PATH`` agent's file, read by :meth:`open` (the run's key).
@@ -57,6 +63,7 @@ class RunFolder:
             if not isinstance(stored, dict):
                 raise HarnessError(f"{meta} is corrupt; delete the run folder or pick another --out")
             if stored.get("fingerprint") != fingerprint:
+                _refuse_other_deals(self.path, stored, cfg)
                 changed = [
                     name
                     for name, digest in hashes.items()
@@ -108,3 +115,41 @@ class RunFolder:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def _refuse_other_deals(path: Path, stored: dict[str, Any], cfg: EvalConfig) -> None:
+    """Refuse, in words, a folder whose deals are not ``cfg``'s: secret against public, or another
+    key. The folder holds the commitment only, so a secret run resumes with its key given back."""
+    config = stored.get("config")
+    theirs = config.get("deal_commitment") if isinstance(config, dict) else None
+    ours = cfg.commitment
+    if theirs == ours:
+        return
+    if ours is None:
+        raise HarnessError(
+            f"{path} holds a run on secret deals (commitment {theirs}); resume it with --key and the "
+            "key that run printed, or choose another --out"
+        )
+    if theirs is None:
+        raise HarnessError(f"{path} holds a run on the seed's public deals; secret deals need another --out")
+    raise HarnessError(
+        f"the deal key does not match the commitment of the run in {path} ({theirs}); give the key "
+        "that run printed, or choose another --out"
+    )
+
+
+#: The file of a finished secret run that discloses its key (:func:`disclose_key`).
+KEY_FILE = "deal_key.json"
+
+
+def disclose_key(path: str | Path, key: DealKey) -> Path:
+    """Write ``key`` and its commitment to ``path/deal_key.json``, once the run has ended: from then
+    on anyone holding the folder can check the commitment and replay every deal."""
+    target = Path(path) / KEY_FILE
+    doc = {
+        "deal_key": key.hex(),
+        "deal_commitment": key.commitment(),
+        "check": "ginenv.secret_deals.check_commitment(deal_key, deal_commitment); replay with --key",
+    }
+    target.write_text(json.dumps(doc, indent=1) + "\n")
+    return target

@@ -120,8 +120,9 @@ def play_unit(
 
     ``cache`` keeps the env between units (its state is dealt afresh by every ``reset``); agents are
     never cached: each game gets new ones built from their ``resolved`` specs (with the checkpoint
-    ``digests`` the run is keyed by). Each game is played by :func:`ginenv.agents.arena.play_game`.
-    With ``replay_dir``, each game is also written there as a replay (:func:`replay_name`).
+    ``digests`` the run is keyed by). Each game is played by :func:`ginenv.agents.arena.play_game`,
+    on ``cfg.key``'s secret decks when the config has one. With ``replay_dir``, each game is also
+    written there as a replay (:func:`replay_name`), once both games of the deal are over.
     """
     from ginenv import gin_rummy_v0
 
@@ -131,19 +132,27 @@ def play_unit(
         cache["_env"] = env
     a_name, b_name = pairing
     games = []
+    replays: list[tuple[str, Any]] = []
     luck = 0.0
     for game in (0, 1):
         seats = (a_name, b_name) if game == 0 else (b_name, a_name)
         players = fresh_agents(seats, cfg.rules, cfg.time_limit, resolved, digests)
-        record = play_game(env, players, seed=cfg.seed, deal=deal, names=seats)
+        record = play_game(env, players, seed=cfg.seed, deal=deal, names=seats, key=cfg.key)
         games.append(summarise_game(record, a_seat=game))
         # The luck is seat 0's: A's in the first game, minus it in the second (zero-sum).
         luck += _game_luck(record) * (1.0 if game == 0 else -1.0)
         if replay_dir is not None and record.forfeit is None:
-            from ginenv.replay import hand_replay, match_replay, save_replay
+            from ginenv.replay import hand_replay, match_replay
 
             data = match_replay(env.match) if env.match is not None else hand_replay(env.hand)
-            save_replay(data, Path(replay_dir) / replay_name(seats, deal))
+            replays.append((replay_name(seats, deal), data))
+    # Written once both games are over: a replay shows the deal's cards, which the second game's
+    # agents must not find in the folder while they play them.
+    if replay_dir is not None and replays:
+        from ginenv.replay import save_replay
+
+        for name, data in replays:
+            save_replay(data, Path(replay_dir) / name)
     return {
         "a": a_name,
         "b": b_name,
