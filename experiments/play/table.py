@@ -11,6 +11,13 @@ This module owns the table's moves, joins, replays and stored records. What a se
 from ``observe`` of that seat, never the other seat's hidden cards or the stock order; views name
 the seats from the viewer's side, ``"you"`` and ``"opponent"`` (a spectator's "you": seat 0).
 
+**Deals.** Every hand of a table is dealt from a :class:`~ginenv.secret_deals.DealKey` that never
+leaves the server (a fresh 256-bit key per table, kept in its stored record, never in a view, a
+stream, an error or a replay of an unfinished match): nothing a seat sees, with the source,
+narrows the other cards. Two exceptions, both chosen by the person at the table: a computer match
+given a ``seed`` (``/?seed=12``: the same public deals again, for practice and tests) deals from
+that seed, and scripted ``decks`` (tests) come first. The seed seeds the computer's own choices.
+
 The table refuses anything it cannot do with a :class:`PlayError` that says what was wrong and what
 is allowed, and then nothing has changed. A finished or abandoned match is written as a replay
 (:mod:`ginenv.replay`) in the replay folder.
@@ -20,9 +27,9 @@ replaying them (:meth:`Table.from_record`): the arena reseeds the computer at ev
 seed, so it is asked again and answers the same; the recorded move is played in any case
 (``restore_mismatches`` counts the answers that differed).
 
-The "game of the day" (seed 002) deals game :data:`DAILY_DEAL` of :func:`daily_seed` of the date,
-the same for everyone that day, against ``normal`` (seed 002's Medium) with the standard rules; a
-match seeded with that number deals game 0, other cards.
+The "game of the day" (seed 002) is dealt from :func:`daily_key` of the server's secret and the date:
+the same for everyone on that server that day, other cards on another server, and nobody without
+the server's secret can compute them; against ``normal`` (seed 002's Medium) with the standard rules.
 """
 
 from __future__ import annotations
@@ -59,22 +66,23 @@ from ginenv.actions import (
 from ginenv.engine import HandState
 from ginenv.replay import MAX_PLAYER_NAME, match_replay, save_replay
 from ginenv.rules import Rules
+from ginenv.secret_deals import DealKey
 from ginenv.validation import is_int
 
 _AGENT = gin_rummy_v0.AGENTS
 #: The opponent and rules of the game of the day (seed 002: "La partie du jour se joue au niveau Moyen").
 DAILY_OPPONENT = "normal"
 DAILY_PRESET = "standard"
-#: The game of the day deals this game of its seed (a match seeded with the same number deals game 0).
-DAILY_DEAL = 1
-#: How a stored table is marked (:meth:`Table.to_record`).
+#: How a stored table is marked (:meth:`Table.to_record`); version 1 records (before keyed deals)
+#: are still read: they deal from their seed, as they did.
 RECORD_FORMAT = "ginenv-table"
-RECORD_VERSION = 1
+RECORD_VERSION = 2
+READ_VERSIONS = (1, 2)
 
 
-def daily_seed(day: dt.date) -> int:
-    """The deal seed of the game of the day: the date as the number ``YYYYMMDD``."""
-    return day.year * 10000 + day.month * 100 + day.day
+def daily_key(server_secret: bytes, day: dt.date) -> DealKey:
+    """The deal key of the game of ``day`` on the server whose secret is ``server_secret``."""
+    return DealKey(server_secret).derive(f"ginenv game of the day {day.isoformat()}")
 
 
 class _Replayer:
@@ -106,8 +114,10 @@ class Table(TableViews):
     """One match: seat 0 a person, seat 1 the computer ``opponent`` or (``opponent=None``) a friend.
 
     ``make_agent(name, rules)`` builds the computer player; ``allowed`` lists the opponents the table
-    accepts; ``seed`` seeds the deals and the computer (drawn from the OS when ``None``); ``daily``
-    makes it the game of that day (``normal``, the standard rules, :func:`daily_seed`); ``target``
+    accepts; ``seed`` seeds the computer (drawn from the OS when ``None``) and, given with no ``key``,
+    deals public seeded cards (see the module docstring); ``key`` deals the hands (a fresh
+    :class:`DealKey` when neither is given); ``daily`` makes it the game of that day (``normal``,
+    the standard rules, dealt from ``key``, which must be :func:`daily_key` of that day); ``target``
     replaces the preset's match target; ``names`` are the seats' names (a friend table: the host's,
     then the guest's once they join); ``replay_dir`` is where the replay is written when the match
     ends or is abandoned (``None``: not written); ``decks`` and ``dealer`` script the deals (tests).
@@ -121,6 +131,7 @@ class Table(TableViews):
         allowed: Sequence[str] = (),
         make_agent: Callable[[str, Rules], Any] | None = None,
         seed: int | None = None,
+        key: DealKey | None = None,
         daily: dt.date | None = None,
         replay_dir: Path | None = None,
         table_id: str | None = None,
@@ -131,7 +142,9 @@ class Table(TableViews):
         tag: str | None = None,
     ) -> None:
         if daily is not None:
-            opponent, preset_name, seed, target = DAILY_OPPONENT, DAILY_PRESET, daily_seed(daily), None
+            if key is None and seed is None:
+                raise ValueError("the game of the day is dealt from the server's key: give key=daily_key()")
+            opponent, preset_name, target = DAILY_OPPONENT, DAILY_PRESET, None
         self.kind = "friend" if opponent is None else "computer"
         self.opponent = None if opponent is None else check_opponent(opponent, allowed)
         self.rules = check_rules(preset_name, target)
@@ -139,6 +152,8 @@ class Table(TableViews):
         self.target = target
         if seed is not None and (not is_int(seed) or seed < 0):
             raise PlayError(f"seed must be a non-negative integer or null, got {excerpt(seed)}", 400)
+        # A seed the person chose deals its public cards; otherwise a secret does (module docstring).
+        self.key = key if key is not None or seed is not None else DealKey.new()
         self.seed = secrets.randbits(31) if seed is None else seed
         self.daily = daily
         self.id = table_id or secrets.token_urlsafe(12)
@@ -166,15 +181,17 @@ class Table(TableViews):
             options["decks"] = [list(d) for d in self.decks]
         if dealer is not None or daily is not None:
             options["dealer"] = 0 if dealer is None else dealer
-        # The arena deals game 0 (the game of the day: DAILY_DEAL) of the table's seed and reseeds
-        # the computer at every hand, as the harness does; a person's seat is played from outside.
+        # The arena deals game 0 from the key (or the chosen seed) and reseeds the computer at every
+        # hand from the seed, as the harness does; a person's seat is played from outside.
         self.game = Game(
             self.env,
             [None, self.agent],
             seed=self.seed,
-            deal=DAILY_DEAL if daily is not None else 0,
+            # A game of the day stored before keyed deals was game 1 of its date's seed.
+            deal=1 if daily is not None and self.key is None else 0,
             names=[self.names[0], self.opponent or "guest"],
             options=options,
+            key=self.key,
         )
         self.stage = "play"  # play | showdown | over
         self.events: list[Event] = []
@@ -396,7 +413,8 @@ class Table(TableViews):
         return self.replay_name
 
     def to_record(self) -> dict[str, Any]:
-        """The table as plain data: its settings, seed, names and moves (see the module docstring)."""
+        """The table as plain data: its settings, seed, deal key, names and moves (see the module
+        docstring). It holds the key, so it stays server side: never sent, logged or exported."""
         return {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
@@ -407,6 +425,7 @@ class Table(TableViews):
             "preset": self.preset,
             "target": self.target,
             "seed": self.seed,
+            "key": None if self.key is None else self.key.hex(),
             "daily": self.daily.isoformat() if self.daily else None,
             "decks": self.decks,
             "dealer": self.dealer,
@@ -431,15 +450,21 @@ class Table(TableViews):
         """Rebuild a table from :meth:`to_record`'s data by replaying its moves; a record that does
         not replay raises :class:`PlayError` (status 500)."""
         try:
-            if record.get("format") != RECORD_FORMAT or record.get("version") != RECORD_VERSION:
-                raise ValueError(f"not a {RECORD_FORMAT} record of version {RECORD_VERSION}")
+            if record.get("format") != RECORD_FORMAT or record.get("version") not in READ_VERSIONS:
+                raise ValueError(f"not a {RECORD_FORMAT} record of version {READ_VERSIONS}")
             daily = dt.date.fromisoformat(record["daily"]) if record["daily"] else None
+            key = DealKey.from_hex(record["key"]) if record.get("key") else None
+            if record["version"] == 1 and daily is not None:
+                # Before keyed deals the game of the day was dealt from its date (game 1 of
+                # YYYYMMDD): a table of those days goes on with the cards it was dealt.
+                record = {**record, "seed": daily.year * 10000 + daily.month * 100 + daily.day}
             table = cls(
                 record["opponent"],
                 record["preset"],
                 allowed=allowed,
                 make_agent=make_agent,
                 seed=record["seed"],
+                key=key,
                 daily=daily,
                 replay_dir=replay_dir,
                 table_id=record["id"],
@@ -500,7 +525,6 @@ class Table(TableViews):
 
 __all__ = [
     "COMPUTER",
-    "DAILY_DEAL",
     "DAILY_OPPONENT",
     "DAILY_PRESET",
     "GUEST",
@@ -509,5 +533,5 @@ __all__ = [
     "PlayError",
     "Table",
     "check_name",
-    "daily_seed",
+    "daily_key",
 ]

@@ -28,13 +28,14 @@ from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_help, rule_changes, rule_words
 from ginenv.experiments.play.server import STATIC_DIR, add_table, create_app
-from ginenv.experiments.play.table import Table, daily_seed
+from ginenv.experiments.play.table import Table, daily_key
 from play.privacy import card_names
 from play.serving import play_server, stop
 from policies import deck
 
 from ginenv.actions import action_id, action_name
-from ginenv.cards import CARD_NAMES, cards_of
+from ginenv.cards import CARD_NAMES, cards_of, parse_cards
+from ginenv.engine import HandState
 from ginenv.replay import load_replay, play_replay
 from ginenv.rules import PRESETS, Rules
 
@@ -384,20 +385,63 @@ def test_the_page_scripts_restate_no_preset() -> None:
 # ---------------------------------------------------------------------------- daily game, replays
 
 
-def test_the_game_of_the_day_is_the_same_for_everyone_that_day(tmp_path: Path) -> None:
+def test_the_game_of_the_day_is_the_same_for_everyone_on_one_server_and_other_cards_on_another(
+    tmp_path: Path,
+) -> None:
     day = dt.date(2026, 12, 1)
-    with make_client(tmp_path, today=lambda: day) as c:
+    with make_client(tmp_path, state_dir=tmp_path / "one", today=lambda: day) as c:
         a = c.post("/api/games", json={"daily": True, "opponent": "master", "preset": "oklahoma"}).json()
+        c.cookies.clear()  # another person on the same server
         b = c.post("/api/games", json={"daily": True}).json()
+        secret = c.app.state.store.server_secret  # type: ignore[attr-defined]
+    assert a["id"] != b["id"]
     assert a["daily"] == "2026-12-01" and a["opponent"]["name"] == "normal" and a["preset"] == "standard"
     assert (a["hand"], a["dealer"], a["discard_pile"]) == (b["hand"], b["dealer"], b["discard_pile"])
-    assert daily_seed(day) == 20261201 and daily_seed(dt.date(2026, 12, 2)) != daily_seed(day)
-    other = Table(
-        daily=dt.date(2026, 12, 2),
-        allowed=["normal"],
-        make_agent=lambda n, r: harness_make_agent(n, rules=r),
-    ).view()
+    # The cards are the server key's for that date: the date alone (the old seed 20261201) deals others.
+    dealt = HandState(dealer=0 if a["dealer"] == "you" else 1, deck=daily_key(secret, day).deck(0, 0))
+    assert set(parse_cards(" ".join(a["hand"]["cards"]))) == set(cards_of(dealt.hands[0]))
+    with make_client(tmp_path, state_dir=tmp_path / "two", today=lambda: day) as c:
+        other_server = c.post("/api/games", json={"daily": True}).json()
+        seeded = c.post("/api/games", json={"opponent": "normal", "seed": 20261201}).json()
+    assert (other_server["hand"], other_server["discard_pile"]) != (a["hand"], a["discard_pile"])
+    assert seeded["hand"] != a["hand"]
+    build = lambda n, r: harness_make_agent(n, rules=r)  # noqa: E731
+    next_day = dt.date(2026, 12, 2)
+    key = daily_key(secret, next_day)
+    other = Table(daily=next_day, key=key, allowed=["normal"], make_agent=build).view()
     assert (other["hand"], other["discard_pile"]) != (a["hand"], a["discard_pile"])
+    with pytest.raises(ValueError, match="server's key"):
+        Table(daily=next_day, allowed=["normal"], make_agent=build)
+
+
+def test_a_table_deals_from_its_own_secret_key_kept_out_of_every_view(tmp_path: Path) -> None:
+    """Two tables set up alike deal other cards; the key is in the stored record only, and a table
+    rebuilt from it deals the same cards; a seed the person chose deals its public cards."""
+    build = lambda n, r: harness_make_agent(n, rules=r)  # noqa: E731
+    one, two = (Table("random", allowed=["random"], make_agent=build, seed=3) for _ in range(2))
+    assert one.view()["hand"] == two.view()["hand"]  # a chosen seed: the same public deal
+    one, two = (Table("random", allowed=["random"], make_agent=build) for _ in range(2))
+    assert one.key is not None and two.key is not None and one.key != two.key
+    assert [int(c) for c in one.env.hand.deck] == one.key.deck(0, 0)
+    assert one.view()["hand"] != two.view()["hand"]
+    record = one.to_record()
+    assert record["key"] == one.key.hex() and record["version"] == 2
+    for seat in (0, None):
+        assert one.key.hex() not in json.dumps(one.view(seat))
+    again = Table.from_record(record, allowed=["random"], make_agent=build)
+    assert again.env.hand.deck == one.env.hand.deck
+    friends = Table(None, names=["Ann", ""])
+    assert friends.key is not None and friends.key.hex() not in json.dumps(friends.view(1))
+
+
+def test_a_stored_table_of_before_keyed_deals_goes_on_with_its_seeded_cards() -> None:
+    build = lambda n, r: harness_make_agent(n, rules=r)  # noqa: E731
+    table = Table("random", allowed=["random"], make_agent=build, seed=21)
+    record = {**table.to_record(), "version": 1}
+    del record["key"]
+    record["key"] = None
+    old = Table.from_record(record, allowed=["random"], make_agent=build)
+    assert old.key is None and old.env.hand.deck == table.env.hand.deck
 
 
 def _finish(c: TestClient, view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
