@@ -288,3 +288,25 @@ def test_a_file_that_does_not_parse_is_reported(tmp_path: Path) -> None:
     found = archcheck.check(tmp_path)
     assert [f.rule for f in found] == ["unreadable"]
     assert found[0].where == "ginenv/broken.py:1"
+
+
+def test_a_guessable_generator_where_secrecy_matters_is_found(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "experiments/play/table.py": "import random\n\nSEED = random.getrandbits(31)\n",
+            "experiments/play/store.py": "import numpy as np\n\nKEY = np.random.default_rng().integers(9)\n",
+            "experiments/play/deal.py": "from ginenv.agents.arena import deal_seed\n",
+            "experiments/play/ok.py": "import secrets\n\nTOKEN = secrets.token_urlsafe(24)\n",
+            "experiments/eval/harness.py": "import random\n",  # research seeds: allowed here
+            "ginenv/secret_deals.py": "from numpy.random import default_rng\n",
+        },
+    )
+    found = findings(tmp_path, "guessable-random")
+    assert [f.split(": ")[1] for f in found] == [
+        "experiments/play/deal.py:1",
+        "experiments/play/store.py:3",
+        "experiments/play/table.py:1",
+        "ginenv/secret_deals.py:1",
+    ]
+    assert "imports random" in found[2] and "calls np.random.default_rng" in found[1]

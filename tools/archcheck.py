@@ -25,6 +25,11 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
 ``core-imports-above`` (:func:`core_imports_above`)
     The core (``ginenv`` itself, not ``ginenv.agents`` or ``ginenv.experiments``) imports nothing of
     the layers above it, lazily or not.
+``guessable-random`` (:func:`guessable_random`)
+    Where secrecy matters (the play server, ``ginenv.experiments.play``, and the dealer of secret
+    deals, ``ginenv.secret_deals``) nothing comes from a generator whose output can be computed
+    from its seed: no import of ``random`` or ``numpy.random``, no ``np.random...`` call, no
+    ``deal_seed``. Cards there come from a :class:`DealKey`, tokens from ``secrets``.
 
 It prints one line per finding (``RULE: PATH:LINE: what``) and a last summary line, and exits 1
 when anything is found. It judges only the mechanical part: the design is for a person to read.
@@ -52,6 +57,10 @@ MAX_LINES = 800
 SOURCE_SUFFIXES = (".py", ".js", ".mjs")
 #: Folders never read (caches, installed JavaScript dependencies).
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules"})
+#: Where secrecy matters, and what may not be used there (see ``guessable-random``).
+SECRET_MODULES = ("ginenv.experiments.play", "ginenv.secret_deals")
+GUESSABLE_MODULES = ("random", "numpy.random")
+GUESSABLE_NAMES = frozenset({"deal_seed"})
 #: Calls that import the module named by their first argument (when it is a string literal).
 IMPORT_CALLS = frozenset({"importlib.import_module", "import_module", "__import__"})
 
@@ -367,7 +376,36 @@ def core_imports_above(tree: Tree) -> list[Finding]:
     return found
 
 
-RULES = (private_imports, import_circles, long_files, core_imports_above)
+def guessable_random(tree: Tree) -> list[Finding]:
+    """Non-cryptographic generators used where secrecy matters (see the module docstring)."""
+    found = []
+    for module in tree.modules.values():
+        if not any(module.inside(m) for m in SECRET_MODULES):
+            continue
+        why = []
+        for imp in module.imports:
+            if any(imp.module == m or imp.module.startswith(m + ".") for m in GUESSABLE_MODULES):
+                why.append((imp.line, f"imports {imp.module}"))
+            elif imp.name in GUESSABLE_NAMES or imp.module.rsplit(".", 1)[-1] in GUESSABLE_NAMES:
+                why.append((imp.line, f"imports {imp.name or imp.module}"))
+        parsed = ast.parse(module.path.read_text(encoding="utf-8"))
+        for node in ast.walk(parsed):
+            if isinstance(node, ast.Call):
+                name = call_name(node.func)
+                if name.startswith(("np.random.", "numpy.random.")) or name.split(".")[-1] in GUESSABLE_NAMES:
+                    why.append((node.lineno, f"calls {name}"))
+        for line, what in sorted(set(why)):
+            found.append(
+                Finding(
+                    "guessable-random",
+                    tree.where(module.name, line),
+                    f"{module.name} {what}: where secrecy matters, deal from a DealKey and draw from secrets",
+                )
+            )
+    return found
+
+
+RULES = (private_imports, import_circles, long_files, core_imports_above, guessable_random)
 
 
 def check(root: Path) -> list[Finding]:
@@ -382,7 +420,7 @@ def main(argv: list[str]) -> int:
     findings = check(root)
     for finding in findings:
         print(finding)
-    rules = ("private-import", "import-circle", "long-file", "core-imports-above")
+    rules = ("private-import", "import-circle", "long-file", "core-imports-above", "guessable-random")
     counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
     print(f"{len(findings)} findings ({counts})")
     return 1 if findings else 0
