@@ -180,6 +180,14 @@ def compare_runs(
                     f"{new.config[key]!r} against {base.config[key]!r}): compare runs of the same seed, "
                     "rules, unit and turn limit"
                 )
+        if new.config.get("deal_commitment") != base.config.get("deal_commitment"):
+            # A run on secret deals holds its key's commitment: deal k of two keys (or of a key
+            # and the seed) is other cards, whatever the seed says.
+            raise UsageError(
+                f"{new.path} and {base.path} were played on different deals (deal commitment "
+                f"{new.config.get('deal_commitment')} against {base.config.get('deal_commitment')}): "
+                "compare runs of the same key, or both on the seed's public deals"
+            )
         if str(new.config["unit"]) != unit:
             raise UsageError(
                 f"{new.path} plays {PLURAL.get(str(new.config['unit']))} and "
@@ -193,7 +201,9 @@ def compare_runs(
         if not deals:
             raise UsageError(f"{new.path} and {base.path} have no finished deal in common")
         seed = int(new.config["seed"])
-        dealt_by = json.dumps({key: new.config[key] for key in SAME_DEALS}, sort_keys=True)
+        dealt_by = json.dumps(
+            {key: new.config.get(key) for key in (*SAME_DEALS, "deal_commitment")}, sort_keys=True
+        )
         for deal in deals:
             earlier = seen.setdefault((dealt_by, deal), index)
             if earlier != index:
