@@ -12,6 +12,8 @@ the agent's exploitability, :mod:`ginenv.experiments.train.exploit`),
 ``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`),
 ``config`` (list, print or copy out the shipped configs, :mod:`ginenv.experiments.config`).
 
+``ginenv --version`` prints the package's version (``ginenv 0.1.0``) and exits 0.
+
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then
 ``agent X raised ...``: not a usage error); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (one
@@ -39,6 +41,8 @@ from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import AgentError
 from ginenv.experiments.stopping import Stopped, stop_on_signals
 
+from ginenv import __version__
+
 __all__ = ["build_parser", "main"]
 
 
@@ -52,6 +56,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``ginenv`` command (the subcommands in the order --help lists)."""
     parser = _Parser(prog="ginenv", description="Gin rummy for RL research.")
+    # `ginenv --version`: the package's version (ginenv.__version__, which the wheel's metadata reads).
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     evaluation.add_parsers(sub)  # ladder, match, rate, compare
     games.add_demo_parser(sub)

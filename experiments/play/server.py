@@ -59,6 +59,17 @@ machine; uvicorn then takes the nearest address in the header that is not one of
 forged header from anyone else changes nothing. The keys in links (seat, invitation, watch,
 a computer match's id) are never logged: uvicorn's access log is off. :func:`serve_in_background`
 runs the server on a free port in a thread (the browser tests use it).
+
+Served by :func:`serve_in_background` (as ``ginenv play`` is), the server answers only requests
+whose ``Host`` names it: ``localhost``, ``127.0.0.1``, ``[::1]``, the ``--host`` it listens on and
+each ``--allow-host`` (any other is 400, so that a page whose name was re-pointed at this machine,
+DNS rebinding, cannot read it). A client has 10 s to send a whole request (``--request-timeout``;
+else 408 and the connection closes), an idle keep-alive connection closes after 5 s, and
+connections beyond a cap below the process's descriptor limit (``--max-connections``) are answered
+503 at once, so slow or many clients cannot take every descriptor; a log line repeated (a fault
+over and over) is written once a minute with a count. Every ``/api/`` answer is
+``Cache-Control: no-store``; an error names no folder of the server, and a failure the API does not
+expect is a generic 500 line (its traceback goes to the log).
 """
 
 from __future__ import annotations
@@ -73,7 +84,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +94,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from ginenv.agents import specs
+from ginenv.experiments.play import guards
 from ginenv.experiments.play.checks import PlayError, check_name
 from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import preset_options
@@ -337,10 +349,14 @@ def create_app(
     # hidden cards).
     app.state.tables = store.loaded
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES, large={"/api/replays/view": MAX_REPLAY_BYTES})
+    app.add_middleware(guards.NoStore)  # outermost: BodyLimit's own refusals are private answers too
+    # An error message names no folder of the server (an OSError's text, a replay's location).
+    folders = {replay_dir: "the replay folder", state_dir: "the state folder", Path.home(): "~"}
+    scrub = guards.PathScrubber([*folders.items(), (Path(tempfile.gettempdir()), "a temporary folder")])
 
     @app.exception_handler(PlayError)
     async def play_error(_: Request, err: PlayError) -> JSONResponse:
-        return _error(err.status, str(err))
+        return _error(err.status, scrub(str(err)))
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, err: RequestValidationError) -> JSONResponse:
@@ -352,7 +368,12 @@ def create_app(
             return _error(404, f"no such page or API route: {excerpt(request.url.path)}")
         if err.status_code == 405:
             return _error(405, f"{request.method} is not allowed on {excerpt(request.url.path)}")
-        return _error(err.status_code, clip(str(err.detail), 200))
+        return _error(err.status_code, scrub(clip(str(err.detail), 200)))
+
+    @app.exception_handler(Exception)
+    async def server_failure(_: Request, err: Exception) -> JSONResponse:
+        # Starlette raises the exception again once this answer is sent: uvicorn logs its traceback.
+        return _error(500, guards.failure_message(err))
 
     def client(request: Request) -> str:
         return request.client.host if request.client else "unknown"
@@ -693,26 +714,41 @@ class BackgroundServer:
     app: Any = None
 
     def stop(self) -> None:
-        """Shut the server down (its push streams end) and wait for its thread."""
+        """Shut the server down (its push streams end) and wait for its thread; then log the counts
+        of repeated log lines not written yet."""
         if self.app is not None:
             self.app.state.closing = True
         self.server.should_exit = True
         self.thread.join(timeout=10)
+        guards.quiet_repeats().flush()
 
 
-def serve_in_background(app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> BackgroundServer:
+def serve_in_background(
+    app: FastAPI,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    allow_hosts: Sequence[str] = (),
+    request_timeout: float = guards.REQUEST_TIMEOUT,
+    max_connections: int | None = None,
+) -> BackgroundServer:
     """Serve ``app`` with uvicorn in a daemon thread (``port=0``: a free port); returns once it listens.
 
-    Only the reverse proxies named to :func:`create_app` (``forwarded_allow_ips``) have their
-    ``X-Forwarded-For`` header believed; by default none, and the header is ignored whoever sends
-    it (uvicorn's own default believes it from 127.0.0.1, so that any local client could claim a
-    new address with every request). The access log is off: request paths hold the keys of seats
-    and matches."""
+    Only requests whose ``Host`` header names this machine's loopback names, ``host`` or one of
+    ``allow_hosts`` (``*``: any) are answered (:class:`~ginenv.experiments.play.guards.HostGuard`).
+    A request must arrive whole within ``request_timeout`` seconds, an idle keep-alive connection
+    closes after :data:`~ginenv.experiments.play.guards.KEEP_ALIVE`, and connections beyond
+    ``max_connections`` (``None``: below this process's descriptor limit) are answered 503 and
+    closed (:func:`~ginenv.experiments.play.guards.guarded_protocol`). Only the reverse proxies
+    named to :func:`create_app` (``forwarded_allow_ips``) have their ``X-Forwarded-For`` header
+    believed; by default none, and the header is ignored whoever sends it (uvicorn's own default
+    believes it from 127.0.0.1, so that any local client could claim a new address with every
+    request). The access log is off: request paths hold the keys of seats and matches."""
     import uvicorn
 
     trusted = getattr(app.state, "forwarded_allow_ips", None)
     config = uvicorn.Config(
-        app,
+        guards.HostGuard(app, guards.allowed_hosts(host, allow_hosts)),
         host=host,
         port=port,
         log_level="warning",
@@ -720,7 +756,10 @@ def serve_in_background(app: FastAPI, host: str = "127.0.0.1", port: int = 0) ->
         access_log=False,
         proxy_headers=trusted is not None,
         forwarded_allow_ips=trusted or "",
+        http=guards.guarded_protocol(request_timeout, max_connections),
+        timeout_keep_alive=guards.KEEP_ALIVE,
     )
+    guards.quiet_repeats()  # after Config, which sets uvicorn's logging up
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="ginenv-play", daemon=True)
     thread.start()
