@@ -37,8 +37,8 @@ DEFAULT_CONFIG = "ladder"
 DEFAULT_TRAIN_CONFIG = "ppo"
 CONFIG_HELP = "a shipped config's name (ginenv config list) or a YAML file's path"
 SEED_HELP = (
-    "master seed: a non-negative integer, or 'random' (drawn from the OS and recorded; for "
-    "untrusted agents, which could rebuild the deals of a public seed)"
+    "master seed: a non-negative integer, or 'random' (drawn from the OS and recorded); the deals of "
+    "a seed are public, so a rating you publish plays --secret (the seed then seeds the agents only)"
 )
 TURN_LIMIT_HELP = f"draws per hand before it is truncated with no score (default {DEFAULT_TURN_LIMIT})"
 TIME_LIMIT_HELP = (
