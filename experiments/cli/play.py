@@ -7,12 +7,14 @@ page (:mod:`ginenv.experiments.play.server`) until Ctrl-C or SIGTERM, and then s
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ginenv.experiments.cli.inputs import PACE_MS, PORT, checked
+from ginenv.experiments.cli.inputs import PACE_MS, PORT, checked, within
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import single_thread_torch
+from ginenv.experiments.play.guards import REQUEST_TIMEOUT, check_host_name
 
 
 def lan_address(host: str) -> str | None:
@@ -55,8 +57,11 @@ def cmd_play(args: argparse.Namespace) -> int:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700 if flag == "--state-dir" else 0o777)
         except OSError as err:
             raise UsageError(f"{flag} {folder}: cannot create it ({err.strerror or err})") from None
-    # A port that is taken is said plainly, before uvicorn logs its own traceback-like lines.
+    # A port that is taken is said plainly, before uvicorn logs its own traceback-like lines. The
+    # probe binds as uvicorn does (SO_REUSEADDR): a port whose last server just stopped holds
+    # connections in TIME_WAIT for a minute, which must not read as taken; a listener still does.
     with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((args.host, args.port))
         except OSError as err:
@@ -90,7 +95,15 @@ def cmd_play(args: argparse.Namespace) -> int:
     # before and 25-117 ms after, the largest part of a move's slowest times.
     gc.collect()
     gc.freeze()
-    server = serve_in_background(app, host=args.host, port=args.port)
+    server = serve_in_background(
+        app,
+        host=args.host,
+        port=args.port,
+        # A friend's device names this machine by its network address in the invitation link.
+        allow_hosts=[*(args.allow_host or []), *([lan] if lan is not None else [])],
+        request_timeout=args.request_timeout,
+        max_connections=args.max_connections,
+    )
     try:
         url = server.url if ":" not in args.host else server.url.replace(args.host, f"[{args.host}]")
         if lan is not None:
@@ -195,4 +208,55 @@ def add_parser(sub: Any) -> None:
         help="the reverse proxies (IPs or networks, comma-separated, or *) whose X-Forwarded-For names "
         "the client (default: none, the header is ignored; each connection is its own address)",
     )
+    play.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action=_AllowHost,
+        help="a name clients may reach the server by besides localhost, 127.0.0.1, [::1] and --host "
+        "(repeatable; * for any): requests naming another Host are refused, so that no other web "
+        "page can read the API through a name pointed at this machine",
+    )
+    play.add_argument(
+        "--request-timeout",
+        metavar="SECONDS",
+        type=float,
+        action=checked(_request_timeout),
+        default=REQUEST_TIMEOUT,
+        help=f"seconds a client has to send a whole request before its connection is closed "
+        f"(default {REQUEST_TIMEOUT:g})",
+    )
+    play.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=int,
+        action=checked(MAX_CONNECTIONS),
+        help="connections held open at once; more are answered 503 (default: the open-file limit "
+        "less a sixteenth of it or 32, whichever is larger)",
+    )
     play.set_defaults(func=cmd_play)
+
+
+MAX_CONNECTIONS = within(8, 1 << 20, " connections")
+
+
+def _request_timeout(value: float, option: str) -> float:
+    if not 0.1 <= value <= 600:
+        raise UsageError(f"{option} must be between 0.1 and 600 seconds, got {value:g}")
+    return value
+
+
+class _AllowHost(argparse.Action):
+    """``--allow-host NAME``: appends the name, checked (a refusal is one line, exit 2)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        try:
+            name = check_host_name(str(values), option_string or "--allow-host")
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), name])

@@ -1,0 +1,373 @@
+"""The play server's guards (experiments/play/guards.py): slow and idle clients time out, connections
+stay below the descriptor limit, a repeated fault is logged once with a count, only requests naming
+this server are answered, private answers are not cached, and no error names a folder of the server.
+
+The slow-client test runs ``ginenv play`` in a process of its own under ``ulimit -n 128`` (set in
+the child before it starts) and holds more connections than that, each sending one header line at
+a time, as the attack did; the restart test stops a server with a client connected (its end of the
+connection then waits in TIME_WAIT) and starts another on the same port at once.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import random
+import re
+import resource
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from ginenv.experiments.play.guards import (
+    PathScrubber,
+    RepeatFilter,
+    allowed_hosts,
+    check_host_name,
+    connection_cap,
+    failure_message,
+)
+from ginenv.experiments.play.server import create_app, serve_in_background
+from play.moves import step
+
+#: The descriptor limit the slow-client test's server runs under, and the connections it is sent.
+NOFILE = 128
+SLOW = 150
+#: Seconds a request may take in those tests (the default is 10 s).
+TIMEOUT_S = 1.0
+#: A server's whole output under that flood: a few lines, never a traceback per fault.
+LOG_BOUND = 4000
+
+
+def _low_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextmanager
+def _server(
+    tmp_path: Path, *options: str, port: int = 0, nofile: bool = False
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``ginenv play`` in a process (``nofile``: under ``ulimit -n 128``) with its port."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ginenv.experiments.cli",
+            "play",
+            "--no-browser",
+            "--port",
+            str(port),
+            "--state-dir",
+            str(tmp_path / "tables"),
+            "--replay-dir",
+            str(tmp_path / "replays"),
+            *options,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_low_limit if nofile else lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"http://[\w.]+:(\d+)", line)
+        assert found, line + proc.stdout.read()
+        yield proc, int(found.group(1))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _get(port: int, path: str = "/api/options", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Host": host} if host else {})
+        answer = conn.getresponse()
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
+    finally:
+        conn.close()
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    return out
+
+
+def _slowloris(port: int, seconds: float) -> dict[socket.socket, bytes]:
+    """Open :data:`SLOW` connections that each send a request line, then a header line every 0.2 s;
+    returns what each received before the server closed it (those it did not close: absent)."""
+    socks = []
+    for _ in range(SLOW):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.sendall(b"GET /api/options HTTP/1.1\r\n")
+        socks.append(sock)
+    got: dict[socket.socket, bytes] = {}
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline and len(got) < len(socks):
+            open_ = [s for s in socks if s not in got]
+            ready, _, _ = select.select(open_, [], [], 0.2)
+            for sock in ready:
+                try:
+                    got[sock] = sock.recv(4096)
+                except OSError:
+                    got[sock] = b""
+            for sock in open_:
+                if sock not in got:
+                    try:
+                        sock.sendall(b"X-Slow: 1\r\n")
+                    except OSError:
+                        got[sock] = b""
+    finally:
+        for sock in socks:
+            sock.close()
+    return got
+
+
+def test_slow_clients_time_out_below_the_descriptor_limit_and_the_log_stays_small(tmp_path: Path) -> None:
+    with _server(tmp_path, "--request-timeout", str(TIMEOUT_S), nofile=True) as (proc, port):
+        start = time.monotonic()
+        got = _slowloris(port, 4 * TIMEOUT_S + 2)
+        # Every slow connection was closed by the server, within a few timeouts: those it held
+        # with 408 once their time ran out, those beyond its cap with 503 at once.
+        assert len(got) == SLOW, f"{SLOW - len(got)} slow connections were still open"
+        assert time.monotonic() - start < 4 * TIMEOUT_S + 2
+        status = Counter(answer[:12] for answer in got.values())
+        assert status[b"HTTP/1.1 408"] >= connection_cap(NOFILE) // 2, status
+        assert set(status) <= {b"HTTP/1.1 408", b"HTTP/1.1 503", b""}, status
+        # A normal client is served at once afterwards.
+        code, _, body = _get(port)
+        assert code == 200 and json.loads(body)["opponents"]
+        out = _stop(proc)
+    assert len(out.encode()) < LOG_BOUND, out
+
+
+def test_a_fault_repeated_thousands_of_times_is_logged_once_with_its_count(tmp_path: Path) -> None:
+    # With no cap below the descriptor limit, accept() runs out of descriptors (EMFILE) over and
+    # over while the slow connections are held: asyncio logs a traceback for each try.
+    options = ("--request-timeout", str(TIMEOUT_S), "--max-connections", "100000")
+    with _server(tmp_path, *options, nofile=True) as (proc, port):
+        got = _slowloris(port, 4 * TIMEOUT_S + 2)
+        assert len(got) == SLOW
+        code, _, _ = _get(port)
+        assert code == 200
+        out = _stop(proc)
+    assert len(out.encode()) < LOG_BOUND, out
+    assert out.count("out of system resource") <= 3, out
+    assert re.search(r"\d+ more like this .*not logged", out), out
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_restart_right_after_sigterm_listens_on_the_same_port(tmp_path: Path) -> None:
+    port = _free_port()
+    with _server(tmp_path, port=port) as (proc, _):
+        # A keep-alive connection the server closes as it stops: its end waits in TIME_WAIT.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/api/options")
+        assert conn.getresponse().read()
+        _stop(proc)
+        conn.close()
+    with _server(tmp_path, port=port) as (proc, started):
+        assert started == port
+        assert _get(port)[0] == 200
+        _stop(proc)
+
+
+def test_only_requests_naming_this_server_are_answered(tmp_path: Path) -> None:
+    app = create_app(replay_dir=tmp_path / "replays", state_dir=tmp_path / "tables")
+    server = serve_in_background(app, allow_hosts=["gin.example.org"])
+    port = int(server.url.rsplit(":", 1)[1])
+    try:
+        for host in (
+            f"localhost:{port}",
+            f"127.0.0.1:{port}",
+            f"[::1]:{port}",
+            "gin.example.org",
+            "LOCALHOST",
+        ):
+            assert _get(port, host=host)[0] == 200, host
+        for host in ("rebind.attacker.example:80", f"127.0.0.2:{port}", "example.org"):
+            code, headers, body = _get(port, host=host)
+            assert code == 400 and headers["content-type"] == "application/json"
+            message = json.loads(body)["error"]
+            assert "\n" not in message and repr(host) in message
+            assert "localhost, 127.0.0.1, [::1], gin.example.org" in message and "--allow-host" in message
+    finally:
+        server.stop()
+    # "*" answers any name (behind a proxy that checks it).
+    server = serve_in_background(app, allow_hosts=["*"])
+    try:
+        assert _get(int(server.url.rsplit(":", 1)[1]), host="anything.example")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_allowed_hosts_and_their_option() -> None:
+    assert allowed_hosts("127.0.0.1") == ["localhost", "127.0.0.1", "::1"]
+    assert allowed_hosts("0.0.0.0", ["192.168.1.20", "[fe80::1]"]) == [
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        "192.168.1.20",
+        "fe80::1",
+    ]
+    assert allowed_hosts("gin.local") == ["localhost", "127.0.0.1", "::1", "gin.local"]
+    assert check_host_name("Gin.Example.org.") == "gin.example.org"
+    assert check_host_name("[::1]") == "::1" and check_host_name("*") == "*"
+    for bad in ("http://gin.example.org", "gin.example.org:8765", "a b", ""):
+        with pytest.raises(ValueError, match="is not a host name or IP address"):
+            check_host_name(bad)
+    done = subprocess.run(
+        [sys.executable, "-m", "ginenv.experiments.cli", "play", "--allow-host", "http://x/"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--allow-host: 'http://x/' is not a host name or IP address" in done.stderr
+
+
+def test_every_api_answer_is_no_store(tmp_path: Path) -> None:
+    with TestClient(create_app(replay_dir=tmp_path / "replays", state_dir=tmp_path / "tables")) as c:
+        answers = [
+            c.get("/api/options"),
+            c.get("/api/replays"),
+            c.get("/api/replays/none.json"),
+            c.get("/api/nowhere"),
+            c.post("/api/replays/view", content=b"{}"),
+            c.post("/api/games", content=b"x" * 20_000),  # refused by the body limit
+            c.post("/api/games", json={}),
+        ]
+        for answer in answers:
+            assert answer.headers["cache-control"] == "no-store", (answer.request.url, answer.status_code)
+        assert "no-store" not in c.get("/").headers.get("cache-control", "")
+
+
+def test_errors_name_no_folder_of_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state_dir = tmp_path / "tables"
+    secret = state_dir / "agents" / "model.pt"
+
+    class Failing:
+        """A computer player whose file cannot be read: its error names the file."""
+
+        def reset(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def act(self, *args: object, **kwargs: object) -> int:
+            raise PermissionError(13, "Permission denied", str(secret))
+
+    app = create_app(replay_dir=tmp_path / "replays", state_dir=state_dir, make_agent=lambda *_: Failing())
+    with TestClient(app, raise_server_exceptions=False) as c:
+        answers = [c.get("/api/replays/none.json")]
+        view = c.post("/api/games", json={"seed": 3}).json()
+        rng = random.Random(0)
+        while view["turn"] != "opponent":
+            view = step(c, view, rng)
+        failed = c.post(f"/api/games/{view['id']}/advance")
+        assert failed.status_code == 500 and "model.pt" in failed.json()["error"]
+        answers.append(failed)
+
+        # A failure the API does not expect (here the table store's disk) is one generic line.
+        def broken(*_: object) -> None:
+            raise OSError(5, "Input/output error", str(state_dir / "tables.sqlite3"))
+
+        monkeypatch.setattr(app.state.store, "game", broken)
+        unexpected = c.get(f"/api/games/{view['id']}")
+        assert unexpected.status_code == 500 and unexpected.headers["cache-control"] == "no-store"
+        assert unexpected.json() == {"error": failure_message(OSError(5, "Input/output error"))}
+        answers.append(unexpected)
+    for answer in answers:
+        assert str(tmp_path) not in answer.text and str(Path.home()) not in answer.text, answer.text
+
+
+def test_path_scrubber_names_files_and_folders_without_their_place(tmp_path: Path) -> None:
+    scrub = PathScrubber([(tmp_path / "replays", "the replay folder"), (tmp_path, "the state folder")])
+    assert scrub(f"no replay in {tmp_path / 'replays'}") == "no replay in the replay folder"
+    assert scrub(f"cannot read '{tmp_path / 'replays' / 'a.json'}': bad") == "cannot read 'a.json': bad"
+    assert scrub(f"{tmp_path}/t/x.json and {tmp_path}") == "x.json and the state folder"
+    assert scrub("no such page or API route: /api/x") == "no such page or API route: /api/x"
+    assert "/" not in failure_message(PermissionError(13, "Permission denied", "/srv/secret/x"))
+
+
+def test_repeat_filter_counts_what_it_drops() -> None:
+    now = [0.0]
+    kept: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            kept.append(record.getMessage())
+
+    log = logging.getLogger("ginenv.test_guards")
+    log.propagate = False
+    repeats = RepeatFilter(window=60, clock=lambda: now[0])
+    log.addFilter(repeats)
+    log.addHandler(Keep())
+    try:
+        for i in range(1000):
+            log.error("accept() failed on fd %d", i)
+        log.warning("another kind")
+        now[0] = 61.0
+        log.error("accept() failed on fd %d", 1000)
+        log.error("accept() failed on fd %d", 1001)
+        repeats.flush()
+        repeats.flush()  # nothing left to report
+    finally:
+        log.removeFilter(repeats)
+        log.handlers.clear()
+    assert kept == [
+        "accept() failed on fd 0",
+        "another kind",
+        "accept() failed on fd 1000 (999 more like this in the last 60 s were not logged)",
+        "1 more like this were not logged: accept() failed on fd 1000",
+    ]
+
+
+def test_the_connection_cap_leaves_descriptors_free() -> None:
+    assert connection_cap(128) == 96
+    assert connection_cap(1024) == 960
+    assert connection_cap(20) == 8
+    assert connection_cap(resource.RLIM_INFINITY) < 1 << 20
+    assert connection_cap() < resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def test_an_idle_connection_is_closed_without_an_answer(tmp_path: Path) -> None:
+    app = create_app(replay_dir=tmp_path / "replays", state_dir=tmp_path / "tables")
+    server = serve_in_background(app, request_timeout=TIMEOUT_S)
+    try:
+        port = int(server.url.rsplit(":", 1)[1])
+        idle = socket.create_connection(("127.0.0.1", port), timeout=5)
+        started = time.monotonic()
+        assert idle.recv(100) == b""  # closed, nothing said: no request was begun
+        assert TIMEOUT_S * 0.8 < time.monotonic() - started < TIMEOUT_S + 3
+        # A slow body is a slow request too.
+        slow = socket.create_connection(("127.0.0.1", port), timeout=5)
+        slow.sendall(b"POST /api/games HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n{")
+        assert slow.recv(100).startswith(b"HTTP/1.1 408")
+        # A request in time is answered, and its connection kept for the next one.
+        with httpx.Client(base_url=server.url) as client:
+            assert client.get("/api/options").status_code == 200
+            time.sleep(TIMEOUT_S / 2)
+            assert client.get("/api/options").status_code == 200
+    finally:
+        server.stop()
