@@ -244,3 +244,22 @@ def test_rate_on_secret_deals_replays_every_level_and_discloses_its_key(
     assert len(pairs) == 6
     for folder in (replayed, Path(result["results"])):
         assert json.loads((folder / "deal_key.json").read_text())["deal_key"] == key
+
+
+def test_ray_deals_the_same_secret_decks_as_this_process(tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    key = DealKey.new()
+    cfg = EvalConfig(agents=("random", "greedy"), deals=4, key=key)
+    here = evaluate(cfg, tmp_path / "here", workers=1, progress=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = evaluate(cfg, tmp_path / "ray", backend="ray", progress=False)
+    finally:
+        ray.shutdown()
+    for folder in ("here", "ray"):
+        assert _files_holding(tmp_path / folder, key.hex()) == []
+
+    def luck(records: list[dict[str, Any]]) -> list[tuple[int, float, int]]:
+        return [(r["deal"], r["pair_luck"], r["pair_sum"]) for r in records]
+
+    assert luck(remote) == luck(here)
