@@ -8,10 +8,11 @@
                             # the notebooks run for their plots (GINENV_DOCS_EXECUTE=false: not)
 
 Each task creates ``.venv`` beside this file on first use and installs the project into it (editable,
-with the dev extra). ``test`` also needs a Chromium for the browser tests of ``ginenv play``: the
-system's (``chromium`` on the PATH, or the executable named by ``GINENV_CHROMIUM``), installed with
-``apt-get install chromium`` when it is missing and this runs as root on Debian or Ubuntu; and
-Node.js (``node``) for the test of the exec: protocol's Node.js client, installed the same way.
+with the dev extra; ``docs`` with the docs extra alone, what the manual's build needs). ``test`` also
+needs a Chromium for the browser tests of ``ginenv play``: the system's (``chromium`` on the PATH,
+or the executable named by ``GINENV_CHROMIUM``), installed with ``apt-get install chromium`` when it
+is missing and this runs as root on Debian or Ubuntu; and Node.js (``node``) for the test of the
+exec: protocol's Node.js client, installed the same way.
 Torch: a CPU wheel found locally (pip's find-links) is installed first so the
 open ``torch>=2.2`` requirement does not pull a multi-GB CUDA build; elsewhere pip picks torch as usual.
 """
@@ -139,7 +140,7 @@ def main(argv: list[str]) -> int:
     if task == "docs":
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails
         # the build. `python3 dev.py docs serve` previews it instead (mkdocs serve).
-        ensure_env()
+        ensure_env("docs")  # MkDocs, its plugins and a Jupyter kernel: not the test tools of `dev`
         # Material for MkDocs prints a banner about its successor at every build; this quiets it.
         os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
         # The notebooks are stored without outputs: the manual's build runs them (a few minutes) so
