@@ -337,7 +337,7 @@ def create_app(
     def rebuild(record: dict[str, Any]) -> Table:
         return Table.from_record(record, allowed=allowed, make_agent=build, replay_dir=replay_dir)
 
-    store = TableStore(state_dir, rebuild, memory_limit=max_games, clock=clock)
+    store = TableStore(state_dir, rebuild, replay_dir=replay_dir, memory_limit=max_games, clock=clock)
     app.state.wakers = store_wakers = Wakers()
     store.on_change = store_wakers.notify
     creations = RateLimit(create_per_minute, 60.0)
@@ -390,12 +390,13 @@ def create_app(
             return store.view(s, seat)
 
     def hidden_replays(request: Request) -> Callable[[str], bool]:
-        """Which replay names this person may not open now (see the module docstring)."""
-        running = store.in_progress_replays()
+        """Which replay names this person may not open now (see the module docstring): the store
+        lists only finished matches, but today's game of the day stays closed to whoever has not
+        played theirs."""
         today_daily = f"-daily-{today().isoformat()}-"
         found = store.daily(_person(request)[0], today().isoformat())
         played = bool(found and found["finished"])
-        return lambda name: name in running or (today_daily in name and not played)
+        return lambda name: today_daily in name and not played
 
     @app.get("/", include_in_schema=False)
     def index(request: Request) -> Response:
@@ -445,7 +446,7 @@ def create_app(
             daily=day,
             replay_dir=replay_dir,
         )
-        store.add(table, person=person if day is not None else None)
+        store.add(table, person=person if day is not None else None, client=client(request))
         return _with_person(_json(seen_view(table.id, HOST), 201), person, new)
 
     @app.get("/api/games/{game_id}")
@@ -484,7 +485,7 @@ def create_app(
         creations.check(client(request))
         rules = body.preset or preset
         table = Table(None, rules, target=body.target, names=[name, ""], replay_dir=replay_dir)
-        entry = store.add(table)
+        entry = store.add(table, client=client(request))
         view = seen_view(table.id, HOST)
         return _json({"table": table.id, "seat": entry.tokens["seat0"], "view": view}, 201)
 
@@ -543,17 +544,16 @@ def create_app(
 
     @app.get("/api/replays")
     def list_replays(request: Request) -> dict[str, Any]:
-        files = sorted(replay_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         hidden = hidden_replays(request)
         return {
             "replays": [
                 {
-                    "name": p.name,
-                    "size": p.stat().st_size,
-                    "modified": dt.datetime.fromtimestamp(p.stat().st_mtime).isoformat(timespec="seconds"),
+                    "name": name,
+                    "size": size,
+                    "modified": dt.datetime.fromtimestamp(created).isoformat(timespec="seconds"),
                 }
-                for p in files
-                if _REPLAY_NAME.match(p.name) and not hidden(p.name)
+                for name, size, created in store.replays()
+                if not hidden(name)
             ]
         }
 
@@ -563,15 +563,17 @@ def create_app(
             raise PlayError(
                 f"bad replay name {excerpt(name)}: a file name ending in .json, as /api/replays lists", 400
             )
-        path = replay_dir / name
-        if not path.is_file():
-            raise PlayError(f"no replay named {excerpt(name)} in {replay_dir}", 404)
-        if hidden_replays(request)(name):
-            raise PlayError(f"replay {excerpt(name)} is of a match in progress: it opens once it ends", 404)
-        if path.stat().st_size > MAX_REPLAY_BYTES:
-            raise PlayError(f"replay {excerpt(name)} is larger than {MAX_REPLAY_BYTES} bytes", 413)
+        # Served from the store, never from the folder: a file there may be of a match in progress
+        # (exported as the server stopped), the store holds finished matches only.
+        text = store.replay(name)
+        if text is None or hidden_replays(request)(name):
+            raise PlayError(
+                f"no replay named {excerpt(name)} in the replay folder: its match is not over, or the "
+                "name is wrong",
+                404,
+            )
         try:
-            data = parse_replay(path.read_bytes(), "the replay")
+            data = parse_replay(text, "the replay")
         except ReplayError as err:
             raise PlayError(str(err), 400) from None
         return _frames(data, name)
@@ -667,8 +669,9 @@ class Wakers:
 
 
 def save_open_games(app: FastAPI) -> list[str]:
-    """Write every table and the replay of every unfinished match in memory (``ginenv play`` calls
-    this as it stops); returns the replays' file names."""
+    """As ``ginenv play`` stops: every table is in the store already; the replay of each unfinished
+    match in memory is exported to the replay folder for the operator (never listed nor served: its
+    table resumes at the next start, :meth:`TableStore.save_all`); returns those files' names."""
     store: TableStore = app.state.store
     return store.save_all()
 

@@ -35,6 +35,7 @@ the server's secret can compute them; against ``normal`` (seed 002's Medium) wit
 from __future__ import annotations
 
 import datetime as dt
+import json
 import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -64,7 +65,7 @@ from ginenv.actions import (
     action_id,
 )
 from ginenv.engine import HandState
-from ginenv.replay import MAX_PLAYER_NAME, match_replay, save_replay
+from ginenv.replay import MAX_PLAYER_NAME, match_replay
 from ginenv.rules import Rules
 from ginenv.secret_deals import DealKey
 from ginenv.validation import is_int
@@ -393,10 +394,11 @@ class Table(TableViews):
     # ------------------------------------------------------------------ replay and record
 
     def save_replay(self) -> str | None:
-        """Write the match so far as a replay (once a move was made); returns the file name.
+        """Name the match's replay (once a move was made; the name never changes after); returns it.
 
-        A replay holds both hands at every step: the table writes it when its match ends (finished,
-        left, forfeited), the store as the server stops, never while a match merely waits."""
+        The table writes nothing: the store keeps the replay (:meth:`replay_text`) in the
+        transaction that marks the match over, and exports it to the replay folder once committed,
+        so no file can ever name a match its store does not know has ended."""
         if self.replay_dir is None or not self.moves or self._restoring:
             return None
         if self.replay_name is None:
@@ -407,10 +409,12 @@ class Table(TableViews):
                 who = f"you-vs-{agent_slug(self.opponent)}"
             daily = f"-daily-{self.daily.isoformat()}" if self.daily else ""
             self.replay_name = f"{stamp}-{who}{daily}-{self.tag}.json"
-        self.replay_dir.mkdir(parents=True, exist_ok=True)
-        players = [self.display_name(s)[:MAX_PLAYER_NAME] or f"player_{s}" for s in (0, 1)]
-        save_replay(match_replay(self.match, players), self.replay_dir / self.replay_name)
         return self.replay_name
+
+    def replay_text(self) -> str:
+        """The match so far as a replay file's JSON (:mod:`ginenv.replay`, as ``ginenv replay`` reads)."""
+        players = [self.display_name(s)[:MAX_PLAYER_NAME] or f"player_{s}" for s in (0, 1)]
+        return json.dumps(match_replay(self.match, players), indent=1) + "\n"
 
     def to_record(self) -> dict[str, Any]:
         """The table as plain data: its settings, seed, deal key, names and moves (see the module

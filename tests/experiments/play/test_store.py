@@ -8,9 +8,11 @@ tokens nor match ids reach the server's log.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import random
+import sqlite3
 import stat
 import subprocess
 from contextlib import AbstractContextManager
@@ -22,6 +24,7 @@ import pytest
 from fastapi.testclient import TestClient
 from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 from ginenv.experiments.play.presets import rules_line
+from ginenv.experiments.play.db import DB_FILE
 from ginenv.experiments.play.server import create_app, save_open_games
 from ginenv.experiments.play.store import ABANDONED_AFTER, FINISHED_AFTER, RateLimit
 from ginenv.experiments.play.table import PlayError, Table
@@ -70,10 +73,17 @@ def test_tables_beyond_the_memory_limit_wait_on_disk_and_come_back(tmp_path: Pat
         # A table comes back where it was and goes on from there.
         again = step(c, c.get(f"/api/games/{views[0]['id']}").json(), rng)
         assert again["events"] != views[0]["events"] or again["stage"] != views[0]["stage"]
-    files = list((tmp_path / "tables").glob("*.json"))
-    assert len(files) == 30
+    assert _rows(tmp_path, "SELECT count(*) FROM tables") == [(30,)]
     assert stat.S_IMODE((tmp_path / "tables").stat().st_mode) == 0o700
+    files = list((tmp_path / "tables").iterdir())
+    assert {f.name for f in files} >= {DB_FILE, f"{DB_FILE}-wal"}
     assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def _rows(tmp_path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    """Rows of the state folder's database, read by another connection (as a restart would)."""
+    with contextlib.closing(sqlite3.connect(tmp_path / "tables" / DB_FILE)) as db, db:
+        return db.execute(sql, args).fetchall()
 
 
 @pytest.mark.parametrize("opponent", ["normal", "master", "neural"])
@@ -142,16 +152,14 @@ def test_only_abandoned_tables_expire(tmp_path: Path) -> None:
         assert c.get(f"/api/games/{kept['id']}").status_code == 200
 
 
-def test_a_broken_table_file_is_skipped_and_answered_clearly(tmp_path: Path) -> None:
+def test_a_broken_table_is_answered_clearly(tmp_path: Path) -> None:
     with TestClient(app_at(tmp_path)) as c:
         gid = c.post("/api/games", json={"opponent": "random", "seed": 3}).json()["id"]
-    path = tmp_path / "tables" / f"{gid}.json"
-    data = json.loads(path.read_text())
-    data["table"]["moves"] = [[0, "knock As"]]
-    path.write_text(json.dumps(data))
-    (tmp_path / "tables" / "garbage0123.json").write_text("{not json")
+    ((text,),) = _rows(tmp_path, "SELECT record FROM tables WHERE id = ?", gid)
+    data = json.loads(text)
+    data["moves"] = [[0, "knock As"]]
+    _rows(tmp_path, "UPDATE tables SET record = ? WHERE id = ?", json.dumps(data), gid)
     app = app_at(tmp_path)
-    assert app.state.store.skipped == 1
     with TestClient(app) as c:
         r = c.get(f"/api/games/{gid}")
         assert r.status_code == 410 and "could not be resumed" in r.json()["error"]
@@ -215,8 +223,7 @@ def test_a_finished_game_of_the_day_cannot_be_started_again(tmp_path: Path) -> N
 
 def app_cookie(app: Any) -> dict[str, str]:
     """The person of the only game of the day an app's store knows."""
-    people = json.loads((Path(app.state.store.state_dir) / "daily.json").read_text())["people"]
-    (person,) = people
+    ((person,),) = app.state.store.db.read("SELECT person FROM daily")
     return {"ginenv_player": person}
 
 
@@ -311,7 +318,7 @@ def test_sigterm_saves_the_tables_a_restart_resumes_them_and_no_key_is_logged(tm
     assert "1 unfinished match(es) saved" in out
     for key in keys:
         assert key not in out
-    assert len(list((tmp_path / "tables").glob("*.json"))) == 2
+    assert _rows(tmp_path, "SELECT count(*) FROM tables") == [(2,)]
     # A new server on the same folder resumes both tables.
     with _server(tmp_path) as (proc, url):
         assert "2 table(s) kept in" in (proc.stdout.readline() if proc.stdout else "")
