@@ -1,23 +1,30 @@
-"""The install layout, and a wheel that works from any folder (issue 43).
+"""The install layout, the release files, and a wheel that works from any folder (issues 43 and 54).
 
 ``agents/`` and ``experiments/`` install as ``ginenv.agents`` and ``ginenv.experiments``: a research
 project's own ``agents`` and ``experiments`` packages neither shadow ginenv's nor are shadowed by them
-(the first two tests, run with the project's environment from such a project folder).
+(two tests, run with the project's environment from such a project folder).
 
-The wheel is built with the standard build tool (``python -m build --wheel``) from a copy of the
-sources, so that the checkout's own ``build/`` folder cannot leak stale files into it. One test reads
-the wheel: every package (a folder with an ``__init__.py`` under ``ginenv/``, ``agents/`` and
-``experiments/``) and every kind of package data is in it under its installed name. The other installs
-it, not editable, into a fresh virtual environment in a temporary folder and runs the commands a new
-user runs from an empty folder, with no PYTHONPATH and the checkout nowhere on ``sys.path``:
-``ginenv config show``, ``demo``, ``ladder`` and ``rate`` (the shipped ``ladder`` config, 2 deals),
-``match neural master_prior``, ``train --config ppo`` (a few hundred steps) and ``play`` (the page
-and an API endpoint fetched, then stopped). It takes about 3 minutes on 2 cores, most of it pip
-installing the dependencies from its cache and numba compiling the kernels once.
+The release is built once for the module with the standard build tool (``python -m build``: the
+sdist, then the wheel from the sdist, as a release is built) from a copy of the sources, so that the
+checkout's own ``build/`` folder cannot leak stale files into it. The build must print no warning.
+The wheel must hold every package (a folder with an ``__init__.py`` under ``ginenv/``, ``agents/``
+and ``experiments/``) and every kind of package data under its installed name, the licence and the
+metadata (authors, classifiers, project URLs, the extras); the sdist the licence, the changelog, the
+manual and every tracked file the test suite reads, so that its tests run. ``ginenv --version``
+prints the version. The last test installs the wheel, not editable, into a fresh virtual environment
+in a temporary folder and runs the commands a new user runs from an empty folder, with no PYTHONPATH
+and the checkout nowhere on ``sys.path``: ``ginenv --version``, ``config show``, ``demo``,
+``ladder`` and ``rate`` (the shipped ``ladder`` config, 2 deals), ``match neural master_prior``,
+``train --config ppo`` (a few hundred steps) and ``play`` (the page and an API endpoint fetched, then
+stopped). It takes about 3 minutes on 2 cores, most of it pip installing the dependencies from its
+cache and numba compiling the kernels once.
 """
 
 from __future__ import annotations
 
+import email
+import email.message
+import importlib.metadata
 import json
 import os
 import re
@@ -25,44 +32,98 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.request
 import venv
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from ginenv.experiments.cli import main
+
+from ginenv import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Repository folder -> its installed package (setup.py maps the same three roots).
 ROOTS = {"ginenv": "ginenv", "agents": "ginenv/agents", "experiments": "ginenv/experiments"}
-#: What the build reads: the metadata, the package discovery and the three package folders.
-SOURCES = ("pyproject.toml", "setup.py", "README.md", *ROOTS)
 SHIPPED_CONFIGS = ("ladder", "ladder_big", "master_ppo", "neural", "ppo")
 LADDER_AGENTS = ["random", "easy", "normal", "hard", "neural", "expert", "master"]
+#: Never copied into the build: environments, caches, build and run outputs, the VCS.
+NOT_SOURCES = (
+    ".git", ".venv", "build", "dist", "site", "runs", "results", "__pycache__", "*.pyc", "*.egg-info",
+    ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+)  # fmt: skip
+#: Tracked files that are not part of the source release (CI's entry point, the VCS's own file).
+NOT_IN_SDIST = (".ci/run", ".gitignore")
+#: The extras of pyproject.toml; ``dev`` is their union plus the test tools.
+EXTRAS = {"sb3", "ray", "baselines", "docs", "play-load"}
+PROJECT_URLS = {"Homepage", "Documentation", "Repository", "Issues"}
 
 
-def build_wheel(tmp: Path) -> Path:
-    """``python -m build --wheel`` on a clean copy of the sources; the wheel's path."""
+@dataclass(frozen=True)
+class Release:
+    """What ``python -m build`` made: the sdist, the wheel and what the build printed."""
+
+    sdist: Path
+    wheel: Path
+    output: str
+
+
+def tracked_files(untracked: bool = False) -> list[str] | None:
+    """The checkout's files that git tracks (and, with ``untracked``, those it would: not ignored) and
+    that exist; None outside a git checkout (an unpacked sdist)."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", *(["-co", "--exclude-standard"] if untracked else [])],
+            cwd=ROOT, capture_output=True, text=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return None
+    return [name for name in listed.split("\0") if name and (ROOT / name).is_file()]
+
+
+def copy_sources(dest: Path) -> None:
+    """The checkout's sources into ``dest``: git's files in a git checkout (new ones not yet committed
+    included, as the tests run them), else every file but the build and run outputs
+    (:data:`NOT_SOURCES`)."""
+    files = tracked_files(untracked=True)
+    if files is None:
+        shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(*NOT_SOURCES), symlinks=True)
+        return
+    for name in files:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target, follow_symlinks=False)
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
+    """``python -m build`` (the sdist, then the wheel from it) on a clean copy of the sources."""
+    tmp = tmp_path_factory.mktemp("release")
     src = tmp / "src"
-    src.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", ".ipynb_checkpoints")
-    for name in SOURCES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, src / name, ignore=ignore)
-        else:
-            shutil.copy2(source, src / name)
+    copy_sources(src)
     dist = tmp / "dist"
+    # PYTHONDONTWRITEBYTECODE makes setuptools say that byte-compiling is disabled: a note about the
+    # environment, not about the package, so the build runs without it.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(src)],
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(src)],
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (sdist,) = dist.glob("ginenv-*.tar.gz")
     (wheel,) = dist.glob("ginenv-*.whl")
-    return wheel
+    return Release(sdist, wheel, done.stdout + done.stderr)
+
+
+def metadata(text: bytes) -> email.message.Message:
+    """Core metadata (a wheel's METADATA, an sdist's PKG-INFO) as a message of headers."""
+    return email.message_from_bytes(text)
 
 
 def expected_packages() -> set[str]:
@@ -75,8 +136,15 @@ def expected_packages() -> set[str]:
     return found
 
 
-def test_the_wheel_holds_every_package_and_the_package_data(tmp_path: Path) -> None:
-    names = set(zipfile.ZipFile(build_wheel(tmp_path)).namelist())
+def test_the_build_prints_no_warning(release: Release) -> None:
+    # Setuptools' own words for a package left out (``Package ... is absent from the `packages`
+    # configuration``), a MANIFEST.in line that matches nothing, a deprecated setting.
+    warnings = [line for line in release.output.splitlines() if re.search(r"warn", line, re.IGNORECASE)]
+    assert warnings == [], "\n".join(warnings)
+
+
+def test_the_wheel_holds_every_package_and_the_package_data(release: Release) -> None:
+    names = set(zipfile.ZipFile(release.wheel).namelist())
     packages = {n.removesuffix("/__init__.py") for n in names if n.endswith("/__init__.py")}
     expected = expected_packages()
     # The subpackages that exist today, so that a broken search cannot pass by finding nothing.
@@ -85,7 +153,7 @@ def test_the_wheel_holds_every_package_and_the_package_data(tmp_path: Path) -> N
         f"missing: {sorted(expected - packages)}, extra: {sorted(packages - expected)}"
     )
     # Nothing installs as a top-level agents or experiments package.
-    assert {n.split("/")[0] for n in names} == {"ginenv", "ginenv-0.1.0.dist-info"}
+    assert {n.split("/")[0] for n in names} == {"ginenv", f"ginenv-{__version__}.dist-info"}
     data = {
         *(f"ginenv/experiments/configs/{c}.yaml" for c in SHIPPED_CONFIGS),
         "ginenv/agents/neural/data/neural.pt",
@@ -97,11 +165,68 @@ def test_the_wheel_holds_every_package_and_the_package_data(tmp_path: Path) -> N
     assert data <= names, sorted(data - names)
 
 
+def test_the_wheel_and_the_sdist_carry_the_licence_and_the_metadata(release: Release) -> None:
+    licence = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert licence.startswith("MIT License") and "The ginenv developers" in licence
+    dist_info = f"ginenv-{__version__}.dist-info"
+    with zipfile.ZipFile(release.wheel) as wheel:
+        assert wheel.read(f"{dist_info}/licenses/LICENSE").decode("utf-8") == licence
+        wheel_meta = metadata(wheel.read(f"{dist_info}/METADATA"))
+    top = release.sdist.name.removesuffix(".tar.gz")
+    with tarfile.open(release.sdist) as sdist:
+        assert sdist.extractfile(f"{top}/LICENSE").read().decode("utf-8") == licence  # type: ignore[union-attr]
+        sdist_meta = metadata(sdist.extractfile(f"{top}/PKG-INFO").read())  # type: ignore[union-attr]
+    for meta in (wheel_meta, sdist_meta):
+        assert meta["Version"] == __version__
+        assert meta["License-Expression"] == "MIT" and meta.get_all("License-File") == ["LICENSE"]
+        assert meta["Author"] == "The ginenv developers"
+        classifiers = meta.get_all("Classifier") or []
+        assert "Programming Language :: Python :: 3" in classifiers
+        assert any(c.startswith("Development Status ::") for c in classifiers)
+        urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+        assert set(urls) >= PROJECT_URLS and all(u.startswith("https://") for u in urls.values())
+        assert set(meta.get_all("Provides-Extra") or []) == {*EXTRAS, "dev"}
+        # dev is the union of the extras (CI installs dev and so keeps everything).
+        (union,) = (r for r in meta.get_all("Requires-Dist") or [] if r.startswith("ginenv["))
+        assert set(union.split("[", 1)[1].split("]", 1)[0].split(",")) == EXTRAS
+        assert union.endswith('extra == "dev"')
+
+
+def test_the_sdist_holds_the_manual_and_what_its_tests_read(release: Release) -> None:
+    top = release.sdist.name.removesuffix(".tar.gz")
+    with tarfile.open(release.sdist) as sdist:
+        names = {n.removeprefix(f"{top}/") for n in sdist.getnames()}
+    shipped = {
+        "LICENSE", "CHANGELOG.md", "README.md", "mkdocs.yml", "pyproject.toml", "setup.py",
+        "tests/ginenv/test_cards.py", "tests/ginenv/reference.py", "tests/agents/neural/test_search.py",
+        "docs/index.md", "docs/versioning.md", "docs/_hooks/installed_layout.py",
+        "notebooks/01_quick_start.ipynb", "benchmarks/bench_play_load.py", "tools/archcheck.py",
+        "research/priors.py", "research/dr_n3.pt",
+    }  # fmt: skip
+    assert shipped <= names, sorted(shipped - names)
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    # Every file git tracks is in the sdist (MANIFEST.in names the kinds of file it takes).
+    files = tracked_files()
+    if files is None:
+        pytest.skip("not a git checkout: the sdist's own contents cannot be compared with git's")
+    missing = sorted(set(files) - names - set(NOT_IN_SDIST))
+    assert not missing, f"not in the sdist (add their kind to MANIFEST.in): {missing}"
+
+
+def test_ginenv_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out == f"ginenv {__version__}\n"
+    # One version: the installed metadata reads ginenv.__version__.
+    assert importlib.metadata.version("ginenv") == __version__
+
+
 @pytest.fixture
-def fresh(tmp_path: Path):  # type: ignore[no-untyped-def]
+def fresh(release: Release, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A fresh virtual environment outside the checkout with only the wheel (and its dependencies)
     installed; yields (its bin folder, the environment for commands, an empty working folder)."""
-    wheel = build_wheel(tmp_path)
+    wheel = release.wheel
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
@@ -155,6 +280,7 @@ def test_the_installed_wheel_runs_from_an_empty_folder(fresh) -> None:  # type: 
     assert where["top"] == [False, False]
     assert os.listdir(work) == []
 
+    assert run(ginenv, "--version") == f"ginenv {__version__}\n"
     assert run(ginenv, "config", "show", "ppo") == (ROOT / "experiments" / "configs" / "ppo.yaml").read_text()
     assert "result:" in run(ginenv, "demo")
 
