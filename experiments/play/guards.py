@@ -35,8 +35,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-#: Seconds a client has to send a whole request (headers and body), from the moment its connection
-#: is ready for one (connected, or the previous answer sent). A browser sends a request in
+#: Seconds a client has to send a whole request (headers and body), from its connection's start or,
+#: on a kept-alive connection, from the request's first byte. A browser sends a request in
 #: milliseconds; a client that trickles its headers is holding a connection, not making a request.
 REQUEST_TIMEOUT = 10.0
 #: Seconds an idle keep-alive connection stays open between two requests (uvicorn's own timer).
@@ -101,15 +101,26 @@ def _guarded_h11() -> type:
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            if self._deadline is None and self.conn.their_state is h11.IDLE:
+                self._arm()  # the first bytes of a request on a kept-alive connection: its clock starts
             super().data_received(data)
-            # Their side is past IDLE and SEND_BODY once a whole request arrived: the deadline is met.
-            if self._deadline is not None and self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
-                self._disarm()
+            self._check()
 
         def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-                self._arm()  # ready for the next request on this connection
+            super().on_response_complete()  # may take a request that came meanwhile
+            if self.transport.is_closing():
+                return
+            self._disarm()
+            self._check()
+
+        def _check(self) -> None:
+            """Disarm once a whole request is in (their side past IDLE and SEND_BODY); arm if part of
+            one is (an idle kept-alive connection is uvicorn's keep-alive timer's to close)."""
+            begun = self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0])
+            if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+                self._disarm()
+            elif begun and self._deadline is None:
+                self._arm()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -141,9 +152,10 @@ def _guarded_h11() -> type:
 
 def guarded_protocol(request_timeout: float = REQUEST_TIMEOUT, max_connections: int | None = None) -> type:
     """uvicorn's h11 protocol class (``uvicorn.Config(http=...)``) that closes a connection whose
-    request is not received whole within ``request_timeout`` seconds of the connection being ready
-    for it (408 if it had begun one), and answers 503 and closes any connection accepted beyond
-    ``max_connections`` open (``None``: :func:`connection_cap` of this process's descriptor limit)."""
+    request is not received whole within ``request_timeout`` seconds of the connection's start, or
+    of the request's first byte on a kept-alive connection (408 if it had begun one), and answers
+    503 and closes any connection accepted beyond ``max_connections`` open (``None``:
+    :func:`connection_cap` of this process's descriptor limit)."""
     cap = connection_cap() if max_connections is None else max_connections
     return type(
         "GuardedH11Protocol", (_guarded_h11(),), {"request_timeout": request_timeout, "max_connections": cap}
