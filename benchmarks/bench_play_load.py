@@ -202,7 +202,11 @@ def user_classes(run: Run) -> list[type]:
     def session(user: User, address: str) -> HttpSession:
         """An HTTP session of ``user`` whose connections leave from ``address``."""
         pool = PoolManager(num_pools=2, maxsize=2, source_address=(address, 0))
-        return HttpSession(run.url, user.environment.events.request, user, pool_manager=pool)
+        client = HttpSession(run.url, user.environment.events.request, user, pool_manager=pool)
+        # requests reads the proxy variables of the environment for every request otherwise: a
+        # fifth of the load generator's CPU (py-spy), on the two cores the server also runs on.
+        client.trust_env = False
+        return client
 
     class Seat:
         """One seat of a table: its session, its key, and the views its stream showed."""
