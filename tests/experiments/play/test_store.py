@@ -23,10 +23,18 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from ginenv.experiments.eval.harness import make_agent as harness_make_agent
-from ginenv.experiments.play.presets import rules_line
 from ginenv.experiments.play.db import DB_FILE
-from ginenv.experiments.play.server import create_app, save_open_games
-from ginenv.experiments.play.store import ABANDONED_AFTER, FINISHED_AFTER, RateLimit
+from ginenv.experiments.play.presets import rules_line
+from ginenv.experiments.play.server import create_app, save_open_games, serve_in_background
+from ginenv.experiments.play.store import (
+    ABANDONED_AFTER,
+    EMPTY_AFTER,
+    FINISHED_AFTER,
+    LIVE_FOR,
+    RateLimit,
+    TableStore,
+    client_address,
+)
 from ginenv.experiments.play.table import PlayError, Table
 from ginenv.experiments.play.words import excerpt, points
 from play.moves import finish, step
@@ -165,6 +173,192 @@ def test_a_broken_table_is_answered_clearly(tmp_path: Path) -> None:
         assert r.status_code == 410 and "could not be resumed" in r.json()["error"]
 
 
+def test_a_json_state_folder_is_imported_once_and_a_live_match_stays_unpublished(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    fast = lambda name, rules: harness_make_agent("greedy", rules=rules)  # noqa: E731
+    old = tmp_path / "old"
+    with TestClient(app_at(old, make_agent=fast)) as c:
+        done = finish(c, c.post("/api/games", json={"preset": "seed000_short", "seed": 1}).json(), rng)
+        live = c.post("/api/games", json={"seed": 2}).json()
+        for _ in range(4):
+            live = step(c, live, rng)
+        host = c.post("/api/friends", json={"name": "Alice"}).json()
+        (stopped,) = save_open_games(c.app)  # type: ignore[attr-defined]
+    # The same tables as the JSON store kept them: a file per table, daily.json, the replay files.
+    state, replays = tmp_path / "tables", tmp_path / "replays"
+    state.mkdir()
+    replays.mkdir()
+    rows = _rows(old, "SELECT id, record, invite_used, touched FROM tables")
+    for table_id, record, used, touched in rows:
+        tokens = dict(_rows(old, "SELECT role, token FROM seats WHERE table_id = ?", table_id))
+        keys = {"tokens": tokens, "invite_used": bool(used), "person": None, "touched": touched}
+        data = {"format": "ginenv-play-table", "table": json.loads(record), "store": keys}
+        (state / f"{table_id}.json").write_text(json.dumps(data))
+    today = dt.date.today().isoformat()
+    daily = {"people": {"p" * 20: {today: {"table": live["id"], "finished": True}}}}
+    (state / "daily.json").write_text(json.dumps(daily))
+    (state / "garbage0123.json").write_text("{not json")
+    for name in (done["replay"], stopped):
+        (replays / name).write_bytes((old / "replays" / name).read_bytes())
+    # A copy of the live match under another name (the crash of the issue left such files).
+    tag = json.loads(dict((r[0], r[1]) for r in rows)[live["id"]])["tag"]
+    (replays / f"2026-01-01T000000-you-vs-greedy-{tag}.json").write_bytes((replays / stopped).read_bytes())
+
+    app = app_at(tmp_path, make_agent=fast)
+    assert app.state.store.skipped == 1 and len(app.state.store) == 3
+    with TestClient(app, cookies={"ginenv_player": "p" * 20}) as c:
+        assert [r["name"] for r in c.get("/api/replays").json()["replays"]] == [done["replay"]]
+        for name in [stopped, f"2026-01-01T000000-you-vs-greedy-{tag}.json"]:
+            assert c.get(f"/api/replays/{name}").status_code == 404
+        assert {**c.get(f"/api/games/{live['id']}").json(), "replay": None} == {**live, "replay": None}
+        assert c.get(f"/api/seats/{host['seat']}").json()["you"]["name"] == "Alice"
+        assert c.post("/api/games", json={"daily": True}).status_code == 409  # daily.json came along
+    assert sorted(p.name for p in state.glob("*.json")) == ["garbage0123.json"]  # left where it was
+    assert len(list((state / "imported-json").glob("*.json"))) == 4
+    # Once: files put back later are not read again.
+    (state / "imported-json" / f"{live['id']}.json").rename(state / f"{live['id']}.json")
+    app_at(tmp_path, make_agent=fast).state.store.remove(live["id"])
+    assert len(app_at(tmp_path, make_agent=fast).state.store) == 2
+
+
+def test_the_server_secret_is_kept_and_differs_between_servers(tmp_path: Path) -> None:
+    first = app_at(tmp_path).state.store.server_secret
+    assert isinstance(first, bytes) and len(first) == 32
+    assert app_at(tmp_path).state.store.server_secret == first
+    assert app_at(tmp_path / "other").state.store.server_secret != first
+
+
+# ---------------------------------------------------------------------------- fair shares
+
+
+def _store(tmp_path: Path, **kwargs: Any) -> TableStore:
+    def rebuild(record: dict[str, Any]) -> Table:
+        build = lambda name, rules: harness_make_agent(name, rules=rules)  # noqa: E731
+        return Table.from_record(record, allowed=["random"], make_agent=build, replay_dir=tmp_path / "r")
+
+    return TableStore(tmp_path / "tables", rebuild, replay_dir=tmp_path / "r", **kwargs)
+
+
+def _friend() -> Table:
+    return Table(None, "standard", names=["Host", ""], replay_dir=Path("unused"))
+
+
+def test_each_address_and_each_block_keeps_its_share_of_tables(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    store = _store(tmp_path, per_address=3, per_block=5, clock=lambda: now[0])
+    tables = [store.add(_friend(), client="127.0.0.1") for _ in range(3)]
+    with pytest.raises(PlayError) as err:
+        store.add(_friend(), client="::ffff:127.0.0.1")  # the same client through an IPv6 socket
+    assert err.value.status == 429 and str(err.value) == (
+        "this address holds 3 tables, its limit: finish or leave one, "
+        "or wait until 1970-01-13 13:46 UTC (in 24 h) when its oldest expires"
+    )
+    store.add(_friend(), client="127.0.0.2")
+    store.add(_friend(), client="127.0.0.3")
+    with pytest.raises(PlayError) as err:
+        store.add(_friend(), client="127.0.0.4")
+    assert str(err.value).startswith("the addresses of 127.0.0.0/24 hold 5 tables, their limit: finish")
+    store.add(_friend(), client="127.0.1.4")  # another block
+    store.add(_friend(), client="testclient")  # not an IP address: nobody's share
+    store.remove(tables[0].id)  # leaving one frees its place
+    store.add(_friend(), client="127.0.0.1")
+    assert client_address("2001:db8:0:ff::1")[1] == client_address("2001:db8::7")[1] == "2001:db8::/56"
+    assert client_address("2001:db8:0:100::1")[1] == "2001:db8:0:100::/56"
+    assert client_address("::ffff:10.1.2.3") == ("10.1.2.3", "10.1.2.0/24")
+
+
+def test_a_flood_from_many_addresses_makes_room_from_idle_tables_never_from_live_ones(
+    tmp_path: Path,
+) -> None:
+    now = [1_000_000.0]
+    app = app_at(tmp_path, create_per_minute=10_000, today=lambda: DAY, clock=lambda: now[0])
+    store = app.state.store
+    store.max_tables = 60
+    rng = random.Random(6)
+    me = TestClient(app, client=("192.0.2.7", 5000))
+    idle = me.post("/api/games", json={"opponent": "random", "seed": 1}).json()
+    for _ in range(3):
+        idle = step(me, idle, rng)
+    now[0] += LIVE_FOR + 1  # a match nobody moved at for a while: idle, but it has moves
+    live = step(me, me.post("/api/games", json={"opponent": "random", "seed": 2}).json(), rng)
+    host = me.post("/api/friends", json={"name": "Alice"}).json()
+    invite = host["view"]["invite"].removeprefix("/#join=")
+    me.post("/api/friends/join", json={"invite": invite, "name": "Bob"})
+    # The issue's flood: many addresses of 127/8, each up to its share, far beyond the server's room.
+    codes = []
+    for i in range(30):
+        flood = TestClient(app, client=(f"127.{i}.{i % 7}.{i % 5 + 1}", 40000))
+        codes += [flood.post("/api/friends", json={"name": "F"}).status_code for _ in range(21)]
+    assert codes.count(201) == 30 * 20 and codes.count(429) == 30 and len(store) == 60
+    # Nothing of mine was dropped: the tables without a move went first.
+    assert me.get(f"/api/games/{live['id']}").json()["events"] == live["events"]
+    assert me.get(f"/api/games/{idle['id']}").status_code == 200
+    assert me.get(f"/api/seats/{host['seat']}").status_code == 200
+    # And creating still works, of every kind.
+    assert me.post("/api/friends", json={"name": "Carol"}).status_code == 201
+    assert me.post("/api/games", json={"opponent": "random"}).status_code == 201
+    assert me.post("/api/games", json={"daily": True}).status_code == 201
+
+
+def test_a_full_server_of_live_tables_refuses_and_says_when_to_come_back(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    store = _store(tmp_path, max_tables=2, clock=lambda: now[0])
+    for _ in range(2):
+        entry = store.add(_friend())
+        with store.use(entry.id) as slot:
+            slot.table.join("Guest")  # a change: the table is live for LIVE_FOR
+    with pytest.raises(PlayError) as err:
+        store.add(_friend())
+    assert err.value.status == 503 and str(err.value) == (
+        "this server holds 2 tables, its limit, and every one is in play (a move in the last 10 min "
+        "or a page open): try again at 1970-01-12 13:56 UTC (in 10 min)"
+    )
+    now[0] += LIVE_FOR + 1
+    store.add(_friend())  # one went idle and makes room
+    assert len(store) == 2 and EMPTY_AFTER <= ABANDONED_AFTER
+
+
+def test_spectators_never_keep_a_seat_from_its_own_stream(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    table = store.add(_friend()).id
+    watching = [store.open_stream(table, None) for _ in range(12)]
+    for _ in range(4):  # the issue's 16 spectator streams: the last ones wait
+        with pytest.raises(PlayError) as err:
+            store.open_stream(table, None)
+        assert err.value.status == 429 and "12 spectators, its limit" in str(err.value)
+    seat0 = [store.open_stream(table, 0) for _ in range(4)]
+    store.open_stream(table, 1)  # both seats see their table
+    with pytest.raises(PlayError) as err:
+        store.open_stream(table, 0)  # but one seat's reloads cannot grow for ever
+    assert str(err.value) == "this seat has 4 pages open on its table, its limit: close one of them"
+    store.close_stream(seat0[0], 0)
+    store.close_stream(watching[0], None)
+    store.open_stream(table, 0)
+    store.open_stream(table, None)
+
+
+def test_sixteen_spectator_streams_leave_both_seats_theirs(tmp_path: Path) -> None:
+    srv = serve_in_background(app_at(tmp_path))
+    try:
+        with httpx.Client(base_url=srv.url, timeout=10) as api, contextlib.ExitStack() as open_streams:
+            host = api.post("/api/friends", json={"name": "Alice"}).json()
+            invite = host["view"]["invite"].removeprefix("/#join=")
+            guest = api.post("/api/friends/join", json={"invite": invite, "name": "Bob"}).json()
+            watch = host["view"]["watch"].removeprefix("/#watch=")
+
+            def stream(path: str) -> int:
+                r = open_streams.enter_context(api.stream("GET", path))
+                return r.status_code
+
+            codes = [stream(f"/api/watch/{watch}/stream") for _ in range(16)]
+            assert codes == [200] * 12 + [429] * 4
+            for seat in (host["seat"], guest["seat"]):
+                r = open_streams.enter_context(api.stream("GET", f"/api/seats/{seat}/stream"))
+                assert r.status_code == 200 and next(r.iter_lines()).startswith("event: view")
+    finally:
+        srv.stop()
+
+
 # ---------------------------------------------------------------------------- the game of the day
 
 
@@ -216,6 +410,9 @@ def test_a_finished_game_of_the_day_cannot_be_started_again(tmp_path: Path) -> N
         r = c.post("/api/games", json={"daily": True})
         assert r.status_code == 409 and "you played today's game" in r.json()["error"]
         assert view["replay"] in [x["name"] for x in c.get("/api/replays").json()["replays"]]
+        # Its export, like every file the server writes, is 0600 in a 0700 folder.
+        assert stat.S_IMODE((tmp_path / "replays" / view["replay"]).stat().st_mode) == 0o600
+        assert stat.S_IMODE((tmp_path / "replays").stat().st_mode) == 0o700
     # The server remembers it across a restart.
     with TestClient(app_at(tmp_path, today=lambda: DAY, make_agent=fast), cookies=app_cookie(app)) as c:
         assert c.post("/api/games", json={"daily": True}).status_code == 409
