@@ -2,9 +2,9 @@
 
 :func:`create_app` builds the FastAPI application (served by uvicorn): the play page at ``/``, the
 replay page at ``/replay``, their files at ``/static/`` and a JSON API. Every table lives in a
-:class:`~ginenv.experiments.play.store.TableStore`: in memory, and written to the state folder at
-every change, so a reload, an idle spell or a restart of the server returns to the same match. A
-lock per table serialises its requests.
+:class:`~ginenv.experiments.play.store.TableStore`: in memory, and in the state folder's SQLite
+database, one transaction per change, so a reload, an idle spell, a restart or a crash of the
+server returns to the same match. A lock per table serialises its requests.
 
 API (JSON; every error is a non-2xx answer ``{"error": "what was wrong and what is allowed"}``, and
 then nothing has changed; an error quotes at most a short excerpt of what the request sent):
@@ -34,8 +34,8 @@ then nothing has changed; an error quotes at most a short excerpt of what the re
 ``GET /api/seats/{seat}/stream``      server-sent events: ``event: view`` with the view at once
                                       and after every change; a comment line every 15 s
 ``GET /api/watch/{watch}[/stream]``   a spectator's view (no hand), and its stream
-``GET /api/replays``                  the saved replays, newest first
-``GET /api/replays/{name}``           a saved replay as move-by-move frames
+``GET /api/replays``                  the replays of finished matches, newest first
+``GET /api/replays/{name}``           one of them as move-by-move frames
 ``POST /api/replays/view``            any replay file's JSON (also ``ginenv demo --save``'s) as frames
 ====================================  ===============================================================
 
@@ -43,22 +43,26 @@ Status codes: 400 a malformed request (bad JSON, unknown fields or values, an un
 404 an unknown game, seat, link or replay, 409 a move the game does not allow now (an illegal move,
 out of turn, an invitation already used, today's game already played), 410 a stored table that
 cannot be rebuilt, 413 a request body over 16 KiB (a replay over 5 MB), 429 too many new tables
-from one address (10 a minute), 500 the computer player failed.
+from one address (10 a minute; or its share of stored tables, 20 an address and 200 a /24 or /56
+block, taken) or too many streams (4 a seat, 12 spectators a table), 500 the computer player
+failed, 503 a server full of tables all in play (the answer says when to come back).
 
-A replay holds both hands at every step, so one is written only when its match has ended: finished,
-left (*Leave*, ``DELETE``), forfeited by the computer, or the server stopped; never because a table
-left memory (the store keeps it as state, however many tables there are). A replay written at a
-stop, of a match whose table resumes at the next start, is neither listed nor served until the
-match ends, and nor is today's game of the day to a person who has not finished theirs: its deals
-would tell what is coming. The person is a random id in the ``ginenv_player`` cookie.
+A replay holds both hands at every step, so the store writes one only in the transaction that ends
+its match: finished, left (*Leave*, ``DELETE``), forfeited by the computer, or abandoned (expired,
+or dropped for room, after moves); ``/api/replays`` lists and serves those rows, never the replay
+folder, which receives a copy of each once committed. As the server stops, the replay of each
+unfinished match is copied there too, for the operator, but neither listed nor served: its table
+resumes at the next start. Nor is today's game of the day opened to a person who has not finished
+theirs: its deals would tell what is coming. The person is a random id in the ``ginenv_player``
+cookie.
 
 The server listens on 127.0.0.1 unless told otherwise. The address a client is counted as (10
-new tables a minute) is its connection's: ``X-Forwarded-For`` is believed only from the reverse
-proxies the operator names (``ginenv play --forwarded-allow-ips 127.0.0.1`` behind a proxy on this
-machine; uvicorn then takes the nearest address in the header that is not one of them), so a
-forged header from anyone else changes nothing. The keys in links (seat, invitation, watch,
-a computer match's id) are never logged: uvicorn's access log is off. :func:`serve_in_background`
-runs the server on a free port in a thread (the browser tests use it).
+new tables a minute, its share of stored tables) is its connection's: ``X-Forwarded-For`` is
+believed only from the reverse proxies the operator names (``ginenv play --forwarded-allow-ips
+127.0.0.1`` behind a proxy on this machine; uvicorn then takes the nearest address in the header
+that is not one of them), so a forged header from anyone else changes nothing. The keys in links
+(seat, invitation, watch, a computer match's id) are never logged: uvicorn's access log is off.
+:func:`serve_in_background` runs the server on a free port in a thread (the browser tests use it).
 
 Served by :func:`serve_in_background` (as ``ginenv play`` is), the server answers only requests
 whose ``Host`` names it: ``localhost``, ``127.0.0.1``, ``[::1]``, the ``--host`` it listens on and
