@@ -310,22 +310,18 @@ class TableStore:
         """Refuse (429) a new table beyond its address's or its block's share; the caller holds the lock."""
         if address is None:
             return
-        mine = [e for e in self._entries.values() if not e.over and e.client == address]
-        if len(mine) >= self.per_address:
-            oldest = _when(min(e.expires() for e in mine), now)
-            raise PlayError(
-                f"this address holds {len(mine)} tables, its limit: finish or leave one, "
-                f"or wait until {oldest} when its oldest expires",
-                429,
-            )
-        theirs = [e for e in self._entries.values() if not e.over and e.block == block]
-        if len(theirs) >= self.per_block:
-            oldest = _when(min(e.expires() for e in theirs), now)
-            raise PlayError(
-                f"the addresses of {block} hold {len(theirs)} tables, their limit: finish or leave "
-                f"one, or wait until {oldest} when their oldest expires",
-                429,
-            )
+        for key, value, limit, who, their in (
+            ("client", address, self.per_address, "this address holds", "its"),
+            ("block", block, self.per_block, f"the addresses of {block} hold", "their"),
+        ):
+            held = [e for e in self._entries.values() if not e.over and getattr(e, key) == value]
+            if len(held) >= limit:
+                oldest = _when(min(e.expires() for e in held), now)
+                raise PlayError(
+                    f"{who} {len(held)} tables, {their} limit: finish or leave one, "
+                    f"or wait until {oldest} when {their} oldest expires",
+                    429,
+                )
 
     def _live(self, entry: Entry, now: float) -> bool:
         slot = self.loaded.get(entry.id)
@@ -510,16 +506,22 @@ class TableStore:
     def remove(self, table_id: str) -> None:
         """Forget a table (a computer match left with Leave, an expired or dropped one) and delete its
         row; a match with moves that had not ended ends here, abandoned, and its replay is written
-        in the same transaction."""
+        in the same transaction. A game of the day removed counts as played: its person cannot
+        start it again to see its deals a second time."""
         with self._lock:
             found = self._forget(table_id)
-        replay = None
-        if found is not None and not found[0].over and found[0].moves:
-            replay = self._abandoned(table_id, found[1])
+        if found is None:
+            return  # removed meanwhile
+        entry, slot = found
+        replay = self._abandoned(table_id, slot) if not entry.over and entry.moves else None
         with self.db.transaction() as db:
             if replay is not None:
                 self._put_replay(db, table_id, *replay, replace=False)
+            if entry.daily is not None and entry.person is not None:
+                self._put_daily(db, entry.person, entry.daily, table_id, True)
             db.execute("DELETE FROM tables WHERE id = ?", (table_id,))
+        if entry.daily is not None and entry.person is not None:
+            self._cache_daily(entry.person, entry.daily, table_id, True)
         if replay is not None:
             self._export(*replay)
 

@@ -300,6 +300,16 @@ def test_a_flood_from_many_addresses_makes_room_from_idle_tables_never_from_live
     assert me.post("/api/games", json={"daily": True}).status_code == 201
 
 
+def test_a_game_of_the_day_dropped_for_room_counts_as_played(tmp_path: Path) -> None:
+    app = app_at(tmp_path, today=lambda: DAY)
+    with TestClient(app) as me:
+        view = step(me, me.post("/api/games", json={"daily": True}).json(), random.Random(8))
+        app.state.store.remove(view["id"])  # as a full server drops an idle table
+        assert me.post("/api/games", json={"daily": True}).status_code == 409
+        listed = [r["name"] for r in me.get("/api/replays").json()["replays"]]
+        assert len(listed) == 1 and "-you-vs-normal-daily-2026-12-01-" in listed[0]  # it ended, abandoned
+
+
 def test_a_full_server_of_live_tables_refuses_and_says_when_to_come_back(tmp_path: Path) -> None:
     now = [1_000_000.0]
     store = _store(tmp_path, max_tables=2, clock=lambda: now[0])
