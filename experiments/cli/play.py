@@ -7,7 +7,6 @@ page (:mod:`ginenv.experiments.play.server`) until Ctrl-C or SIGTERM, and then s
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     args.opponent = args.opponent or "normal"
     args.rules = args.rules or "standard"
     check_agent_names([args.opponent])
+    try:
+        allow_hosts = [check_host_name(name) for name in args.allow_host]
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     replay_dir = Path(args.replay_dir).expanduser()
     state_dir = Path(args.state_dir).expanduser()
     for flag, folder in (("--replay-dir", replay_dir), ("--state-dir", state_dir)):
@@ -100,7 +103,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         # A friend's device names this machine by its network address in the invitation link.
-        allow_hosts=[*(args.allow_host or []), *([lan] if lan is not None else [])],
+        allow_hosts=[*allow_hosts, *([lan] if lan is not None else [])],
         request_timeout=args.request_timeout,
         max_connections=args.max_connections,
     )
@@ -211,7 +214,8 @@ def add_parser(sub: Any) -> None:
     play.add_argument(
         "--allow-host",
         metavar="NAME",
-        action=_AllowHost,
+        action="append",
+        default=[],
         help="a name clients may reach the server by besides localhost, 127.0.0.1, [::1] and --host "
         "(repeatable; * for any): requests naming another Host are refused, so that no other web "
         "page can read the API through a name pointed at this machine",
@@ -243,20 +247,3 @@ def _request_timeout(value: float, option: str) -> float:
     if not 0.1 <= value <= 600:
         raise UsageError(f"{option} must be between 0.1 and 600 seconds, got {value:g}")
     return value
-
-
-class _AllowHost(argparse.Action):
-    """``--allow-host NAME``: appends the name, checked (a refusal is one line, exit 2)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        try:
-            name = check_host_name(str(values), option_string or "--allow-host")
-        except ValueError as err:
-            raise UsageError(str(err)) from None
-        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), name])

@@ -296,14 +296,10 @@ class HostGuard:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
-        body = json.dumps({"error": message}).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"cache-control", b"no-store"),
-        ]
-        await send({"type": "http.response.start", "status": 400, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        from starlette.responses import JSONResponse  # here: the CLI imports this module to start
+
+        answer = JSONResponse({"error": message}, 400, headers={"Cache-Control": "no-store"})
+        await answer(scope, receive, send)
 
 
 class NoStore:

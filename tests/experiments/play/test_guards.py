@@ -59,21 +59,10 @@ def _server(
     tmp_path: Path, *options: str, port: int = 0, nofile: bool = False
 ) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """``ginenv play`` in a process (``nofile``: under ``ulimit -n 128``) with its port."""
+    command = f"-m ginenv.experiments.cli play --no-browser --port {port}".split()
+    folders = ["--state-dir", str(tmp_path / "tables"), "--replay-dir", str(tmp_path / "replays")]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ginenv.experiments.cli",
-            "play",
-            "--no-browser",
-            "--port",
-            str(port),
-            "--state-dir",
-            str(tmp_path / "tables"),
-            "--replay-dir",
-            str(tmp_path / "replays"),
-            *options,
-        ],
+        [sys.executable, *command, *folders, *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
