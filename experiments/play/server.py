@@ -52,9 +52,10 @@ its match: finished, left (*Leave*, ``DELETE``), forfeited by the computer, or a
 or dropped for room, after moves); ``/api/replays`` lists and serves those rows, never the replay
 folder, which receives a copy of each once committed. As the server stops, the replay of each
 unfinished match is copied there too, for the operator, but neither listed nor served: its table
-resumes at the next start. Nor is today's game of the day opened to a person who has not finished
-theirs: its deals would tell what is coming. The person is a random id in the ``ginenv_player``
-cookie.
+resumes at the next start. Nor is a replay of a game of the day opened to anyone before its day is
+over: its deals are everybody's that day (from the server's secret and the date,
+:func:`~ginenv.experiments.play.table.daily_key`). The person is a random id in the
+``ginenv_player`` cookie.
 
 The server listens on 127.0.0.1 unless told otherwise. The address a client is counted as (10
 new tables a minute, its share of stored tables) is its connection's: ``X-Forwarded-For`` is
@@ -103,7 +104,7 @@ from ginenv.experiments.play.checks import PlayError, check_name
 from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import preset_options
 from ginenv.experiments.play.store import RateLimit, Slot, TableStore
-from ginenv.experiments.play.table import DAILY_OPPONENT, DAILY_PRESET, GUEST, HOST, Table
+from ginenv.experiments.play.table import DAILY_OPPONENT, DAILY_PRESET, GUEST, HOST, Table, daily_key
 from ginenv.experiments.play.words import clip, excerpt, opponent_label
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
@@ -135,6 +136,8 @@ KEEPALIVE = 15.0
 #: The cookie that names a person (their game of the day).
 PERSON_COOKIE = "ginenv_player"
 _PERSON = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+#: The date in a game of the day's replay name (``...-daily-2026-12-06-<tag>.json``).
+_DAILY_NAME = re.compile(r"-daily-(\d{4}-\d{2}-\d{2})-")
 _REPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.json$")
 _MAX_ERROR = 600
 
@@ -393,14 +396,17 @@ def create_app(
             store.seen(s, seat)
             return store.view(s, seat)
 
-    def hidden_replays(request: Request) -> Callable[[str], bool]:
-        """Which replay names this person may not open now (see the module docstring): the store
-        lists only finished matches, but today's game of the day stays closed to whoever has not
-        played theirs."""
-        today_daily = f"-daily-{today().isoformat()}-"
-        found = store.daily(_person(request)[0], today().isoformat())
-        played = bool(found and found["finished"])
-        return lambda name: today_daily in name and not played
+    def hidden_replays() -> Callable[[str], bool]:
+        """Which replay names nobody may open now (see the module docstring): the store lists only
+        finished matches, and a game of the day stays closed to everyone until its day is over (its
+        deals are everybody's that day: one person's replay would show the others their cards)."""
+        day = today().isoformat()
+
+        def hidden(name: str) -> bool:
+            found = _DAILY_NAME.search(name)
+            return found is not None and found.group(1) >= day
+
+        return hidden
 
     @app.get("/", include_in_schema=False)
     def index(request: Request) -> Response:
@@ -436,7 +442,11 @@ def create_app(
         if day is not None:
             found = store.daily(person, day.isoformat())
             if found and found["finished"]:
-                raise PlayError("you played today's game; its replay is in Replays", 409)
+                raise PlayError(
+                    "you played today's game; its replay opens in Replays once the day is over "
+                    "(its deals are everyone's today)",
+                    409,
+                )
             entry = store.entry(found["table"]) if found else None
             if entry is not None and not entry.broken:
                 return _with_person(_json(seen_view(entry.id, HOST)), person, new)
@@ -447,6 +457,8 @@ def create_app(
             allowed=allowed,
             make_agent=build,
             seed=body.seed,
+            # The game of the day: the same cards for everyone here today, from this server's secret.
+            key=None if day is None else daily_key(store.server_secret, day),
             daily=day,
             replay_dir=replay_dir,
         )
@@ -548,7 +560,7 @@ def create_app(
 
     @app.get("/api/replays")
     def list_replays(request: Request) -> dict[str, Any]:
-        hidden = hidden_replays(request)
+        hidden = hidden_replays()
         return {
             "replays": [
                 {
@@ -570,7 +582,7 @@ def create_app(
         # Served from the store, never from the folder: a file there may be of a match in progress
         # (exported as the server stopped), the store holds finished matches only.
         text = store.replay(name)
-        if text is None or hidden_replays(request)(name):
+        if text is None or hidden_replays()(name):
             raise PlayError(
                 f"no replay named {excerpt(name)} in the replay folder: its match is not over, or the "
                 "name is wrong",

@@ -89,11 +89,12 @@ def test_a_flood_of_tables_publishes_no_live_match_and_each_ends_in_one_replay(
 ) -> None:
     replay_dir = tmp_path / "replays"
     limits: dict[str, Any] = {} if memory is None else {"max_games": memory}
+    day = [DAY]
     app = create_app(
         replay_dir=replay_dir,
         state_dir=tmp_path / "tables",
         pace_ms=0,
-        today=lambda: DAY,
+        today=lambda: day[0],
         create_per_minute=10_000,
         **limits,
     )
@@ -155,13 +156,18 @@ def test_a_flood_of_tables_publishes_no_live_match_and_each_ends_in_one_replay(
         ended.append(me.delete(f"/api/games/{daily['id']}").json()["replay"])
         assert all(ended) and sorted(p.name for p in replay_dir.glob("*")) == sorted(ended)
         assert set(stopped) <= set(ended)
-        mine = [r["name"] for r in me.get("/api/replays").json()["replays"]]
-        assert sorted(mine) == sorted(ended)
-        with TestClient(app) as stranger:  # today's game of the day opens only to those who played it
-            listed = [r["name"] for r in stranger.get("/api/replays").json()["replays"]]
-            assert sorted(listed) == sorted(ended[:2])
+        # Today's game of the day opens to nobody, not even who played it, before the day is over.
+        with TestClient(app) as stranger:
+            for client in (me, stranger):
+                listed = [r["name"] for r in client.get("/api/replays").json()["replays"]]
+                assert sorted(listed) == sorted(ended[:2])
+                assert client.get(f"/api/replays/{ended[2]}").status_code == 404
             for name in ended[:2]:
                 assert stranger.get(f"/api/replays/{name}").json()["hands"][0]["frames"]
+            day[0] = DAY + dt.timedelta(days=1)
+            listed = [r["name"] for r in stranger.get("/api/replays").json()["replays"]]
+            assert sorted(listed) == sorted(ended)
+            assert stranger.get(f"/api/replays/{ended[2]}").json()["hands"][0]["frames"]
 
 
 # ---------------------------------------------------------------------------- forwarded headers

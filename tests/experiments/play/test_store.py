@@ -306,7 +306,9 @@ def test_a_game_of_the_day_dropped_for_room_counts_as_played(tmp_path: Path) -> 
         view = step(me, me.post("/api/games", json={"daily": True}).json(), random.Random(8))
         app.state.store.remove(view["id"])  # as a full server drops an idle table
         assert me.post("/api/games", json={"daily": True}).status_code == 409
-        listed = [r["name"] for r in me.get("/api/replays").json()["replays"]]
+        assert me.get("/api/replays").json()["replays"] == []  # its day is not over
+    with TestClient(app_at(tmp_path, today=lambda: DAY + dt.timedelta(days=1))) as later:
+        listed = [r["name"] for r in later.get("/api/replays").json()["replays"]]
         assert len(listed) == 1 and "-you-vs-normal-daily-2026-12-01-" in listed[0]  # it ended, abandoned
 
 
@@ -395,20 +397,21 @@ def test_the_game_of_the_day_is_one_match_per_person_and_its_deals_stay_hidden(t
         assert name in saved and "-you-vs-normal-daily-2026-12-01-" in name
         listed = [r["name"] for r in me.get("/api/replays").json()["replays"]]
         assert name not in listed and me.get(f"/api/replays/{name}").status_code == 404
-        # Leaving plays it: it cannot be started again, and its replay opens for me only.
+        # Leaving plays it: it cannot be started again, and its replay (the deck everyone is dealt
+        # today) opens to nobody, its player included, before the day is over.
         assert me.delete(f"/api/games/{view['id']}").json()["replay"] == name
         r = me.post("/api/games", json={"daily": True})
-        assert (
-            r.status_code == 409 and r.json()["error"] == "you played today's game; its replay is in Replays"
+        assert r.status_code == 409 and r.json()["error"] == (
+            "you played today's game; its replay opens in Replays once the day is over "
+            "(its deals are everyone's today)"
         )
-        assert name in [x["name"] for x in me.get("/api/replays").json()["replays"]]
-        frames = me.get(f"/api/replays/{name}").json()
-        assert frames["hands"][0]["frames"]
-        assert name not in [x["name"] for x in other.get("/api/replays").json()["replays"]]
-        assert other.get(f"/api/replays/{name}").status_code == 404
+        for client in (me, other):
+            assert name not in [x["name"] for x in client.get("/api/replays").json()["replays"]]
+            assert client.get(f"/api/replays/{name}").status_code == 404
     # The next day, it is a replay like any other.
     with TestClient(app_at(tmp_path, today=lambda: DAY + dt.timedelta(days=1))) as later:
         assert name in [x["name"] for x in later.get("/api/replays").json()["replays"]]
+        assert later.get(f"/api/replays/{name}").json()["hands"][0]["frames"]
 
 
 def test_a_finished_game_of_the_day_cannot_be_started_again(tmp_path: Path) -> None:
@@ -419,7 +422,7 @@ def test_a_finished_game_of_the_day_cannot_be_started_again(tmp_path: Path) -> N
         assert view["daily"] == "2026-12-01" and view["replay"]
         r = c.post("/api/games", json={"daily": True})
         assert r.status_code == 409 and "you played today's game" in r.json()["error"]
-        assert view["replay"] in [x["name"] for x in c.get("/api/replays").json()["replays"]]
+        assert view["replay"] not in [x["name"] for x in c.get("/api/replays").json()["replays"]]
         # Its export, like every file the server writes, is 0600 in a 0700 folder.
         assert stat.S_IMODE((tmp_path / "replays" / view["replay"]).stat().st_mode) == 0o600
         assert stat.S_IMODE((tmp_path / "replays").stat().st_mode) == 0o700
