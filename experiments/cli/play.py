@@ -57,7 +57,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     state_dir = Path(args.state_dir).expanduser()
     for flag, folder in (("--replay-dir", replay_dir), ("--state-dir", state_dir)):
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700 if flag == "--state-dir" else 0o777)
+            # Both hold what only the server may read (keys, decks of finished matches): 0700.
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
             raise UsageError(f"{flag} {folder}: cannot create it ({err.strerror or err})") from None
     # A port that is taken is said plainly, before uvicorn logs its own traceback-like lines. The
