@@ -8,8 +8,10 @@ ladder's results among its own agents are computed once, in the ladder's run fol
 The rating is the points scale of :func:`ginenv.experiments.eval.ratings.points_ratings`: the ladder's
 agents (its core: all but those far off its scale, such as random, see
 :func:`ginenv.experiments.eval.report.rating_core`) are fitted from their games among themselves and
-average 0; the newcomer is placed on that scale from its games against them, so its rating reads
-"points per hand against the ladder's field" and adding it does not move the ladder's scale.
+average 0; the agents off the core are placed on that scale from their games against the ladder,
+and the newcomer from its games against the core (:func:`placement_values`), so its rating reads
+"points per hand against the ladder's field" and adding it moves nothing: every agent of the ladder
+prints the rating, interval and place the ladder gave it.
 Deals are the independent units of every interval, so the newcomer's games and the ladder's games
 on the same deal are treated as correlated, as they are.
 
@@ -108,7 +110,7 @@ def rate(
     # scale, such as random); the newcomer and those are placed on it from their games.
     ladder_values = deal_values([r for r in records if spec not in (r["a"], r["b"])])
     core = rating_core(ladder_values, field) or field
-    ratings = points_ratings(deal_values(records), agents=everyone, core=core)
+    ratings = points_ratings(placement_values(deal_values(records), spec, core), agents=everyone, core=core)
     ranked = ratings.ranked()
     place = next(i for i, row in enumerate(ranked) if row["agent"] == spec)
     margins = []
@@ -160,6 +162,24 @@ def rate(
             f"points per hand against the ladder's field (mean 0 over {', '.join(core)}), 95% CI, "
             "deals as units"
         ),
+    }
+
+
+def placement_values(
+    values: dict[tuple[str, str], dict[Any, float]], spec: str, core: list[str]
+) -> dict[tuple[str, str], dict[Any, float]]:
+    """The per-deal values the rating is fitted on: all of ``values`` but the newcomer ``spec``'s
+    pairings with agents off the ladder's ``core`` (random, say).
+
+    The fit holds the core fixed and places every other agent from its pairings; were the
+    newcomer's games against random kept, random would be placed from them too and its rating would
+    move with each newcomer (-60.46 where the ladder says -60.59). Without them, every agent of the
+    ladder keeps exactly the rating, interval and place the ladder gave it, and the newcomer is
+    placed from its games against the core, the agents whose margins add up. Its margins against
+    the others are still measured and reported, only not used to place it.
+    """
+    return {
+        pair: v for pair, v in values.items() if spec not in pair or all(a in core or a == spec for a in pair)
     }
 
 
