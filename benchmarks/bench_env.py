@@ -18,6 +18,7 @@ times, interleaved so that background load hits all of them alike, and the best 
 
     python benchmarks/bench_env.py            # full: 3 s per measurement, 3 repeats
     python benchmarks/bench_env.py --quick    # a smoke run
+    python benchmarks/bench_env.py --record   # full; its figures into docs/figures.json
 """
 
 from __future__ import annotations
@@ -169,6 +170,18 @@ def bench_pz126(python: Path, seconds: float, seed: int = 0) -> dict[str, float]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def doc_figures() -> Any:
+    """``docs/_hooks/figures.py``, the module that reads and writes ``docs/figures.json``."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "_hooks" / "figures.py"
+    spec = importlib.util.spec_from_file_location("ginenv_doc_figures", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table; exit status 0 even on a MISS (it is a report)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -183,7 +196,15 @@ def main(argv: list[str] | None = None) -> int:
         "--no-create-pz126", action="store_true", help="do not create the 1.26.1 venv when it is missing"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the headline figures into docs/figures.json (not --quick)",
+    )
     args = parser.parse_args(argv)
+    if args.record and args.quick:
+        parser.error("--record keeps full runs only, not --quick")
+    started_on = doc_figures().machine() if args.record else None
     seconds, repeats = (0.5, 1) if args.quick else (args.seconds, args.repeats)
 
     from ginenv import gin_rummy_v0
@@ -248,6 +269,21 @@ def main(argv: list[str] | None = None) -> int:
     pz = best.get("pettingzoo 1.26.1 gin_rummy_v4", {}).get("decisions_per_s")
     if ours and pz:
         print(f"report: ginenv env() / PettingZoo 1.26.1 gin_rummy_v4 decisions/s: {ours / pz:.2f}x")
+    if started_on is not None and ours and os_rate:
+        names = {
+            "ginenv env() hand": "env.env_hand_decisions_per_s",
+            "ginenv raw_env() hand": "env.raw_env_hand_decisions_per_s",
+            "ginenv env() match": "env.env_match_decisions_per_s",
+            "openspiel gin_rummy": "env.openspiel_decisions_per_s",
+            "pettingzoo 1.26.1 gin_rummy_v4": "env.pz126_decisions_per_s",
+        }
+        values = {names[k]: (v["decisions_per_s"], "rate") for k, v in best.items()}
+        values["env.openspiel_ratio"] = (ours / os_rate, "ratio")
+        if pz:
+            values["env.pz126_ratio"] = (ours / pz, "ratio")
+        argv_used = argv if argv is not None else sys.argv[1:]
+        doc_figures().record(values, " ".join(["python benchmarks/bench_env.py", *argv_used]), started_on)
+        print("figures recorded in docs/figures.json")
     return 0
 
 

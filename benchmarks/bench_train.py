@@ -9,6 +9,7 @@ machine (figures: docs/reports/2026-12-04-gpu-training-throughput.md)::
 
     python benchmarks/bench_train.py --device cuda --precision fp32 bf16
     python benchmarks/bench_train.py --device cpu --threads 2        # this project's 2-core machine
+    python benchmarks/bench_train.py --record    # CPU fp32 figures into docs/figures.json
 
 ``--device cuda`` where torch has no CUDA is refused in one line (exit 2), as ``ginenv train`` does.
 """
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def measure(device: str, precision: str, threads: int, updates: int, num_envs: int) -> dict[str, float]:
@@ -54,6 +56,18 @@ def measure(device: str, precision: str, threads: int, updates: int, num_envs: i
     return {"steps_per_s": steps / wall, "wall_s": wall, **{f"{k}_share": v for k, v in shares.items()}}
 
 
+def doc_figures() -> Any:
+    """``docs/_hooks/figures.py``, the module that reads and writes ``docs/figures.json``."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "_hooks" / "figures.py"
+    spec = importlib.util.spec_from_file_location("ginenv_doc_figures", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"))
@@ -70,7 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--updates", type=int, default=5, help="timed updates after the warm-up (default 5)")
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="write the steps/s and update share into docs/figures.json (CPU runs only)",
+    )
     args = p.parse_args(argv)
+    if args.record and args.device != "cpu":
+        p.error("--record keeps the CPU figures the guides quote; GPU figures belong in a dated report")
+    started_on = doc_figures().machine() if args.record else None
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -92,6 +114,14 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.json:
         Path(args.json).write_text(json.dumps({"device": name, "results": results}, indent=1))
+    if started_on is not None:
+        values = {}
+        for precision, fig in results.items():
+            values[f"train.{precision}_steps_per_s"] = (fig["steps_per_s"], "rate")
+            values[f"train.{precision}_update_share"] = (fig["update_share"], "percent")
+        argv_used = argv if argv is not None else sys.argv[1:]
+        doc_figures().record(values, " ".join(["python benchmarks/bench_train.py", *argv_used]), started_on)
+        print("figures recorded in docs/figures.json")
     return 0
 
 

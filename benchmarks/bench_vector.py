@@ -22,6 +22,7 @@ same machine, and only ratios are compared to targets. numba runs on one thread 
     python benchmarks/bench_vector.py            # full run (about a minute)
     python benchmarks/bench_vector.py --quick    # a smoke run
     python benchmarks/bench_vector.py --equivalence 5000   # also the AEC-equivalence test at that size
+    python benchmarks/bench_vector.py --record   # full run; its figures into docs/figures.json
 """
 
 from __future__ import annotations
@@ -172,6 +173,19 @@ def compile_times() -> dict[str, float]:
         return out
 
 
+def doc_figures() -> Any:
+    """``docs/_hooks/figures.py``, the module that reads and writes ``docs/figures.json``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "ginenv_doc_figures", ROOT / "docs" / "_hooks" / "figures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a short smoke run")
@@ -179,7 +193,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--num-envs", type=int, default=4096, help="slots of the vector env (default 4096)")
     p.add_argument("--equivalence", type=int, metavar="HANDS", help="also run the AEC-equivalence test")
     p.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="write the headline figures into docs/figures.json (not --quick)",
+    )
     a = p.parse_args(argv)
+    if a.record and a.quick:
+        p.error("--record keeps full runs only, not --quick")
+    started_on = doc_figures().machine() if a.record else None
     seconds = 1.0 if a.quick else 4.0
     steps = 30 if a.quick else 300
     n_hands = 20_000 if a.quick else 300_000
@@ -238,6 +260,27 @@ def main(argv: list[str] | None = None) -> int:
     }
     if a.json:
         Path(a.json).write_text(json.dumps(figures, indent=2))
+    if started_on is not None:
+        command = "python benchmarks/bench_vector.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        doc_figures().record(
+            {
+                "vector.decisions_per_s": (vec["decisions_per_s"], "rate"),
+                "vector.openspiel_decisions_per_s": (os_dec["decisions_per_s"], "rate"),
+                "vector.decisions_ratio": (vec["decisions_per_s"] / os_dec["decisions_per_s"], "ratio"),
+                "vector.hands_per_s": (vec_hands, "rate"),
+                "vector.openspiel_hands_per_s": (os_hands, "rate"),
+                "vector.hands_ratio": (vec_hands / os_hands, "ratio"),
+                "vector.deadwood_per_s": (vec_dw, "rate"),
+                "vector.openspiel_deadwood_per_s": (os_dw, "rate"),
+                "vector.deadwood_ratio": (vec_dw / os_dw, "ratio"),
+                "vector.learner_decisions_per_s": (learner, "rate"),
+                "vector.compile_cold_s": (compiled["cold_cache_s"], "seconds"),
+                "vector.compile_warm_s": (compiled["warm_cache_s"], "seconds"),
+            },
+            command.strip(),
+            started_on,
+        )
+        print("figures recorded in docs/figures.json")
     if a.equivalence:
         env = {**os.environ, "GINENV_EQUIVALENCE_HANDS": str(a.equivalence)}
         test = ROOT / "tests" / "ginenv" / "test_vector.py"
