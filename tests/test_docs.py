@@ -35,6 +35,12 @@ RUNNABLE_PAGES = (
     "your-agent.md",
     "reference/index.md",
 )
+#: Most headings one API reference page may have (the longest, Training, shows the ~60 fields of Args).
+MAX_REFERENCE_HEADINGS = 80
+#: A ``::: identifier`` block of a reference page and its indented options.
+DIRECTIVE = re.compile(r"^::: (\S+)\n((?:    .*\n)*)", re.MULTILINE)
+#: Public names a module's ``__all__`` does not list yet (it lists only names kept for old imports).
+NOT_IN_ALL = {"ginenv.experiments.eval.harness": {"evaluate"}}
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', re.MULTILINE)
 
@@ -68,6 +74,15 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     assert "Duplicate deals per pairing." in harness
     for page in (site / "reference").glob("*/index.html"):
         assert ":func:" not in page.read_text(encoding="utf-8"), page
+    # The reference shows the public API, a page per object: no page is a whole module's dump (the
+    # environments page had 123 headings and the agents page 222), and internals stay out.
+    for built in (site / "reference").glob("*/index.html"):
+        headings = re.findall(r"<h[1-6][ >]", built.read_text(encoding="utf-8"))
+        assert len(headings) <= MAX_REFERENCE_HEADINGS, (built, len(headings))
+    assert 'id="ginenv.experiments.eval.harness.MAX_WORKERS"' not in harness
+    # The Gymnasium ids have their env card.
+    guide = (site / "environments" / "index.html").read_text(encoding="utf-8")
+    assert 'id="gymnasium-env-card"' in guide and "ginenv/GinRummyBatched-v0" in guide
     # The notebooks are rendered pages, their code included.
     quick = (site / "notebooks" / "01_quick_start" / "index.html").read_text(encoding="utf-8")
     assert "gin_rummy_v0" in quick
@@ -143,3 +158,36 @@ def test_example_agent_beats_random_in_the_harness(tmp_path: Path) -> None:
     assert summary["games"] == 20
     assert margin > 10, summary["pairs"]
     assert np.isfinite(margin)
+
+
+def test_reference_pages_name_public_members_only() -> None:
+    """Every module a reference page renders lists its members, each one public: in the module's
+    ``__all__`` where it has one, never a private name; mkdocstrings would otherwise show the whole
+    module, internals included."""
+    import importlib
+    import types
+
+    import yaml
+
+    rendered = 0
+    for page in sorted((DOCS / "reference").glob("*.md")):
+        for ident, block in DIRECTIVE.findall(page.read_text(encoding="utf-8")):
+            options = (yaml.safe_load("\n".join(line[4:] for line in block.splitlines())) or {}).get(
+                "options", {}
+            )
+            try:
+                obj = importlib.import_module(ident)
+            except ModuleNotFoundError:
+                module, name = ident.rsplit(".", 1)
+                obj = getattr(importlib.import_module(module), name)
+            rendered += 1
+            if not isinstance(obj, types.ModuleType):
+                continue  # one class or function: its page is that object
+            assert "members" in options, f"{page.name}: ::: {ident} renders the whole module"
+            public = getattr(obj, "__all__", None)
+            for member in options["members"] or []:
+                assert hasattr(obj, member), f"{page.name}: {ident} has no {member}"
+                assert not member.startswith("_"), f"{page.name}: {ident}.{member} is private"
+                if public is not None and member not in NOT_IN_ALL.get(ident, set()):
+                    assert member in public, f"{page.name}: {ident}.{member} is not in its __all__"
+    assert rendered > 20
