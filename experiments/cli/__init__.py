@@ -58,7 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ginenv", description="Gin rummy for RL research.")
     # `ginenv --version`: the package's version (ginenv.__version__, which the wheel's metadata reads).
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        parser_class=_Parser,
+        help="what to do; ginenv COMMAND -h for its arguments",
+    )
     evaluation.add_parsers(sub)  # ladder, match, rate, compare
     games.add_demo_parser(sub)
     training.add_parsers(sub)  # train, export-sb3, exploit

@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from ginenv.experiments.cli.inputs import (
+    AGENT_SPECS,
     CONFIG_HELP,
     DEALS,
     DEFAULT_CONFIG,
     HANDS,
     MATCHES,
+    RULES_HELP,
     SEED_HELP,
     add_run_options,
     add_seed,
@@ -298,8 +300,8 @@ def add_parsers(sub: Any) -> None:
     lad.set_defaults(func=cmd_ladder)
 
     mat = sub.add_parser("match", help="one head-to-head of duplicate deals between agents A and B")
-    mat.add_argument("a")
-    mat.add_argument("b")
+    mat.add_argument("a", metavar="A", help=f"the first agent: {AGENT_SPECS}")
+    mat.add_argument("b", metavar="B", help="the second agent, any spec A takes")
     size = mat.add_mutually_exclusive_group()
     size.add_argument(
         "--hands",
@@ -315,7 +317,7 @@ def add_parsers(sub: Any) -> None:
         help="play matches to the target instead (rounded up to pairs)",
     )
     add_seed(mat, SEED_HELP + " (default 0)", default=0)
-    mat.add_argument("--rules", default="standard", help="rules preset")
+    mat.add_argument("--rules", default="standard", help=f"{RULES_HELP} (default standard)")
     mat.add_argument("--json", action="store_true", help="print one JSON object")
     add_run_options(mat)
     mat.set_defaults(func=cmd_match)
@@ -325,8 +327,7 @@ def add_parsers(sub: Any) -> None:
     )
     rate.add_argument(
         "spec",
-        help="the agent: a registered name, checkpoint:PATH, package.module:Name, path/to/file.py:Name "
-        "or exec:COMMAND",
+        help=f"the agent: {AGENT_SPECS}",
     )
     rate.add_argument(
         "--config", default=DEFAULT_CONFIG, help=f"the ladder to rate against: {CONFIG_HELP} (default ladder)"

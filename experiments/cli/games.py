@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ginenv.experiments.cli.inputs import add_seed, add_turn_limit, check_save_path, parse_rules
+from ginenv.experiments.cli.inputs import (
+    RULES_HELP,
+    add_seed,
+    add_turn_limit,
+    check_save_path,
+    parse_rules,
+)
 from ginenv.experiments.eval.harness import DEFAULT_TIME_LIMIT, single_thread_torch
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
@@ -91,8 +97,13 @@ def add_demo_parser(sub: Any) -> None:
     """The subcommand ``demo`` of the parser's ``sub``."""
     demo = sub.add_parser("demo", help="play and print one seeded hand (or match) between two agents")
     add_seed(demo, "deal seed: a non-negative integer or 'random' (default 0)", default=0)
-    demo.add_argument("--mode", choices=("hand", "match"), default="hand")
-    demo.add_argument("--rules", default="standard", help="rules preset")
+    demo.add_argument(
+        "--mode",
+        choices=("hand", "match"),
+        default="hand",
+        help="play one hand, or a whole match to the rules' target score (default hand)",
+    )
+    demo.add_argument("--rules", default="standard", help=f"{RULES_HELP} (default standard)")
     demo.add_argument(
         "--players",
         nargs=2,
@@ -108,5 +119,7 @@ def add_demo_parser(sub: Any) -> None:
 def add_replay_parser(sub: Any) -> None:
     """The subcommand ``replay`` of the parser's ``sub``."""
     rep = sub.add_parser("replay", help="play a replay file back and check its results")
-    rep.add_argument("file")
+    rep.add_argument(
+        "file", metavar="FILE", help="a replay JSON file, as demo --save or the browser game writes"
+    )
     rep.set_defaults(func=cmd_replay)

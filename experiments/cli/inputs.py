@@ -30,7 +30,7 @@ from ginenv.experiments.eval.harness import (
 )
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
-from ginenv.rules import Rules, RulesError, resolve_rules
+from ginenv.rules import PRESETS, Rules, RulesError, resolve_rules
 
 #: Shipped configs by name (package data, :func:`ginenv.experiments.config.shipped_configs`).
 DEFAULT_CONFIG = "ladder"
@@ -40,6 +40,10 @@ SEED_HELP = (
     "master seed: a non-negative integer, or 'random' (drawn from the OS and recorded); the deals of "
     "a seed are public, so a rating you publish plays --secret (the seed then seeds the agents only)"
 )
+#: What an agent argument takes (the specs of :mod:`ginenv.agents.specs`).
+AGENT_SPECS = "a registered name, checkpoint:PATH, package.module:Name, path/to/file.py:Name or exec:COMMAND"
+#: The help of every ``--rules``: the presets it takes.
+RULES_HELP = f"rules preset: {', '.join(PRESETS)}"
 TURN_LIMIT_HELP = f"draws per hand before it is truncated with no score (default {DEFAULT_TURN_LIMIT})"
 TIME_LIMIT_HELP = (
     f"seconds an exec:COMMAND agent may take for one decision before it forfeits the game "

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ginenv.experiments.cli.inputs import PACE_MS, PORT, checked, within
+from ginenv.experiments.cli.inputs import PACE_MS, PORT, RULES_HELP, checked, within
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import single_thread_torch
 from ginenv.experiments.play.guards import REQUEST_TIMEOUT, check_host_name
@@ -168,7 +168,7 @@ def add_parser(sub: Any) -> None:
         help="the computer player: a registered agent or checkpoint:PATH (default normal); with "
         "--opponent, --rules or --daily the match starts at once, else the page asks first",
     )
-    play.add_argument("--rules", help="rules preset (default standard)")
+    play.add_argument("--rules", help=f"{RULES_HELP} (default standard)")
     play.add_argument(
         "--port",
         type=int,
