@@ -230,7 +230,8 @@ hands); a dead or truncated hand's end line says there was no showdown and shows
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import enum
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from pettingzoo import AECEnv
@@ -255,8 +256,7 @@ from ginenv.parallel import ParallelGinRummy, parallel_env
 from ginenv.settings import EnvSettings, Mode
 
 if TYPE_CHECKING:
-    from typing import Unpack
-
+    from ginenv.rules import Rules
     from ginenv.settings import EnvKwargs
 
 __all__ = [
@@ -287,19 +287,61 @@ __all__ = [
 ]
 
 
+class _Keep(enum.Enum):
+    """The default of :func:`env`'s setting keywords: a keyword left out keeps ``settings``' value
+    (without ``settings``, the :class:`~ginenv.settings.EnvSettings` default)."""
+
+    KEEP = "keep"
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+#: A setting keyword of :func:`env` left out: ``settings``' value, else the default.
+KEEP = _Keep.KEEP
+
+
 def env(
     *,
     settings: EnvSettings | None = None,
+    rules: Rules | _Keep | None = KEEP,
+    mode: Mode | _Keep = KEEP,
+    render_mode: str | _Keep | None = KEEP,
+    reward_scale: float | _Keep = KEEP,
+    oracle: bool | _Keep = KEEP,
+    dealer: int | str | _Keep | None = KEEP,
+    turn_limit: int | _Keep = KEEP,
+    hand_limit: int | _Keep = KEEP,
     illegal_reward: float = -1.0,
-    **kwargs: Unpack[EnvKwargs],
+    **unknown: Any,
 ) -> AECEnv[str, dict[str, np.ndarray], int]:
     """The wrapped env, as PettingZoo's classic envs build it (see the module docstring).
 
-    :class:`raw_env` (built from ``settings`` and/or its fields as keyword arguments) wrapped in the
-    behaviour of PettingZoo's ``TerminateIllegalWrapper`` (an illegal action ends the episode with
-    ``illegal_reward`` for the offender), ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``
-    (:mod:`ginenv.aec_wrappers`). ``illegal_reward`` must be a finite number (checked here, not at
-    the first illegal action).
+    :class:`raw_env` wrapped in the behaviour of PettingZoo's ``TerminateIllegalWrapper`` (an
+    illegal action ends the episode with ``illegal_reward`` for the offender),
+    ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper`` (:mod:`ginenv.aec_wrappers`).
+    ``illegal_reward`` must be a finite number (checked here, not at the first illegal action).
+
+    The settings (:class:`~ginenv.settings.EnvSettings`, which documents and checks each):
+    ``settings``, with every keyword given replacing its field. Left out, a keyword keeps
+    ``settings``' value, or without ``settings`` the default: ``rules`` the standard rules
+    (:data:`ginenv.rules.PRESETS` names others), ``mode`` ``"hand"`` (or ``"match"``, to the
+    rules' target), ``render_mode`` None (or ``"ansi"``, ``"human"``), ``reward_scale`` 1.0,
+    ``oracle`` False, ``dealer`` None (drawn from the reset seed; or 0, 1, ``"player_0"``,
+    ``"player_1"``), ``turn_limit`` :data:`DEFAULT_TURN_LIMIT` and ``hand_limit``
+    :data:`DEFAULT_HAND_LIMIT`. Any other keyword (``unknown``): ``TypeError`` naming the settings,
+    as every face of the env says it.
     """
+    given = {
+        "rules": rules,
+        "mode": mode,
+        "render_mode": render_mode,
+        "reward_scale": reward_scale,
+        "oracle": oracle,
+        "dealer": dealer,
+        "turn_limit": turn_limit,
+        "hand_limit": hand_limit,
+    }
+    kwargs = cast("EnvKwargs", {**{k: v for k, v in given.items() if v is not KEEP}, **unknown})
     inner = raw_env(settings=settings, **kwargs)
     return wrap(inner, illegal_reward)
