@@ -174,16 +174,11 @@ def compile_times() -> dict[str, float]:
 
 
 def doc_figures() -> Any:
-    """``docs/_hooks/figures.py``, the module that reads and writes ``docs/figures.json``."""
-    import importlib.util
+    """``docs/_hooks/figures.py``, which reads and writes ``docs/figures.json`` (``bench_env.py``
+    loads it)."""
+    from bench_env import doc_figures as load_module
 
-    spec = importlib.util.spec_from_file_location(
-        "ginenv_doc_figures", ROOT / "docs" / "_hooks" / "figures.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module()
 
 
 def main(argv: list[str] | None = None) -> int:
