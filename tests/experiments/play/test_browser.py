@@ -860,8 +860,10 @@ def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
         page.reload()
         expect(page.locator("#match-over")).to_be_visible()
         assert final["replay"]
+        # Even over, its replay stays closed until the day is: its deals are everyone's today.
         listed = page.request.get(f"{srv.url}/api/replays").json()["replays"]
-        assert final["replay"] in [r["name"] for r in listed]
+        assert final["replay"] not in [r["name"] for r in listed]
+        assert page.request.get(f"{srv.url}/api/replays/{final['replay']}").status == 404
         page.click("#new-match")
         page.wait_for_selector("#daily:visible")
         page.click("#daily")
