@@ -1,10 +1,10 @@
 """Computer players for ginenv: the agent interface, the registry, agent specs and the levels.
 
-``agents.make(spec, seed=0, rules=Rules())`` builds any agent by the one building protocol of
-:mod:`ginenv.agents.specs` (a registered name, ``checkpoint:PATH``, ``package.module:Name``,
-``path/to/file.py:Name`` or ``exec:COMMAND``); ``agents.available()`` lists the registered names,
-installed packages' entry points (group ``ginenv.agents``) included. Every agent sees only what
-the env's ``observe()`` returns for its seat.
+``agents.make(spec, seed=None, rules=None, *, time_limit=None, **kwargs)`` builds any agent by the
+one building protocol of :mod:`ginenv.agents.specs` (a registered name, ``checkpoint:PATH``,
+``package.module:Name``, ``path/to/file.py:Name`` or ``exec:COMMAND``); ``agents.available()``
+lists the registered names, installed packages' entry points (group ``ginenv.agents``) included.
+Every agent sees only what the env's ``observe()`` returns for its seat.
 """
 
 from pathlib import Path

@@ -23,6 +23,7 @@ from pettingzoo import AECEnv
 from ginenv import actions as _actions
 from ginenv.actions import NUM_ACTIONS, UnknownActionError
 from ginenv.cards import CARD_NAMES, cards_of
+from ginenv.compiling import note_once
 from ginenv.engine import DeckError, HandResult, HandState, IllegalActionError, parse_deck
 from ginenv.kernels import hand as H
 from ginenv.match import Match
@@ -96,6 +97,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         """Configure the env: ``settings`` and/or its fields as keyword arguments
         (:class:`ginenv.settings.EnvSettings`, which checks them); they survive every ``reset()``."""
         self.settings = EnvSettings.of(settings, **kwargs)
+        # The first env of a fresh install compiles the engine's kernels: say so before the wait.
+        note_once()
         # pickle rebuilds the env from its settings (a fresh env; copy.deepcopy copies the game).
         EzPickle.__init__(self, settings=self.settings)
         super().__init__()

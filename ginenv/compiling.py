@@ -9,7 +9,8 @@ still gets a cache shared by the user's processes.
 
 :func:`note_compilation` tells a command's user that the silence to come is that compilation, and
 only when it will happen: it reads the kernels' cache indexes (numba's own record of what is
-cached for the source as it is now) and compiles nothing. The note is for a first compilation,
+cached for the source as it is now) and compiles nothing; :func:`note_once` does so at most once a
+process (the AEC env and the command line call it as they start). The note is for a first compilation,
 when no kernel is cached (a fresh install, a new version, a cleared cache): a kernel that only
 other kernels call is compiled into them and never cached on its own, and a process that needs an
 entry point no earlier one did compiles that one alone, in a few seconds. Importing this module
@@ -76,3 +77,15 @@ def note_compilation(stream: TextIO | None = None) -> bool:
         return False
     print(NOTE.format(where=missing[0][1]), file=stream or sys.stderr, flush=True)
     return True
+
+
+_noted = False
+
+
+def note_once(stream: TextIO | None = None) -> bool:
+    """:func:`note_compilation`, the first time a process asks (later calls return False at once)."""
+    global _noted
+    if _noted:
+        return False
+    _noted = True
+    return note_compilation(stream)

@@ -53,6 +53,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+#: The commands that play games (and so may compile the engine first); compare, config and
+#: export-sb3 read files only.
+ENGINE_COMMANDS = frozenset({"ladder", "match", "rate", "demo", "train", "exploit", "play", "replay"})
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``ginenv`` command (the subcommands in the order --help lists)."""
     parser = _Parser(prog="ginenv", description="Gin rummy for RL research.")
@@ -84,6 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A bad option value stops here, as argparse reads it (ginenv.experiments.cli.inputs).
         args = build_parser().parse_args(argv)
         args.run_folder = None
+        if args.command in ENGINE_COMMANDS:
+            # A fresh install compiles the engine on its first game (about 30 s): say so first.
+            from ginenv.compiling import note_once
+
+            note_once()
         with stop_on_signals():  # SIGTERM stops a run as Ctrl-C does: one line, deals kept
             return int(args.func(args))
     except AgentError as err:

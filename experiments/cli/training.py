@@ -82,7 +82,7 @@ def cmd_exploit(args: argparse.Namespace) -> int:
     import sys
 
     from ginenv.experiments.eval.report import strict_json
-    from ginenv.experiments.train.exploit import exploit, league_member
+    from ginenv.experiments.train.exploit import exploit, format_exploit, league_member
 
     league_member(args.agent)  # refuse an agent the batched engine cannot step before any work
     out = args.out or f"results/exploit-{args.agent.replace('/', '_').replace(':', '_')}"
@@ -101,13 +101,7 @@ def cmd_exploit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(strict_json(result), indent=1, allow_nan=False))
         return 0
-    m = result["points_per_hand"]
-    print(
-        f"ginenv exploit: best response to {args.agent} after {result['steps']} env steps "
-        f"({result['train_seconds']:.0f} s): {m['mean']:+.2f} points per hand [{m['low']:+.2f}, "
-        f"{m['high']:+.2f}] over {result['hands_played']} duplicate hands; exploitability >= "
-        f"{result['lower_bound']:.2f} (95%)\n  best response: {CHECKPOINT_PREFIX}{result['best_response']}"
-    )
+    print(format_exploit(result))
     return 0
 
 
@@ -178,7 +172,12 @@ def add_parsers(sub: Any) -> None:
     ex.add_argument(
         "--out", help="folder of the training run and its evaluation (default results/exploit-SPEC)"
     )
-    ex.add_argument("--init", metavar="PATH", help="start the best response from this policy checkpoint")
+    ex.add_argument(
+        "--init",
+        metavar="PATH",
+        help="start the best response from this policy checkpoint; none: from scratch (default: the "
+        "shipped network where it reads the agent's inputs, a bound that means something in fewer steps)",
+    )
     ex.add_argument(
         "--threads",
         type=int,

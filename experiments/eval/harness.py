@@ -102,9 +102,10 @@ from ginenv.experiments.stopping import Stopped
 
 from ginenv.validation import is_int
 
-# Re-exported: the arena owns them, the harness's users have always found them here (as they find
-# the names of run_config, run_folder and units, imported above).
-__all__ = ["AgentError", "agent_seed", "deal_seed", "is_legal_action"]
+# This module's own public names (evaluate, run_units), then re-exports: the arena owns the rest,
+# the harness's users have always found them here (as they find the names of run_config, run_folder
+# and units, imported above).
+__all__ = ["AgentError", "agent_seed", "deal_seed", "evaluate", "is_legal_action", "run_units"]
 
 Backend = Literal["local", "ray"]
 

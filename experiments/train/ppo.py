@@ -42,6 +42,7 @@ import dataclasses
 import math
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,7 @@ from ginenv.experiments.train.networks import (
     resolved_precision,
     unseen_card_loss,
 )
+from ginenv.experiments.train.progress import Phases, banner, throughput
 from ginenv.experiments.train.rollouts import Rollout
 from torch import nn
 
@@ -156,9 +158,12 @@ def ppo_update(
 # --------------------------------------------------------------------------- evaluation
 
 
-def evaluate_checkpoint(path: Path, args: Args, out: Path) -> dict[str, dict[str, float]]:
+def evaluate_checkpoint(
+    path: Path, args: Args, out: Path, on_deal: Callable[[int, int], None] | None = None
+) -> dict[str, dict[str, float]]:
     """Duplicate deals of the checkpoint against each of ``args.eval_levels`` through the harness:
-    per level, points per hand (learner minus level) and the learner's hand win rate."""
+    per level, points per hand (learner minus level) and the learner's hand win rate.
+    ``on_deal(done, total)`` hears of every deal played (the training bar shows it)."""
     from ginenv.experiments.eval.harness import EvalConfig, evaluate
     from ginenv.experiments.eval.report import summarise
 
@@ -171,7 +176,16 @@ def evaluate_checkpoint(path: Path, args: Args, out: Path) -> dict[str, dict[str
         seed=args.seed,
         turn_limit=args.turn_limit,
     )
-    records = evaluate(cfg, out, workers=args.eval_workers, progress=False)
+    total = len(cfg.pairings()) * cfg.deals
+    played = 0
+
+    def heard(_record: dict[str, object]) -> None:
+        nonlocal played
+        played += 1
+        if on_deal is not None:
+            on_deal(played, total)
+
+    records = evaluate(cfg, out, workers=args.eval_workers, progress=False, on_record=heard)
     summary = summarise(records, cfg.agents)
     return {
         pair["b"]: {
@@ -260,6 +274,10 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
             f"(env step {progress['global_step']}) with its own settings",
             flush=True,
         )
+    print(
+        banner(args, run_dir, str(device), resolved_precision(args.precision, device), progress["update"]),
+        flush=True,
+    )
     # purge_step: events a killed run logged after its last checkpoint are dropped, so the curves
     # of a resumed run stay one run.
     writer = SummaryWriter(str(run_dir), purge_step=progress["global_step"] + 1 if resume else None)
@@ -272,13 +290,21 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
         "precision", f"{args.precision} on {device}: {resolved_precision(args.precision, device)}"
     )
 
-    # The rollout workers; their league starts with a snapshot of the network as it is now.
-    workers = RolloutWorkers(args, network_weights(net), device)
-    snapshot_due = False
-
     num_updates = max(1, math.ceil(args.total_steps / args.batch_envs_steps))
     start_update = progress["update"]
     bar = tqdm(total=num_updates, initial=start_update, disable=not args.progress, unit="update", desc="ppo")
+    # The bar names what is running (starting, rollout, update, evaluation) and a heartbeat keeps its
+    # clock moving, through a first run's compilation of the engine too.
+    phases = Phases(bar)
+    phases.phase("starting the rollout workers", redraw_s=0.0)
+    # The rollout workers; their league starts with a snapshot of the network as it is now.
+    try:
+        workers = RolloutWorkers(args, network_weights(net), device)
+    except BaseException:
+        phases.close()
+        raise
+    snapshot_due = False
+    eval_seconds, evaluations = 0.0, 0
     # Worker seconds per parallel lane; gather: the rest of collecting (shipping weights and batches,
     # waiting for the slowest worker).
     timing = {"env": 0.0, "inference": 0.0, "gather": 0.0, "update": 0.0}
@@ -302,6 +328,7 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
                 ks_coef = args.kickstart * max(0.0, 1.0 - began / args.kickstart_steps)
             # A stop (Ctrl-C, SIGTERM) during the rollout loses the rollout only; from here to the
             # checkpoint it waits, so the network, Adam and the progress always agree.
+            phases.phase(f"rollout {update}/{num_updates}")
             rollout = Rollout.concat(workers.collect(network_weights(net), snapshot_due, ks_coef > 0))
             with finish_first():
                 timing["env"] += rollout.env_seconds / workers.parallel
@@ -315,6 +342,7 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
                 ep_wins.extend(rollout.hand_wins)
 
                 tick = time.perf_counter()
+                phases.phase(f"update {update}/{num_updates}")
                 stats = ppo_update(net, optimizer, rollout, args, ks_coef, shuffle, device)
                 timing["update"] += time.perf_counter() - tick
                 progress["update"] = update
@@ -328,7 +356,8 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
                 residual = rollout.returns - rollout.values
                 explained = float("nan") if not var_y > 0 else 1 - residual.var().item() / var_y
                 elapsed = time.perf_counter() - started
-                sps = (step - steps_at_start) / max(elapsed, 1e-9)
+                # Training alone: the evaluations are timed apart (the closing line says both).
+                sps = (step - steps_at_start) / max(elapsed - eval_seconds, 1e-9)
                 for key, value in stats.items():
                     writer.add_scalar(f"losses/{key}", value, step)
                 writer.add_scalar("losses/explained_variance", explained, step)
@@ -360,7 +389,16 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
                 if evaluate_now:
                     save_training_checkpoint(frozen, net, optimizer, args, progress)
             if evaluate_now:
-                results = evaluate_checkpoint(frozen, args, run_dir / "eval" / f"update_{update}")
+                tick = time.perf_counter()
+                phases.phase("evaluating")
+                results = evaluate_checkpoint(
+                    frozen,
+                    args,
+                    run_dir / "eval" / f"update_{update}",
+                    lambda done, total: phases.phase(f"evaluating {done}/{total} deals"),
+                )
+                eval_seconds += time.perf_counter() - tick
+                evaluations += 1
                 step = progress["global_step"]
                 for level, figs in results.items():
                     writer.add_scalar(f"eval/{level}", figs["points_per_hand"], step)
@@ -369,11 +407,10 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
                     writer.add_scalar(f"eval/{level}_win_rate", figs["win_rate"], step)
                     figures[f"vs_{level}"] = figs["points_per_hand"]
             writer.flush()
-            bar.set_postfix({k: f"{v:.3g}" for k, v in figures.items()}, refresh=False)
-            bar.update(1)
+            phases.step(**{k: f"{v:.3g}" for k, v in figures.items()})
     except KeyboardInterrupt as err:
         stop = Stopped.of(err)
-        bar.close()
+        phases.close()
         with finish_first():  # a second Ctrl-C must not tear the checkpoint of the first
             save_training_checkpoint(latest, net, optimizer, args, progress)
             writer.close()
@@ -381,14 +418,15 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
         stop.resume = str(latest)
         raise stop from None
     finally:
+        phases.close()
         workers.close()
-    bar.close()
     total = sum(timing.values()) or 1.0
     summary = ", ".join(f"{k} {v:.1f} s ({100 * v / total:.0f}%)" for k, v in timing.items())
     writer.add_text("timing", summary)
     writer.close()
     steps = progress["global_step"] - steps_at_start
     wall = time.perf_counter() - started
+    print(throughput(steps, wall - eval_seconds, eval_seconds, evaluations), flush=True)
     (run_dir / "timing.txt").write_text(
         f"env steps {steps} in {wall:.1f} s ({steps / wall:.0f}/s); {summary}\n"
     )

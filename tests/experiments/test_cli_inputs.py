@@ -301,7 +301,9 @@ def test_a_closed_output_pipe_stops_quietly() -> None:
         )
     finally:
         os.close(write_end)
-    assert proc.returncode == 141 and "Traceback" not in proc.stderr and proc.stderr == ""
+    # Nothing on stderr but, in a fresh checkout, the note that the engine compiles once.
+    said = [line for line in proc.stderr.splitlines() if "compiling the game engine once" not in line]
+    assert proc.returncode == 141 and said == [], proc.stderr
 
 
 def test_the_table_on_one_deal_says_undefined_not_nan(

@@ -91,8 +91,14 @@ def test_train_command_runs_with_overrides(tmp_path: Path, capsys: pytest.Captur
         f"runs_dir={runs}",
     ]
     assert main([*argv, "--backend", "local", "--workers", "2"]) == 0
-    assert "checkpoint:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "checkpoint:" in out
     (run_dir,) = runs.iterdir()
+    # The banner comes first and names the folder and the rounding; the last line splits the time.
+    assert out.startswith(f"ginenv train: run folder {run_dir}")
+    assert "256 env steps: 1 update of 256 (16 envs x 16 steps per rollout)" in out
+    assert "2 rollout workers (local)" in out
+    assert "ginenv train: 256 env steps in " in out and "evaluation" not in out.split("steps/s")[-1]
     assert run_dir.name.startswith("cli__1__")
     ckpt = read_checkpoint(run_dir / "checkpoints" / "latest.pt")
     assert ckpt.config is not None and ckpt.config["num_envs"] == 16 and ckpt.config["hidden"] == [8]
