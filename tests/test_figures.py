@@ -21,7 +21,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 #: The pages whose figures must come from the file: the README and the guides that quote speed.
-CHECKED = ("README.md", "docs/index.md", "docs/getting-started.md", "docs/speed.md", "docs/training.md")
+CHECKED = (
+    "README.md",
+    "docs/index.md",
+    "docs/getting-started.md",
+    "docs/speed.md",
+    "docs/training.md",
+    "docs/benchmarking.md",
+    "docs/ARCHITECTURE.md",
+)
 
 #: Figures written by hand: a speed (``1.25 M decisions a second``, ``6.2 k env steps/s``), a ratio
 #: to an anchor (``28.7x OpenSpiel``) or a wall time (``1 min 50 s``, ``about 2 minutes``).
