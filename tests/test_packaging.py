@@ -58,7 +58,7 @@ NOT_SOURCES = (
 #: Tracked files that are not part of the source release (CI's entry point, the VCS's own file).
 NOT_IN_SDIST = (".ci/run", ".gitignore")
 #: The extras of pyproject.toml; ``dev`` is their union plus the test tools.
-EXTRAS = {"sb3", "ray", "baselines", "docs", "play-load"}
+EXTRAS = {"sb3", "ray", "torchrl", "rllib", "tianshou", "baselines", "docs", "play-load"}
 PROJECT_URLS = {"Homepage", "Documentation", "Repository", "Issues"}
 
 
