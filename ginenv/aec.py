@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from ginenv.settings import EnvKwargs
 
-__all__ = ["AGENTS", "EpisodeOverError", "as_action", "raw_env"]
+__all__ = ["AGENTS", "RESULT_KINDS", "EpisodeOverError", "as_action", "numeric_info", "raw_env"]
 
 _SEAT = {"player_0": 0, "player_1": 1}
 _RESET_OPTIONS = frozenset({"deck", "decks", "dealer"})
@@ -97,6 +97,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         """Configure the env: ``settings`` and/or its fields as keyword arguments
         (:class:`ginenv.settings.EnvSettings`, which checks them); they survive every ``reset()``."""
         self.settings = EnvSettings.of(settings, **kwargs)
+        #: The infos in their full form whatever ``settings.infos`` is (the env card's "Infos").
+        self.full_infos: dict[str, dict[str, Any]] = {}
         # The first env of a fresh install compiles the engine's kernels: say so before the wait.
         note_once()
         # pickle rebuilds the env from its settings (a fresh env; copy.deepcopy copies the game).
@@ -106,7 +108,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
 
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         bonuses = (self.rules.gin_bonus, self.rules.undercut_bonus, self.rules.big_gin_bonus or 0)
         score_high = self.rules.target + max(bonuses) + _MAX_HAND_DEADWOOD
         knock_high = max(self.rules.knock_limit, 10)
@@ -421,7 +423,16 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         self.infos = self._public_infos(info_result)
 
     def _public_infos(self, result: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-        """Per-agent infos: only public facts (current hand, dealer, scores, latest result)."""
+        """Per-agent infos in the settings' form (``full`` or ``numeric``); the full ones are
+        kept as :attr:`full_infos` either way."""
+        self.full_infos = self._full_infos(result)
+        if self.settings.infos == "numeric":
+            return {a: numeric_info(info) for a, info in self.full_infos.items()}
+        return self.full_infos
+
+    def _full_infos(self, result: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+        """Per-agent infos: only public facts (current hand, dealer, scores, latest result).
+        (The numeric form, :func:`numeric_info`, reads them, never the state.)"""
         state = self._state
         assert state is not None
         infos: dict[str, dict[str, Any]] = {}
@@ -536,6 +547,29 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
 
     def __str__(self) -> str:
         return "gin_rummy_v0"
+
+
+#: The kinds of a hand's result, by the code ``numeric`` infos give them (``result_kind``; -1: no
+#: hand has ended yet).
+RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
+
+
+def numeric_info(info: dict[str, Any]) -> dict[str, Any]:
+    """An agent's infos as numbers and arrays only (settings ``infos="numeric"``), with the same
+    keys at every step: ``hand_index``, ``dealer``, ``scores`` (int64 array of the two seats'
+    running points; zeros in hand mode), and of the latest finished hand ``result_kind`` (its
+    index in :data:`RESULT_KINDS`), ``result_winner`` (seat) and ``result_points`` (to the
+    winner), each -1, -1 and 0 until a hand ends."""
+    result = info.get("result")
+    winner = None if result is None else result["winner"]
+    return {
+        "hand_index": int(info["hand_index"]),
+        "dealer": int(info["dealer"]),
+        "scores": np.asarray(info.get("scores", (0, 0)), dtype=np.int64),
+        "result_kind": -1 if result is None else RESULT_KINDS.index(result["kind"]),
+        "result_winner": -1 if winner is None else AGENTS.index(winner),
+        "result_points": 0 if result is None else int(result["points"]),
+    }
 
 
 def _copy_result(result: dict[str, Any], seat: int) -> dict[str, Any]:

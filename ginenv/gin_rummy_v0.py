@@ -41,9 +41,10 @@ for agent in env.agent_iter():
 
 ``` python
 gin_rummy_v0.env(rules=None, mode="hand", render_mode=None, reward_scale=1.0, oracle=False,
-                 dealer=None, turn_limit=100, hand_limit=200, illegal_reward=-1.0, settings=None)
+                 dealer=None, turn_limit=100, hand_limit=200, infos="full", illegal_reward=-1.0,
+                 settings=None)
 gin_rummy_v0.raw_env(...)       # the same arguments but illegal_reward
-gin_rummy_v0.parallel_env(...)  # the same arguments but illegal_reward
+gin_rummy_v0.parallel_env(...)  # the same arguments
 ```
 
 Every argument is a keyword argument. All but `illegal_reward` are the settings of the table: the
@@ -66,8 +67,12 @@ those fields of `settings`. A bad value raises when the env is built; an unknown
 `dealer`: `0` or `1` to fix who deals (the first hand, in match mode); `None` (default) draws the
 dealer of each episode from the seeded random generator.
 
-`illegal_reward` (`env()` only): the reward of an agent whose action is illegal (see below); a
-finite number, checked when the env is built.
+`illegal_reward` (`env()` and `parallel_env()`): the reward of an agent whose action is illegal
+(see below); a finite number, checked when the env is built (`parallel_env(illegal_reward=None)`
+raises on an illegal action instead).
+
+`infos`: `"full"` (default) or `"numeric"`, the form of the infos (see Infos): numeric infos are
+numbers and arrays only, for libraries that turn infos into tensors (TorchRL's `PettingZooWrapper`).
 
 `turn_limit`: draws per hand (stock, discard pile or upcard) after which the hand is truncated
 (default `ginenv.engine.DEFAULT_TURN_LIMIT` = 100; a real hand has at most 29 stock draws, so only
@@ -171,6 +176,14 @@ points, hands won, bonuses, totals, shutout, hands played, margin). Per-seat val
 indexed by seat. Only a showdown (knock, gin, big gin) shows the other seat's cards: after a dead or
 truncated hand each agent's `deadwood` holds its own value and `None` for the other seat.
 
+With `infos="numeric"` every agent's infos hold numbers and arrays only, with the same keys at every
+step: `hand_index`, `dealer`, `scores` (an int64 array of both seats' running points; zeros in hand
+mode), and of the latest finished hand `result_kind` (its index in `ginenv.aec.RESULT_KINDS`:
+knock, undercut, gin, big_gin, dead, truncated), `result_winner` (seat) and `result_points` (to the
+winner), which are -1, -1 and 0 until a hand ends; the Parallel API adds `active_seat` (-1 once the
+episode is over). The text and the nested showdown are then read from `env.unwrapped.full_infos`,
+which holds the full infos in either form.
+
 ### Truncation
 
 Every episode ends. When a hand's draws reach `turn_limit`, the hand ends at the next discard
@@ -201,8 +214,11 @@ PettingZoo's classic envs rebuild theirs from the constructor arguments).
 
 `parallel_env()` gives the same game through PettingZoo's Parallel API. Gin rummy is turn-based (the
 same seat draws, then discards), so each `step(actions)` applies only the action of the agent to
-move (`infos[a]["active_agent"]`, the only agent whose `action_mask` is non-zero) and ignores the
-other entry. An illegal action raises `IllegalActionError` and changes nothing.
+move (`infos[a]["active_agent"]`, the only agent whose `action_mask` is non-zero; its seat is
+`infos[a]["active_seat"]`) and ignores the other entry, whatever it holds. An illegal action ends
+the episode as on `env()` (below); `parallel_env(illegal_reward=None)` raises `IllegalActionError`
+instead and changes nothing. A library that samples an action for every agent at every step (TorchRL)
+must give the seat not to move some action although its mask is all zero: any is ignored.
 
 ### Illegal actions
 
@@ -225,7 +241,10 @@ hands); a dead or truncated hand's end line says there was no showdown and shows
 * v0: Initial release (ginenv 0.1.0). Within v0, added without changing any existing observation,
   action or reward: `turn_limit`, `hand_limit` and truncation, the seat-private deadwood of dead
   hands in infos, `state()` / `state_space`, `parallel_env()`, `copy.deepcopy` mid-episode,
-  `EpisodeOverError`, `settings=EnvSettings(...)`.
+  `EpisodeOverError`, `settings=EnvSettings(...)`; `infos="numeric"`, `full_infos`, the infos'
+  `active_seat` on the Parallel API. Changed within v0, nothing an agent observes: on the Parallel API
+  an illegal action ends the episode with `illegal_reward` (as on `env()` and PettingZoo's classic
+  envs) where it raised before (`illegal_reward=None` keeps the old behaviour).
 """
 
 from __future__ import annotations
@@ -253,7 +272,7 @@ from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, IllegalActionError
 from ginenv.match import DEFAULT_HAND_LIMIT
 from ginenv.observation import OBS_SIZE, ORACLE_OBS_SIZE, STATE_SIZE
 from ginenv.parallel import ParallelGinRummy, parallel_env
-from ginenv.settings import EnvSettings, Mode
+from ginenv.settings import EnvSettings, InfoForm, Mode
 
 if TYPE_CHECKING:
     from ginenv.rules import Rules
@@ -312,6 +331,7 @@ def env(
     dealer: int | str | _Keep | None = KEEP,
     turn_limit: int | _Keep = KEEP,
     hand_limit: int | _Keep = KEEP,
+    infos: InfoForm | _Keep = KEEP,
     illegal_reward: float = -1.0,
     **unknown: Any,
 ) -> AECEnv[str, dict[str, np.ndarray], int]:
@@ -328,9 +348,9 @@ def env(
     (:data:`ginenv.rules.PRESETS` names others), ``mode`` ``"hand"`` (or ``"match"``, to the
     rules' target), ``render_mode`` None (or ``"ansi"``, ``"human"``), ``reward_scale`` 1.0,
     ``oracle`` False, ``dealer`` None (drawn from the reset seed; or 0, 1, ``"player_0"``,
-    ``"player_1"``), ``turn_limit`` :data:`DEFAULT_TURN_LIMIT` and ``hand_limit``
-    :data:`DEFAULT_HAND_LIMIT`. Any other keyword (``unknown``): ``TypeError`` naming the settings,
-    as every face of the env says it.
+    ``"player_1"``), ``turn_limit`` :data:`DEFAULT_TURN_LIMIT`, ``hand_limit``
+    :data:`DEFAULT_HAND_LIMIT` and ``infos`` ``"full"`` (or ``"numeric"``). Any other keyword
+    (``unknown``): ``TypeError`` naming the settings, as every face of the env says it.
     """
     given = {
         "rules": rules,
@@ -341,6 +361,7 @@ def env(
         "dealer": dealer,
         "turn_limit": turn_limit,
         "hand_limit": hand_limit,
+        "infos": infos,
     }
     kwargs = cast("EnvKwargs", {**{k: v for k, v in given.items() if v is not KEEP}, **unknown})
     inner = raw_env(settings=settings, **kwargs)

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
+from pettingzoo.utils.env_logger import EnvLogger
 
 from ginenv.aec import AGENTS, EpisodeOverError, raw_env
+from ginenv.validation import as_int, finite_number
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -29,17 +31,29 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
     """Gin rummy through PettingZoo's Parallel API: at each step only one agent is to move.
 
     ``step(actions)`` applies ``actions[agent]`` for the agent to move (``infos[a]["active_agent"]``
-    names it, and only its ``action_mask`` has legal actions) and ignores the other agent's entry,
-    which may be anything or absent. An illegal action raises
-    :class:`ginenv.engine.IllegalActionError` and changes nothing (as ``raw_env``). Observations,
-    rewards, terminations, truncations and infos are those of :class:`raw_env` after the step; once
-    the episode has ended ``agents`` is empty.
+    names it, ``infos[a]["active_seat"]`` gives its seat, and only its ``action_mask`` has legal
+    actions) and ignores the other agent's entry, which may be anything or absent. An illegal action
+    (an id in the action space that the mask refuses) ends the episode as ``env()`` does, following
+    PettingZoo's convention: ``illegal_reward`` to the offender, 0 to the other, both terminated and
+    truncated; with ``illegal_reward=None`` it raises :class:`ginenv.engine.IllegalActionError` and
+    changes nothing (as ``raw_env``). Observations, rewards, terminations, truncations and infos are
+    those of :class:`raw_env` after the step; once the episode has ended ``agents`` is empty.
     """
 
     metadata: ClassVar[dict[str, Any]] = {**raw_env.metadata, "is_parallelizable": True}
 
-    def __init__(self, *, settings: EnvSettings | None = None, **kwargs: Unpack[EnvKwargs]) -> None:
-        """Build the AEC env underneath; the arguments are :class:`raw_env`'s (its settings)."""
+    def __init__(
+        self,
+        *,
+        illegal_reward: float | None = -1.0,
+        settings: EnvSettings | None = None,
+        **kwargs: Unpack[EnvKwargs],
+    ) -> None:
+        """Build the AEC env underneath; ``illegal_reward`` as the class docstring says (a finite
+        number or None), the other arguments :class:`raw_env`'s (its settings)."""
+        self.illegal_reward = (
+            None if illegal_reward is None else finite_number("illegal_reward", illegal_reward)
+        )
         self.aec_env = raw_env(settings=settings, **kwargs)
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
@@ -86,7 +100,10 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
                 f"actions must be a dict holding the action of {mover!r}, the agent to move "
                 f"(the other agent's entry is ignored), got {actions!r}"
             )
-        aec.step(actions[mover])
+        action = actions[mover]
+        if self.illegal_reward is not None and self._refused(mover, action):
+            return self._end_for_illegal(mover)
+        aec.step(action)
         rewards = {a: float(aec.rewards[a]) for a in AGENTS}
         terminations = dict(aec.terminations)
         truncations = dict(aec.truncations)
@@ -96,12 +113,44 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 
-    def _infos(self) -> dict[str, dict[str, Any]]:
+    def _refused(self, mover: str, action: Any) -> bool:
+        """Whether ``action`` is an id of the action space that ``mover``'s mask refuses (anything
+        outside the space goes to ``raw_env``, which names what is allowed)."""
+        mask = self.aec_env.observe(mover)["action_mask"]
+        index = as_int(action)
+        return index is not None and 0 <= index < len(mask) and not mask[index]
+
+    def _end_for_illegal(
+        self, mover: str
+    ) -> tuple[
+        dict[str, dict[str, np.ndarray]],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, dict[str, Any]],
+    ]:
+        """End the episode after ``mover``'s illegal action, as PettingZoo's TerminateIllegalWrapper
+        ends an AEC episode: the offender gets ``illegal_reward``, the other 0, both are done."""
+        EnvLogger.warn_on_illegal_move()
+        aec = self.aec_env
+        observations = {a: aec.observe(a) for a in AGENTS}
+        rewards = {a: (float(self.illegal_reward or 0.0) if a == mover else 0.0) for a in AGENTS}
+        done = dict.fromkeys(AGENTS, True)
+        infos = self._infos(ended=True)
+        self.agents = []
+        return observations, rewards, dict(done), dict(done), infos
+
+    def _infos(self, ended: bool | None = None) -> dict[str, dict[str, Any]]:
         aec = self.aec_env
         infos = {a: dict(aec.infos[a]) for a in AGENTS}
-        ended = aec.terminations[aec.agent_selection] or aec.truncations[aec.agent_selection]
+        if ended is None:
+            ended = aec.terminations[aec.agent_selection] or aec.truncations[aec.agent_selection]
+        numeric = aec.settings.infos == "numeric"
         for info in infos.values():
-            info["active_agent"] = None if ended else aec.agent_selection
+            # Numeric infos carry the seat only (text does not become a tensor).
+            if not numeric:
+                info["active_agent"] = None if ended else aec.agent_selection
+            info["active_seat"] = -1 if ended else AGENTS.index(aec.agent_selection)
         return infos
 
     def state(self) -> np.ndarray:
@@ -117,7 +166,9 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
         self.aec_env.close()
 
 
-def parallel_env(*, settings: EnvSettings | None = None, **kwargs: Unpack[EnvKwargs]) -> ParallelGinRummy:
-    """The env through PettingZoo's Parallel API (see :class:`ParallelGinRummy`); the settings as
-    ``env()``'s (``settings`` and/or its fields), without ``illegal_reward``."""
-    return ParallelGinRummy(settings=settings, **kwargs)
+def parallel_env(
+    *, illegal_reward: float | None = -1.0, settings: EnvSettings | None = None, **kwargs: Unpack[EnvKwargs]
+) -> ParallelGinRummy:
+    """The env through PettingZoo's Parallel API (see :class:`ParallelGinRummy`); the arguments as
+    ``env()``'s (``illegal_reward``, ``settings`` and/or its fields)."""
+    return ParallelGinRummy(illegal_reward=illegal_reward, settings=settings, **kwargs)

@@ -1,15 +1,15 @@
 """The env's settings: one frozen dataclass shared by every face of the env.
 
-:class:`EnvSettings` holds the eight settings that configure a table (the rules, hand or match mode,
-rendering, the reward scale, the oracle view, the dealer, the turn and hand limits), with their
-defaults and their checks written once. Every face builds one:
+:class:`EnvSettings` holds the nine settings that configure a table (the rules, hand or match mode,
+rendering, the reward scale, the oracle view, the dealer, the turn and hand limits, the form of the
+infos), with their defaults and their checks written once. Every face builds one:
 
 - ``gin_rummy_v0.env()``, ``raw_env()`` and ``parallel_env()`` (the PettingZoo faces);
 - ``ginenv.wrappers.SingleAgentEnv`` (the Gymnasium face, and ``gymnasium.make``).
 
 Each takes the settings as keyword arguments (``env(mode="match", reward_scale=0.01)``), as a whole
 (``env(settings=EnvSettings(mode="match"))``), or both: keyword arguments then replace those fields
-of ``settings`` (``env(settings=base, render_mode="ansi")``). A setting that is not one of the eight
+of ``settings`` (``env(settings=base, render_mode="ansi")``). A setting that is not one of the nine
 raises ``TypeError`` naming them; a bad value raises when the env is built, never at the first
 ``reset``. The settings survive every ``reset()``, seeded or not, and the env exposes them as
 ``env.unwrapped.settings`` (and, one by one, as ``env.unwrapped.rules``, ``.mode``, ...).
@@ -29,7 +29,7 @@ from ginenv.validation import as_int, finite_number
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["AGENTS", "RENDER_MODES", "EnvKwargs", "EnvSettings", "Mode", "seat_of"]
+__all__ = ["AGENTS", "INFO_FORMS", "RENDER_MODES", "EnvKwargs", "EnvSettings", "InfoForm", "Mode", "seat_of"]
 
 #: The two agents; ``dealer`` and per-seat lists index them.
 AGENTS = ("player_0", "player_1")
@@ -38,6 +38,11 @@ Mode = Literal["hand", "match"]
 #: The render modes besides ``None``: ``ansi`` returns the table's text, ``human`` prints it.
 RENDER_MODES = ("ansi", "human")
 _MODES = ("hand", "match")
+#: ``full``: infos as the env card describes them (the result's kind and winner as text, the
+#: showdown's cards); ``numeric``: numbers and arrays only, the same keys at every step, for
+#: libraries that turn infos into tensors (TorchRL); the full infos stay on ``env.unwrapped.full_infos``.
+InfoForm = Literal["full", "numeric"]
+INFO_FORMS = ("full", "numeric")
 
 
 def seat_of(dealer: object) -> int:
@@ -80,6 +85,8 @@ class EnvSettings:
     turn_limit: int = DEFAULT_TURN_LIMIT
     #: Match mode: hands after which a match nobody has won is truncated (a positive integer).
     hand_limit: int = DEFAULT_HAND_LIMIT
+    #: ``"full"`` or ``"numeric"`` (numbers and arrays only: see :data:`InfoForm`).
+    infos: InfoForm = "full"
 
     def __post_init__(self) -> None:
         """Check every value (clear errors naming the setting) and normalise it."""
@@ -90,6 +97,8 @@ class EnvSettings:
             raise ValueError(f"mode must be 'hand' or 'match', got {self.mode!r}")
         if self.render_mode is not None and self.render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {self.render_mode!r}")
+        if self.infos not in INFO_FORMS:
+            raise ValueError(f"infos must be 'full' or 'numeric', got {self.infos!r}")
         if not isinstance(self.oracle, bool):
             raise TypeError(f"oracle must be True or False, got {self.oracle!r}")
         normal = {
@@ -130,6 +139,7 @@ class EnvKwargs(TypedDict, total=False):
     dealer: int | str | None
     turn_limit: int
     hand_limit: int
+    infos: InfoForm
 
 
 _FIELD_ORDER = tuple(f.name for f in dataclasses.fields(EnvSettings))

@@ -50,8 +50,8 @@ def test_a_scripted_hand_where_only_the_agent_to_move_acts() -> None:
         env.step({"player_0": 0})
 
 
-def test_a_missing_or_illegal_action_is_refused_and_changes_nothing() -> None:
-    env = gin_rummy_v0.parallel_env()
+def test_a_missing_action_is_refused_and_an_illegal_one_raises_without_illegal_reward() -> None:
+    env = gin_rummy_v0.parallel_env(illegal_reward=None)
     env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
     before = env.state()
     with pytest.raises(ValueError, match="'player_1', the agent to move"):
@@ -59,6 +59,33 @@ def test_a_missing_or_illegal_action_is_refused_and_changes_nothing() -> None:
     with pytest.raises(IllegalActionError, match="draw_stock"):
         env.step({"player_1": gin_rummy_v0.DRAW_STOCK})
     assert np.array_equal(env.state(), before)
+
+
+def test_an_illegal_action_ends_the_episode_with_illegal_reward_as_env_does(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The upcard offer: player_1 may only take the upcard or pass; drawing from the stock is illegal.
+    env = gin_rummy_v0.parallel_env(illegal_reward=-3.5)
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    obs, rewards, terms, truncs, infos = env.step({"player_1": gin_rummy_v0.DRAW_STOCK})
+    assert "Illegal move" in caplog.text  # PettingZoo's own warning, as env() gives it
+    assert rewards == {"player_0": 0.0, "player_1": -3.5}
+    assert terms == truncs == {"player_0": True, "player_1": True}
+    assert env.agents == [] and set(obs) == {"player_0", "player_1"}
+    assert infos["player_0"]["active_agent"] is None and infos["player_1"]["active_seat"] == -1
+    with pytest.raises(gin_rummy_v0.EpisodeOverError, match="call reset"):
+        env.step({"player_1": gin_rummy_v0.PASS})
+    # The AEC face ends the same episode the same way.
+    aec = gin_rummy_v0.env(illegal_reward=-3.5)
+    aec.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    aec.step(gin_rummy_v0.DRAW_STOCK)
+    assert aec.rewards == rewards and aec.terminations == terms and aec.truncations == truncs
+    # An id outside the action space is not a move at all: refused, naming what is allowed.
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    with pytest.raises(gin_rummy_v0.UnknownActionError):
+        env.step({"player_1": 999})
+    with pytest.raises(ValueError, match="illegal_reward"):
+        gin_rummy_v0.parallel_env(illegal_reward=float("nan"))
 
 
 def test_always_taking_the_discard_truncates_through_the_parallel_api() -> None:

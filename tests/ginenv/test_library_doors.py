@@ -1,0 +1,129 @@
+"""The env through other libraries' own doors: PettingZoo's whole test suite on both APIs and both
+forms of infos, the numeric infos (numbers and arrays, the same keys at every step, decoded back to
+the full ones), and TorchRL's PettingZooWrapper building and rolling out on both APIs.
+
+The recipes (tests/recipes/) train through TorchRL, RLlib, Stable-Baselines3 and Tianshou.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test
+from test_env import KNOCK_DECK
+
+from ginenv import gin_rummy_v0
+from ginenv.aec import RESULT_KINDS
+
+FORMS = ("full", "numeric")
+NUMERIC_KEYS = {"hand_index", "dealer", "scores", "result_kind", "result_winner", "result_points"}
+
+
+@pytest.mark.parametrize("infos", FORMS)
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_pettingzoos_own_suite_passes_on_both_apis(infos: str, mode: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the suite resets with options the env does not know
+        api_test(gin_rummy_v0.env(infos=infos, mode=mode), num_cycles=500)
+        # Unmasked samples included: an illegal action ends the episode, as on the AEC API.
+        parallel_api_test(gin_rummy_v0.parallel_env(infos=infos, mode=mode), num_cycles=500)
+        seed_test(lambda **kw: gin_rummy_v0.env(infos=infos, mode=mode, **kw), num_cycles=100)
+        parallel_seed_test(
+            lambda **kw: gin_rummy_v0.parallel_env(infos=infos, mode=mode, **kw), num_cycles=100
+        )
+        render_test(lambda render_mode=None: gin_rummy_v0.env(render_mode=render_mode, infos=infos))
+
+
+def _is_numeric(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) or (
+        isinstance(value, np.ndarray) and value.dtype.kind in "iuf"
+    )
+
+
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_numeric_infos_are_numbers_with_fixed_keys_and_decode_to_the_full_ones(mode: str) -> None:
+    env = gin_rummy_v0.env(infos="numeric", mode=mode)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    ended = 0
+    for _agent in env.agent_iter(5000):
+        obs, _, term, trunc, _ = env.last()
+        for a in env.agents:  # (an agent done and stepped leaves infos)
+            info, full = env.infos[a], env.unwrapped.full_infos[a]
+            assert set(info) == NUMERIC_KEYS and all(_is_numeric(v) for v in info.values()), info
+            assert (info["hand_index"], info["dealer"]) == (full["hand_index"], full["dealer"])
+            assert list(info["scores"]) == full.get("scores", [0, 0])
+            result = full.get("result")
+            if result is None:
+                assert (info["result_kind"], info["result_winner"], info["result_points"]) == (-1, -1, 0)
+            else:
+                assert RESULT_KINDS[info["result_kind"]] == result["kind"]
+                winner = -1 if result["winner"] is None else env.possible_agents.index(result["winner"])
+                assert (info["result_winner"], info["result_points"]) == (winner, result["points"])
+                ended += 1
+        action = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        env.step(action)
+    assert ended > 0
+
+
+def test_the_full_infos_keep_the_public_contract() -> None:
+    # The default form is unchanged: env.infos[agent]["result"] as the contract writes it.
+    env = gin_rummy_v0.env()
+    env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    aid = gin_rummy_v0.raw_env.action_id
+    for name in ("pass", "pass", "draw_stock", "knock Kc"):
+        env.step(aid(name))
+    result = env.infos["player_1"]["result"]
+    assert (result["kind"], result["winner"], result["points"]) == ("knock", "player_1", 51)
+    assert env.unwrapped.full_infos["player_1"]["result"] == result
+    with pytest.raises(ValueError, match="infos must be 'full' or 'numeric'"):
+        gin_rummy_v0.env(infos="tensors")
+
+
+def _legal_or_idle(mask: Any) -> Any:
+    """A random legal action per row; a row whose mask is all zero (the seat not to move on the
+    parallel API, whose action the env ignores) gets action 0."""
+    import torch
+
+    weights = mask.float().clone()
+    idle = weights.sum(-1) == 0
+    weights[idle] = 1.0
+    actions = torch.multinomial(weights.reshape(-1, weights.shape[-1]), 1).reshape(weights.shape[:-1])
+    return actions
+
+
+@pytest.mark.parametrize("face", ["env", "parallel_env"])
+def test_torchrl_wraps_both_apis_and_rolls_out_only_legal_actions(face: str) -> None:
+    from tensordict import TensorDictBase
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchRL's note on the PettingZoo version it tests with
+        env = PettingZooWrapper(
+            getattr(gin_rummy_v0, face)(infos="numeric"),
+            use_mask=True,
+            categorical_actions=True,
+            return_state=False,
+            group_map=None,
+        )
+    groups = list(env.group_map)
+
+    def policy(td: TensorDictBase) -> TensorDictBase:
+        for group in groups:
+            td.set((group, "action"), _legal_or_idle(td.get((group, "action_mask"))))
+        return td
+
+    td = env.rollout(600, policy=policy, break_when_any_done=True)
+    assert td.batch_size[0] > 10
+    for group in groups:
+        actions, masks = td.get((group, "action")), td.get((group, "action_mask"))
+        # Every seat with a legal action took one of them; the hand ended with a result.
+        moving = masks.any(-1)
+        taken = masks.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+        assert bool(moving.any()) and bool(taken[moving].all())
+        final = td.get(("next", group, "info", "result_kind"))[-1]
+        assert bool((final >= 0).all())
+    assert bool(td.get(("next", "done"))[-1].all())
