@@ -29,7 +29,17 @@ from ginenv.validation import as_int, finite_number
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["AGENTS", "INFO_FORMS", "RENDER_MODES", "EnvKwargs", "EnvSettings", "InfoForm", "Mode", "seat_of"]
+__all__ = [
+    "AGENTS",
+    "INFO_FORMS",
+    "RENDER_MODES",
+    "EnvKwargs",
+    "EnvSettings",
+    "InfoForm",
+    "Mode",
+    "RenderModeError",
+    "seat_of",
+]
 
 #: The two agents; ``dealer`` and per-seat lists index them.
 AGENTS = ("player_0", "player_1")
@@ -42,6 +52,18 @@ _MODES = ("hand", "match")
 #: showdown's cards); ``numeric``: numbers and arrays only, the same keys at every step, for
 #: libraries that turn infos into tensors (TorchRL); the full infos stay on ``env.unwrapped.full_infos``.
 InfoForm = Literal["full", "numeric"]
+
+
+class RenderModeError(ValueError, TypeError):
+    """A render mode the env does not have.
+
+    A ``ValueError`` (a bad value) that is also a ``TypeError``, the error a Gymnasium env that takes
+    no such argument raises: Stable-Baselines3's ``make_vec_env`` asks every named env for
+    ``render_mode="rgb_array"`` and builds it again without one on a ``TypeError``, so
+    ``make_vec_env("ginenv/GinRummy-v0")`` works as it does for any text-only env.
+    """
+
+
 INFO_FORMS = ("full", "numeric")
 
 
@@ -96,7 +118,7 @@ class EnvSettings:
         if self.mode not in _MODES:
             raise ValueError(f"mode must be 'hand' or 'match', got {self.mode!r}")
         if self.render_mode is not None and self.render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {self.render_mode!r}")
+            raise RenderModeError(f"render_mode must be None, 'ansi' or 'human', got {self.render_mode!r}")
         if self.infos not in INFO_FORMS:
             raise ValueError(f"infos must be 'full' or 'numeric', got {self.infos!r}")
         if not isinstance(self.oracle, bool):

@@ -44,9 +44,8 @@ def train(args: argparse.Namespace) -> MaskablePPO:
         seed=args.seed,
         # seat=None deals the learner either seat, so it learns both the first and the second
         # move; reward_scale turns points (tens per hand) into rewards near 1, the scale PPO's
-        # defaults are tuned for. make_vec_env asks a named env for render_mode="rgb_array"
-        # unless told otherwise; ginenv renders text only, so the recipe says "no rendering".
-        env_kwargs={"opponent": args.opponent, "seat": None, "reward_scale": 0.01, "render_mode": None},
+        # defaults are tuned for.
+        env_kwargs={"opponent": args.opponent, "seat": None, "reward_scale": 0.01},
     )
     model = MaskablePPO(
         "MlpPolicy",

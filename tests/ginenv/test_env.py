@@ -21,7 +21,7 @@ from ginenv.cards import CARD_NAMES, parse_cards
 from ginenv.engine import DeckError, IllegalActionError
 from ginenv.observation import KNOCK_LIMIT, OBS_SIZE, ORACLE_OBS_SIZE, decode, plane_slice
 from ginenv.rules import Rules
-from ginenv.settings import EnvKwargs, EnvSettings
+from ginenv.settings import EnvKwargs, EnvSettings, RenderModeError
 
 
 def make_deck(non_dealer: str, dealer: str, upcard: str, stock: str = "") -> list[str]:
@@ -156,7 +156,7 @@ def test_settings_hold_the_defaults_and_normalise() -> None:
     [
         ({"rules": {"knock_limit": 5}}, TypeError, "rules must be a ginenv.rules.Rules"),
         ({"mode": "tournament"}, ValueError, "mode must be 'hand' or 'match'"),
-        ({"render_mode": "rgb_array"}, ValueError, "render_mode must be None, 'ansi' or 'human'"),
+        ({"render_mode": "rgb_array"}, RenderModeError, "render_mode must be None, 'ansi' or 'human'"),
         ({"reward_scale": float("inf")}, ValueError, "reward_scale must be a finite number"),
         ({"reward_scale": True}, TypeError, "reward_scale must be a finite number"),
         ({"oracle": 1}, TypeError, "oracle must be True or False"),

@@ -443,3 +443,17 @@ def test_a_save_file_with_another_activation_fn_is_refused(tmp_path: Path) -> No
         SB3ExportError, match=r"policy_kwargs name activation_fn LeakyReLU; only nn.ReLU and nn.Tanh"
     ):
         export_maskable_ppo(path, tmp_path / "out.pt")
+
+
+def test_make_vec_env_builds_the_registered_env_with_sb3s_defaults() -> None:
+    # make_vec_env asks a named env for render_mode="rgb_array" and retries without it on a
+    # TypeError: ginenv's RenderModeError is one, so SB3's plain one-liner works.
+    from stable_baselines3.common.env_util import make_vec_env
+
+    import ginenv  # noqa: F401  (registers ginenv/GinRummy-v0)
+
+    envs = make_vec_env("ginenv/GinRummy-v0", n_envs=2, seed=0, env_kwargs={"opponent": "random"})
+    obs = envs.reset()
+    assert obs.shape[0] == 2  # type: ignore[union-attr]
+    assert envs.get_attr("render_mode") == [None, None]
+    envs.close()
