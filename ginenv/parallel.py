@@ -6,7 +6,7 @@ Import them from ``ginenv.gin_rummy_v0`` (the env card documents them, "Parallel
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import numpy as np
 from gymnasium import spaces
@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from ginenv.settings import EnvKwargs, EnvSettings
 
 __all__ = ["ParallelGinRummy", "parallel_env"]
+
+#: What ``step`` returns, per agent: observations, rewards, terminations, truncations, infos.
+StepResult: TypeAlias = tuple[
+    dict[str, dict[str, np.ndarray]],
+    dict[str, float],
+    dict[str, bool],
+    dict[str, bool],
+    dict[str, dict[str, Any]],
+]
 
 # PettingZoo's aec_to_parallel needs agents that move in a fixed cycle; in gin rummy the same seat
 # draws and then discards, so it refuses the game. The class below is the turn-based form instead.
@@ -79,15 +88,7 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
         self.agents = list(aec.agents)
         return {a: aec.observe(a) for a in self.agents}, self._infos()
 
-    def step(
-        self, actions: Mapping[str, Any]
-    ) -> tuple[
-        dict[str, dict[str, np.ndarray]],
-        dict[str, float],
-        dict[str, bool],
-        dict[str, bool],
-        dict[str, dict[str, Any]],
-    ]:
+    def step(self, actions: Mapping[str, Any]) -> StepResult:
         """Apply the action of the agent to move; the other agent's entry is ignored."""
         aec = self.aec_env
         if not self.agents:
@@ -120,15 +121,7 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
         index = as_int(action)
         return index is not None and 0 <= index < len(mask) and not mask[index]
 
-    def _end_for_illegal(
-        self, mover: str
-    ) -> tuple[
-        dict[str, dict[str, np.ndarray]],
-        dict[str, float],
-        dict[str, bool],
-        dict[str, bool],
-        dict[str, dict[str, Any]],
-    ]:
+    def _end_for_illegal(self, mover: str) -> StepResult:
         """End the episode after ``mover``'s illegal action, as PettingZoo's TerminateIllegalWrapper
         ends an AEC episode: the offender gets ``illegal_reward``, the other 0, both are done."""
         EnvLogger.warn_on_illegal_move()
