@@ -1,4 +1,4 @@
-"""The RLlib recipe (``docs/recipes/rllib.py``) runs as the page shows it.
+"""The RLlib recipe (``docs/recipes/train_rllib.py``) runs as the page shows it.
 
 The script is executed as a reader runs it, in a process of its own, with one iteration and fewer
 hands: it must start and stop its local Ray, train, leave the ginenv checkpoint in ``--out``, and end
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "recipes" / "rllib.py"
+SCRIPT = ROOT / "docs" / "recipes" / "train_rllib.py"
 #: A signed number as the match table prints it.
 NUMBER = r"[+-]\d+\.\d+"
 

@@ -1,4 +1,4 @@
-"""The Stable-Baselines3 recipe (``docs/recipes/sb3.py``) runs as the page shows it.
+"""The Stable-Baselines3 recipe (``docs/recipes/train_sb3.py``) runs as the page shows it.
 
 The script is executed as a reader runs it, in a process of its own, with fewer steps and hands:
 it must train, leave the SB3 save file and the ginenv checkpoint in ``--out``, and end with the
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "recipes" / "sb3.py"
+SCRIPT = ROOT / "docs" / "recipes" / "train_sb3.py"
 #: A signed number as the match table prints it.
 NUMBER = r"[+-]\d+\.\d+"
 

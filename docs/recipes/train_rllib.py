@@ -7,7 +7,7 @@ registered with ``register_env``. One seat is played by a learning RLModule that
 ginenv checkpoint and rated by ``ginenv match checkpoint:OUT/policy.pt greedy``.
 
     pip install "ginenv[rllib]"
-    python rllib.py --iterations 2 --hands 20 --out rllib_run
+    python train_rllib.py --iterations 2 --hands 20 --out rllib_run
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ reads the legal actions from the env's ``action_masks()`` method. The trained po
 written as a ginenv checkpoint and rated by ``ginenv match checkpoint:OUT/policy.pt greedy``.
 
     pip install "ginenv[sb3]"
-    python sb3.py --steps 4096 --hands 20 --out sb3_run
+    python train_sb3.py --steps 4096 --hands 20 --out sb3_run
 """
 
 from __future__ import annotations
