@@ -550,8 +550,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
 
 
 #: The kinds of a hand's result, by the code ``numeric`` infos give them (``result_kind``; -1: no
-#: hand has ended yet).
-RESULT_KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
+#: hand has ended yet): the hand record's codes, which the batched engine's results give too.
+RESULT_KINDS = H.RESULT_KINDS
 
 
 def numeric_info(info: dict[str, Any]) -> dict[str, Any]:
