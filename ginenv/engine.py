@@ -400,7 +400,7 @@ class HandState:
         hands = self.hands
         if kind >= H.DEAD:
             dw = (min_deadwood(hands[0]), min_deadwood(hands[1]))
-            return HandResult("dead" if kind == H.DEAD else "truncated", None, 0, None, dw)
+            return HandResult(H.RESULT_KINDS[kind], None, 0, None, dw)  # type: ignore[arg-type]
         defender = 1 - mover
         deadwood = (int(row[H.DEADWOOD0]), int(row[H.DEADWOOD1]))
         res = knock_layout(

@@ -44,8 +44,11 @@ from ginenv.experiments.eval.plots import ratings_figure as ratings_figure
 from ginenv.experiments.eval.ratings import points_ratings
 from ginenv.experiments.eval.stats import bradley_terry, duplicate_points, paired_significance, proportion_ci
 
-#: Hand result kinds, in report order; ``truncated``: the hand reached the turn limit (0 points).
-KINDS = ("knock", "undercut", "gin", "big_gin", "dead", "truncated")
+from ginenv.vector import RESULT_KINDS
+
+#: Hand result kinds, in report order (the engine's codes); ``truncated``: the hand reached the turn
+#: limit (0 points).
+KINDS = RESULT_KINDS
 
 
 def adjusted_pair_sum(record: dict[str, Any]) -> float:
