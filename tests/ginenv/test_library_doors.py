@@ -1,6 +1,7 @@
 """The env through other libraries' own doors: PettingZoo's whole test suite on both APIs and both
 forms of infos, the numeric infos (numbers and arrays, the same keys at every step, decoded back to
-the full ones), and TorchRL's PettingZooWrapper building and rolling out on both APIs.
+the full ones), TorchRL's PettingZooWrapper building and rolling out on both APIs, and RLlib's
+PettingZooEnv and ParallelPettingZooEnv playing whole hands, a scripted knock's points included.
 
 The recipes (tests/recipes/) train through TorchRL, RLlib, Stable-Baselines3 and Tianshou.
 """
@@ -127,3 +128,40 @@ def test_torchrl_wraps_both_apis_and_rolls_out_only_legal_actions(face: str) -> 
         final = td.get(("next", group, "info", "result_kind"))[-1]
         assert bool((final >= 0).all())
     assert bool(td.get(("next", "done"))[-1].all())
+
+
+@pytest.mark.parametrize("face", ["env", "parallel_env"])
+def test_rllib_wraps_both_apis_and_plays_whole_hands(face: str) -> None:
+    # RLlib's two PettingZoo doors: PettingZooEnv asks the agent to move only; ParallelPettingZooEnv
+    # observes both seats at every step, the idle one with an all-zero mask and its action ignored.
+    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
+
+    door = PettingZooEnv if face == "env" else ParallelPettingZooEnv
+    env = door(getattr(gin_rummy_v0, face)(infos="numeric"))
+    aid = gin_rummy_v0.raw_env.action_id
+
+    def play(obs: dict, choose: Any) -> tuple[dict[str, float], dict]:
+        totals = dict.fromkeys(gin_rummy_v0.AGENTS, 0.0)
+        for _ in range(500):
+            movers = [a for a, o in obs.items() if o["action_mask"].any()]
+            assert len(movers) == 1  # one seat to move, on both doors
+            actions = {a: 0 for a in obs} | {movers[0]: choose(obs[movers[0]]["action_mask"])}
+            obs, rewards, terminated, truncated, infos = env.step(actions)
+            for a, r in rewards.items():
+                totals[a] += r
+            if terminated["__all__"] or truncated["__all__"]:
+                return totals, infos
+        raise AssertionError("a hand did not end in 500 steps")
+
+    # A scripted knock: player_1 knocks with Kc for 51 points, through the library's wrapper.
+    obs, _ = env.reset(options={"deck": KNOCK_DECK, "dealer": 0})
+    script = iter(["pass", "pass", "draw_stock", "knock Kc"])
+    totals, infos = play(obs, lambda mask: aid(next(script)))
+    assert totals == {"player_0": -51.0, "player_1": 51.0}
+    assert {int(i["result_kind"]) for i in infos.values()} == {RESULT_KINDS.index("knock")}
+    # Random legal play to the end of a hand, from a seed.
+    rng = np.random.default_rng(5)
+    obs, _ = env.reset(seed=5)
+    totals, infos = play(obs, lambda mask: int(rng.choice(np.flatnonzero(mask))))
+    assert totals["player_0"] == -totals["player_1"]
+    assert all(int(i["result_kind"]) >= 0 for i in infos.values())
