@@ -66,10 +66,10 @@ from numba import njit
 
 from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
 from ginenv.kernels import RANK_MASK, defend_knock, min_deadwood, showdown_melds
+from ginenv.layout import HAND_SIZE
 from ginenv.observation import SeatView
 from ginenv.rules import Rules
 
-HAND_SIZE = 10
 T = TypeVar("T")
 
 

@@ -53,6 +53,7 @@ from ginenv.cards import NUM_CARDS, cards_of
 from ginenv.kernels.hand import Phase
 from ginenv.kernels.melds import knock_discards
 from ginenv.observation import (
+    HAND_SIZE,
     IS_DEALER,
     KNOCK_LIMIT,
     OBS_SIZE,
@@ -447,7 +448,7 @@ class PolicyBelief:
 
     def _slots(self) -> int:
         view = self._view()
-        return max(0, min(10 - view.opponent_taken.bit_count(), view.unseen.bit_count()))
+        return max(0, min(HAND_SIZE - view.opponent_taken.bit_count(), view.unseen.bit_count()))
 
     def proposal_probabilities(self) -> np.ndarray:
         """The proposal's exact probability that the opponent holds each of the 52 cards (facts

@@ -28,11 +28,9 @@ import enum
 import numpy as np
 from numba import njit
 
-from ginenv.cards import CARD_VALUES, NUM_RANKS, RANK_VALUES
+from ginenv.cards import CARD_VALUES, FULL_DECK, NUM_RANKS, RANK_VALUES
 
 LANE = (1 << NUM_RANKS) - 1
-#: Every card (52 low bits).
-FULL_DECK = (1 << 52) - 1
 # A run can start at ranks A..J (0..10) of each suit; masking with this keeps runs inside a suit.
 _RUN_STARTS = sum(((1 << 11) - 1) << (NUM_RANKS * s) for s in range(4))
 _LANE_VALUE = np.array(
