@@ -1,55 +1,21 @@
-"""The RLlib recipe (``docs/recipes/train_rllib.py``) runs as the page shows it.
-
-The script is executed as a reader runs it, in a process of its own, with one iteration and fewer
-hands: it must start and stop its local Ray, train, leave the ginenv checkpoint in ``--out``, and end
-with the table of ``ginenv match`` between that checkpoint and greedy.
-"""
+"""The RLlib recipe (``docs/recipes/train_rllib.py``) runs as the page shows it: one line per PPO
+iteration from RLlib's result, then ``ginenv match`` (the checks all recipes share are in
+``conftest.py``)."""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Callable
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "recipes" / "train_rllib.py"
-#: A signed number as the match table prints it.
+#: A signed number as RLlib's lines print it.
 NUMBER = r"[+-]\d+\.\d+"
 
 
-def test_rllib_recipe_trains_exports_and_matches(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--iterations", "1", "--hands", "4", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-
-    # One line per iteration with PPO's policy loss and the learner's points per hand from RLlib's
-    # result, then the env steps sampled: the default batch of 1000 per iteration.
+def test_rllib_recipe_trains_exports_and_matches(run_recipe: Callable[..., str]) -> None:
+    # The env steps sampled: the default batch of 1000 per iteration.
+    stdout = run_recipe("train_rllib.py", "--iterations", "1", trained_at_least=1000)
+    # One line per iteration with PPO's policy loss and the learner's points per hand.
     iterations = re.findall(
-        rf"^iteration (\d+): policy loss ({NUMBER}), points per hand ({NUMBER})$", proc.stdout, re.MULTILINE
+        rf"^iteration (\d+): policy loss ({NUMBER}), points per hand ({NUMBER})$", stdout, re.MULTILINE
     )
-    assert [int(i) for i, _, _ in iterations] == [1], proc.stdout
-    trained = re.search(r"^trained (\d+) steps", proc.stdout, re.MULTILINE)
-    assert trained is not None, proc.stdout
-    assert int(trained.group(1)) >= 1000
-
-    checkpoint = out / "policy.pt"
-    assert checkpoint.is_file() and checkpoint.stat().st_size > 0
-
-    # The head-to-head row of the match: the checkpoint (A) against greedy (B), 4 hands being 2
-    # duplicate deals, and a points-per-hand estimate inside its own confidence interval.
-    head_to_head = rf"^\s*checkpoint:{re.escape(str(checkpoint))}\s+greedy\s+(\d+)\s+"
-    row = re.search(head_to_head + rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]", proc.stdout, re.MULTILINE)
-    assert row is not None, proc.stdout
-    deals, points, low, high = int(row.group(1)), *map(float, row.group(2, 3, 4))
-    assert deals == 2
-    assert low <= points <= high
-    # The match wrote its run folder under --out, not into the current folder's results/.
-    assert (out / "match" / "summary.json").is_file()
-    assert not (tmp_path / "results").exists()
+    assert [int(i) for i, _, _ in iterations] == [1], stdout

@@ -1,63 +1,23 @@
-"""The TorchRL recipe (``docs/recipes/train_torchrl.py``) runs as the page shows it.
-
-The script is executed as a reader runs it, in a process of its own, with fewer steps and hands:
-its PPO updates must run with finite losses and move the policy's weights, it must leave the ginenv
-checkpoint in ``--out``, and end with the table of ``ginenv match`` between that checkpoint and
-greedy.
-"""
+"""The TorchRL recipe (``docs/recipes/train_torchrl.py``) runs as the page shows it: its PPO updates
+run with finite losses and move the policy's weights, and it ends with ``ginenv match`` (the checks
+all recipes share are in ``conftest.py``)."""
 
 from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "recipes" / "train_torchrl.py"
-#: A signed number as the match table prints it.
-NUMBER = r"[+-]\d+\.\d+"
+from collections.abc import Callable
 
 
-def test_torchrl_recipe_trains_saves_and_matches(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--steps", "1024", "--hands", "4", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-
+def test_torchrl_recipe_trains_saves_and_matches(run_recipe: Callable[..., str]) -> None:
+    # Whole rollouts, never fewer steps than asked.
+    stdout = run_recipe("train_torchrl.py", "--steps", "1024", trained_at_least=1024)
     # The PPO updates ran (two rollouts of 512 steps, 4 epochs of 4 minibatches each), every loss
     # was a number, and the updates changed the network that the checkpoint holds.
     ppo = re.search(
-        r"^ppo: (\d+) updates, last loss (\S+), all finite: (\w+), weights moved (\S+)$",
-        proc.stdout,
-        re.MULTILINE,
+        r"^ppo: (\d+) updates, last loss (\S+), all finite: (\w+), weights moved (\S+)$", stdout, re.MULTILINE
     )
-    assert ppo is not None, proc.stdout
+    assert ppo is not None, stdout
     assert int(ppo.group(1)) == 32
     assert math.isfinite(float(ppo.group(2))) and ppo.group(3) == "True"
     assert float(ppo.group(4)) > 0
-
-    trained = re.search(r"^trained (\d+) steps", proc.stdout, re.MULTILINE)
-    assert trained is not None, proc.stdout
-    assert int(trained.group(1)) >= 1024  # whole rollouts, never fewer steps than asked
-
-    checkpoint = out / "policy.pt"
-    assert checkpoint.is_file() and checkpoint.stat().st_size > 0
-
-    # The head-to-head row of the match: the checkpoint (A) against greedy (B), 4 hands being 2
-    # duplicate deals, and a points-per-hand estimate inside its own confidence interval.
-    head_to_head = rf"^\s*checkpoint:{re.escape(str(checkpoint))}\s+greedy\s+(\d+)\s+"
-    row = re.search(head_to_head + rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]", proc.stdout, re.MULTILINE)
-    assert row is not None, proc.stdout
-    deals, points, low, high = int(row.group(1)), *map(float, row.group(2, 3, 4))
-    assert deals == 2
-    assert low <= points <= high
-    # The match wrote its run folder under --out, not into the current folder's results/.
-    assert (out / "match" / "summary.json").is_file()
-    assert not (tmp_path / "results").exists()
