@@ -310,3 +310,24 @@ def test_a_guessable_generator_where_secrecy_matters_is_found(tmp_path: Path) ->
         "ginenv/secret_deals.py:1",
     ]
     assert "imports random" in found[2] and "calls np.random.default_rng" in found[1]
+
+
+def test_a_script_named_after_a_module_it_imports_is_found(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "docs/recipes/torchrl.py": "import sys\n\nimport torchrl.envs\n",
+            "docs/recipes/tianshou.py": "from tianshou.env import PettingZooEnv\n",
+            "docs/recipes/train_rllib.py": "import ray\nfrom ray import rllib\n",  # named apart: fine
+            "benchmarks/numpy.py": "def f():\n    import numpy as np\n",  # a lazy import counts too
+            "benchmarks/bench_common.py": "",
+            "benchmarks/bench_env.py": "import bench_common\n",  # a sibling helper, not itself
+        },
+    )
+    found = findings(tmp_path, "self-import")
+    assert [f.split(": ")[1] for f in found] == [
+        "benchmarks/numpy.py:2",
+        "docs/recipes/tianshou.py:1",
+        "docs/recipes/torchrl.py:3",
+    ]
+    assert "train_torchrl.py" in found[2]

@@ -30,6 +30,11 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     deals, ``ginenv.secret_deals``) nothing comes from a generator whose output can be computed
     from its seed: no import of ``random`` or ``numpy.random``, no ``np.random...`` call, no
     ``deal_seed``. Cards there come from a :class:`DealKey`, tokens from ``secrets``.
+``self-import`` (:func:`self_imports`)
+    No script (the ``.py`` files of :data:`SCRIPT_FOLDERS`: the recipes, benchmarks, research and
+    tools, run as ``python FOLDER/NAME.py``) is named after a top-level module it imports. Python
+    puts a script's own folder first on the import path, so ``torchrl.py`` doing ``import torchrl``
+    imports itself, not the library.
 
 It prints one line per finding (``RULE: PATH:LINE: what``) and a last summary line, and exits 1
 when anything is found. It judges only the mechanical part: the design is for a person to read.
@@ -61,6 +66,8 @@ SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules"})
 SECRET_MODULES = ("ginenv.experiments.play", "ginenv.secret_deals")
 GUESSABLE_MODULES = ("random", "numpy.random")
 GUESSABLE_NAMES = frozenset({"deal_seed"})
+#: Folders of scripts run as ``python FOLDER/NAME.py`` (see ``self-import``), read recursively.
+SCRIPT_FOLDERS = ("benchmarks", "docs", "research", "tools")
 #: Calls that import the module named by their first argument (when it is a string literal).
 IMPORT_CALLS = frozenset({"importlib.import_module", "import_module", "__import__"})
 
@@ -405,7 +412,37 @@ def guessable_random(tree: Tree) -> list[Finding]:
     return found
 
 
-RULES = (private_imports, import_circles, long_files, core_imports_above, guessable_random)
+def self_imports(tree: Tree) -> list[Finding]:
+    """Scripts that import a top-level module of their own name (see the module docstring)."""
+    found = []
+    for folder in SCRIPT_FOLDERS:
+        for path in sorted((tree.root / folder).rglob("*.py")):
+            if SKIPPED_FOLDERS.intersection(path.parts):
+                continue
+            try:
+                parsed = ast.parse(path.read_text(encoding="utf-8"))
+            except (SyntaxError, UnicodeDecodeError):
+                continue  # a script that does not parse fails where it runs
+            for node in ast.walk(parsed):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                if any(name.split(".")[0] == path.stem for name in names):
+                    found.append(
+                        Finding(
+                            "self-import",
+                            f"{path.relative_to(tree.root)}:{node.lineno}",
+                            f"the script {path.name} imports {path.stem}, which run as a script is "
+                            f"itself: name the file after what it does (e.g. train_{path.stem}.py)",
+                        )
+                    )
+    return found
+
+
+RULES = (private_imports, import_circles, long_files, core_imports_above, guessable_random, self_imports)
 
 
 def check(root: Path) -> list[Finding]:
@@ -420,7 +457,14 @@ def main(argv: list[str]) -> int:
     findings = check(root)
     for finding in findings:
         print(finding)
-    rules = ("private-import", "import-circle", "long-file", "core-imports-above", "guessable-random")
+    rules = (
+        "private-import",
+        "import-circle",
+        "long-file",
+        "core-imports-above",
+        "guessable-random",
+        "self-import",
+    )
     counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
     print(f"{len(findings)} findings ({counts})")
     return 1 if findings else 0
