@@ -1,7 +1,8 @@
 """The env through other libraries' own doors: PettingZoo's whole test suite on both APIs and both
 forms of infos, the numeric infos (numbers and arrays, the same keys at every step, decoded back to
-the full ones), TorchRL's PettingZooWrapper building and rolling out on both APIs, and RLlib's
-PettingZooEnv and ParallelPettingZooEnv playing whole hands, a scripted knock's points included.
+the full ones), TorchRL's PettingZooWrapper building, rolling out and making masked PPO updates on
+both APIs, and RLlib's PettingZooEnv and ParallelPettingZooEnv playing whole hands, a scripted
+knock's points included.
 
 The recipes (tests/recipes/) train through TorchRL, RLlib, Stable-Baselines3 and Tianshou.
 """
@@ -165,3 +166,84 @@ def test_rllib_wraps_both_apis_and_plays_whole_hands(face: str) -> None:
     totals, infos = play(obs, lambda mask: int(rng.choice(np.flatnonzero(mask))))
     assert totals["player_0"] == -totals["player_1"]
     assert all(int(i["result_kind"]) >= 0 for i in infos.values())
+
+
+@pytest.mark.parametrize("face", ["env", "parallel_env"])
+def test_torchrl_masked_ppo_updates_on_both_apis(face: str) -> None:
+    # One network for both seats (both in one group, "player"), sampled through MaskedCategorical,
+    # and a few ClipPPOLoss updates on a rollout of each API.
+    import torch
+    from tensordict.nn import TensorDictModule, TensorDictSequential
+    from torch import nn
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import MarlGroupMapType
+    from torchrl.modules import MaskedCategorical, ProbabilisticActor
+    from torchrl.objectives import ClipPPOLoss, ValueEstimators
+
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = PettingZooWrapper(
+            getattr(gin_rummy_v0, face)(infos="numeric", reward_scale=0.01),
+            group_map=MarlGroupMapType.ALL_IN_ONE_GROUP,
+            use_mask=True,
+            categorical_actions=True,
+            seed=0,
+        )
+    (group,) = env.group_map
+    obs = (group, "observation", "observation")
+
+    def legal_or_first(mask: torch.Tensor) -> torch.Tensor:
+        # The seat not to move has an all-zero mask and its action is ignored: give it action 0.
+        first = torch.zeros_like(mask)
+        first[..., 0] = True
+        return mask | (first & ~mask.any(-1, keepdim=True))
+
+    net = nn.Sequential(nn.Linear(gin_rummy_v0.OBS_SIZE, 64), nn.Tanh(), nn.Linear(64, 108))
+    actor = ProbabilisticActor(
+        TensorDictSequential(
+            TensorDictModule(net, in_keys=[obs], out_keys=[(group, "logits")]),
+            TensorDictModule(legal_or_first, in_keys=[(group, "action_mask")], out_keys=[(group, "legal")]),
+        ),
+        in_keys={"logits": (group, "logits"), "mask": (group, "legal")},
+        out_keys=[(group, "action")],
+        distribution_class=MaskedCategorical,
+        return_log_prob=True,
+        log_prob_key=(group, "action_log_prob"),
+    )
+    critic = TensorDictModule(
+        nn.Linear(gin_rummy_v0.OBS_SIZE, 1), in_keys=[obs], out_keys=[(group, "state_value")]
+    )
+    loss = ClipPPOLoss(actor, critic)
+    loss.set_keys(
+        action=(group, "action"),
+        sample_log_prob=(group, "action_log_prob"),
+        value=(group, "state_value"),
+        reward=(group, "reward"),
+        done=(group, "done"),
+        terminated=(group, "terminated"),
+        advantage=(group, "advantage"),
+        value_target=(group, "value_target"),
+    )
+    loss.make_value_estimator(ValueEstimators.GAE, gamma=1.0, lmbda=0.95)
+    optimizer = torch.optim.Adam(loss.parameters(), lr=1e-3)
+    before = nn.utils.parameters_to_vector(net.parameters()).detach().clone()
+
+    with torch.no_grad():
+        batch = env.rollout(256, actor, break_when_any_done=False)
+    actions, masks = batch.get((group, "action")), batch.get((group, "action_mask"))
+    moving = masks.any(-1)
+    assert bool(masks.gather(-1, actions.unsqueeze(-1)).squeeze(-1)[moving].all())  # legal only
+    assert bool(batch.get(("next", group, "done")).any())  # hands ended within the rollout
+    with torch.no_grad():
+        loss.value_estimator(
+            batch, params=loss.critic_network_params, target_params=loss.target_critic_network_params
+        )
+    for _ in range(3):
+        terms = loss(batch)
+        total = terms["loss_objective"] + terms["loss_critic"] + terms["loss_entropy"]
+        assert bool(torch.isfinite(total))
+        optimizer.zero_grad()
+        total.backward()
+        optimizer.step()
+    assert not torch.equal(before, nn.utils.parameters_to_vector(net.parameters()))
