@@ -103,7 +103,7 @@ from ginenv.experiments.play import guards
 from ginenv.experiments.play.checks import PlayError, check_name
 from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import preset_options
-from ginenv.experiments.play.store import RateLimit, Slot, TableStore
+from ginenv.experiments.play.store import RateLimit, TableStore
 from ginenv.experiments.play.table import DAILY_OPPONENT, DAILY_PRESET, GUEST, HOST, Table, daily_key
 from ginenv.experiments.play.words import clip, excerpt, opponent_label
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
@@ -690,19 +690,6 @@ def save_open_games(app: FastAPI) -> list[str]:
     table resumes at the next start, :meth:`TableStore.save_all`); returns those files' names."""
     store: TableStore = app.state.store
     return store.save_all()
-
-
-def add_table(app: FastAPI, table: Table) -> str:
-    """Serve an already dealt computer table under its id (tests script deals and moves this way)."""
-    store: TableStore = app.state.store
-    store.add(table)
-    return table.id
-
-
-def table_slot(app: FastAPI, table_id: str) -> Slot:
-    """The in-memory slot of a table (tests and tools in this process)."""
-    store: TableStore = app.state.store
-    return store.loaded[table_id]
 
 
 def _frames(data: Any, name: str) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """The ``ginenv play`` command as the play tests run it: a server process on a free port, waited
-for until it answers, and stopped with a signal that must let it save and exit cleanly."""
+for until it answers, and stopped with a signal that must let it save and exit cleanly; and, for
+an app in the test's own process, a table added to its store or read from it (what no client can
+do, so the server has no route or function for it)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
+from fastapi import FastAPI
+from ginenv.experiments.play.store import Slot, TableStore
+from ginenv.experiments.play.table import Table
 
 #: Seconds a starting server gets to answer (a cold start compiles nothing, but CI may be loaded).
 START_DEADLINE_S = 30
@@ -62,3 +67,16 @@ def stop(proc: subprocess.Popen[str], sig: signal.Signals = signal.SIGTERM) -> s
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
     return out
+
+
+def add_table(app: FastAPI, table: Table) -> str:
+    """Serve an already dealt computer table under its id (tests script deals and moves this way)."""
+    store: TableStore = app.state.store
+    store.add(table)
+    return table.id
+
+
+def table_slot(app: FastAPI, table_id: str) -> Slot:
+    """The in-memory slot of a table, with everything it holds (hands, stock, key)."""
+    store: TableStore = app.state.store
+    return store.loaded[table_id]

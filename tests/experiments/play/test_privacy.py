@@ -26,11 +26,10 @@ from ginenv.experiments.play.server import (
     create_app,
     save_open_games,
     serve_in_background,
-    table_slot,
 )
 from play.moves import finish, step
 from play.privacy import card_names
-from play.serving import play_server, stop
+from play.serving import play_server, stop, table_slot
 
 from ginenv.cards import CARD_NAMES, cards_of
 

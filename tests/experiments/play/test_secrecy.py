@@ -17,8 +17,9 @@ from typing import Any
 
 import httpx
 import pytest
-from ginenv.experiments.play.server import create_app, serve_in_background, table_slot
+from ginenv.experiments.play.server import create_app, serve_in_background
 from ginenv.experiments.play.table import daily_key
+from play.serving import table_slot
 
 DAY = dt.date(2026, 12, 6)
 

@@ -27,10 +27,10 @@ from ginenv.agents.base import Agent, AgentForfeit
 from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 from ginenv.experiments.play.frames import replay_frames
 from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_help, rule_changes, rule_words
-from ginenv.experiments.play.server import STATIC_DIR, add_table, create_app
+from ginenv.experiments.play.server import STATIC_DIR, create_app
 from ginenv.experiments.play.table import Table, daily_key
 from play.privacy import card_names
-from play.serving import play_server, stop
+from play.serving import add_table, play_server, stop
 from policies import deck
 
 from ginenv.actions import action_id, action_name
