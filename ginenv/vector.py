@@ -25,8 +25,9 @@ import enum
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ginenv.actions import ACTION_NAMES, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
@@ -145,6 +146,68 @@ def _step_all(
         H.legal_into(b.state, i, b.masks[i], cfg)
         if encode:
             H.encode(b.state, i, b.players[i], b.obs[i], 0, 0, 0, False)
+
+
+# The threaded step (``threads`` > 1): the serial step's per-slot work in three loops, so that the
+# generator is drawn from in slot order as before and every thread count gives the same results.
+# The arrays are passed one by one, not as the Batch: inside a prange loop numba was seen to write
+# some of a NamedTuple's arrays to copies (players, rewards), losing the writes.
+
+
+@njit(cache=True, parallel=True)
+def _apply_threaded(
+    state: np.ndarray,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    results: np.ndarray,
+    final_obs: np.ndarray,
+    cfg: np.ndarray,
+    scale: float,
+    encode: bool,
+    ended: np.ndarray,
+) -> None:
+    # Every slot's action, and the record of each hand it ended (as _record_end does).
+    for i in prange(state.shape[0]):
+        rewards[i, 0] = 0.0
+        rewards[i, 1] = 0.0
+        terminated[i] = False
+        truncated[i] = False
+        results[i, 0] = H.NO_RESULT
+        over = H.apply(state, i, actions[i], cfg)
+        ended[i] = over
+        if over:
+            for k in range(5):
+                results[i, k] = state[i, H.RESULT + k]
+            if state[i, H.RESULT] == H.TRUNCATED:
+                truncated[i] = True
+            else:
+                terminated[i] = True
+            H.end_rewards(state, i, scale, rewards[i])
+            if encode:
+                H.encode(state, i, 0, final_obs[i, 0], 0, 0, 0, False)
+                H.encode(state, i, 1, final_obs[i, 1], 0, 0, 0, False)
+
+
+@njit(cache=True)
+def _deal_ended(state: np.ndarray, ended: np.ndarray, cfg: np.ndarray, rng: np.random.Generator) -> None:
+    # One thread, in slot order: the generator's draws are those of the serial step.
+    for i in range(state.shape[0]):
+        if ended[i]:
+            H.deal_random(state, i, cfg, rng)
+
+
+@njit(cache=True, parallel=True)
+def _show_threaded(
+    state: np.ndarray, players: np.ndarray, masks: np.ndarray, obs: np.ndarray, cfg: np.ndarray, encode: bool
+) -> None:
+    for i in prange(state.shape[0]):
+        player = state[i, H.PLAYER]
+        players[i] = player
+        H.legal_into(state, i, masks[i], cfg)
+        if encode:
+            H.encode(state, i, player, obs[i], 0, 0, 0, False)
 
 
 @njit(cache=True)
@@ -287,6 +350,13 @@ class VectorGinRummy:
     ``VectorGinRummy(num_envs, rules=Rules(), seed=0, turn_limit=100)``; :meth:`reset` deals from
     given decks and dealers or from the env's generator, :meth:`step` applies one action per slot.
     ``observations=False`` skips building observation vectors (for playouts that need only masks).
+
+    ``threads``: how many threads :meth:`step` runs on (default 1). Every count gives exactly the
+    same results: the slots are stepped on the threads, new deals drawn on one in slot order. More
+    than one uses numba's threading layer; with GNU OpenMP's (numba's ``omp`` layer) a process that
+    has used it must not ``fork`` (start workers with ``spawn`` or ``forkserver``), which is why one
+    thread is the default. ``numba.config.NUMBA_NUM_THREADS`` (the cores the process may use) is
+    the most it takes.
     """
 
     def __init__(
@@ -297,6 +367,7 @@ class VectorGinRummy:
         turn_limit: int = DEFAULT_TURN_LIMIT,
         reward_scale: float = 1.0,
         observations: bool = True,
+        threads: int = 1,
     ) -> None:
         """Allocate ``num_envs`` slots (call :meth:`reset` before :meth:`step`)."""
         n = as_int(num_envs)
@@ -308,6 +379,14 @@ class VectorGinRummy:
             scale = finite_number("reward_scale", reward_scale)
         except (TypeError, ValueError):
             raise VectorError(f"reward_scale must be a finite number, got {reward_scale!r}") from None
+        most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+        k = as_int(threads)
+        if k is None or not 1 <= k <= most:
+            raise VectorError(
+                f"threads must be an integer from 1 to {most} (numba's threads), got {threads!r}"
+            )
+        #: Threads :meth:`step` runs on.
+        self.threads = k
         self.num_envs = n
         self.rules = rules or Rules()
         self.turn_limit = check_turn_limit(turn_limit)
@@ -378,15 +457,39 @@ class VectorGinRummy:
             raise VectorError("call reset() before step()")
         acts = self.check_actions(actions)
         b = self.batch
-        _step_all(b, acts, self.rule_array, self.rng, self.reward_scale, self.observations)
+        if self.threads == 1:
+            _step_all(b, acts, self.rule_array, self.rng, self.reward_scale, self.observations)
+            obs = b.obs.copy()
+        else:
+            obs = self._step_threaded(acts)
         return (
-            b.obs.copy(),
+            obs,
             b.masks.copy(),
             b.players.copy(),
             b.rewards.copy(),
             b.terminated.copy(),
             b.truncated.copy(),
         )
+
+    def _step_threaded(self, acts: np.ndarray) -> np.ndarray:
+        """The step on ``self.threads`` threads; returns the new observations, written by the
+        threads into a new array that is returned as it is (the batch keeps it too, and reads
+        nothing from it): a copy on one thread would take a quarter of the step."""
+        b, cfg, encode = self.batch, self.rule_array, self.observations
+        numba.set_num_threads(self.threads)  # per calling thread: set at every step
+        ended = np.empty(self.num_envs, dtype=np.bool_)
+        _apply_threaded(
+            b.state, acts, b.rewards, b.terminated, b.truncated, b.results, b.final_obs, cfg,
+            self.reward_scale, encode, ended,
+        )  # fmt: skip
+        _deal_ended(b.state, ended, cfg, self.rng)
+        if not encode:
+            _show_threaded(b.state, b.players, b.masks, b.obs, cfg, encode)
+            return b.obs.copy()
+        obs = np.empty_like(b.obs)
+        _show_threaded(b.state, b.players, b.masks, obs, cfg, encode)
+        self.batch = b._replace(obs=obs)
+        return obs
 
     def check_actions(self, actions: object) -> np.ndarray:
         """``actions`` as an (N,) int64 array if each is legal for its slot's seat to move, else

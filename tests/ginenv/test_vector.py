@@ -350,3 +350,39 @@ def test_slots_started_from_positions_play_on_as_the_aec_env() -> None:
     assert ended.is_over
     with pytest.raises(VectorError, match="slot 0's position is over"):
         VectorGinRummy(1).start_from(ended.record)
+
+
+def _trajectory(rules: Rules, threads: int, steps: int = 400) -> list[np.ndarray]:
+    """Everything a threaded step could get wrong, over ``steps`` steps of 96 slots (hands end
+    and are dealt again in them): each step's outputs, the results, the final views, the deals."""
+    venv = VectorGinRummy(96, rules=rules, seed=7, turn_limit=40, threads=threads)
+    out = list(venv.reset())
+    rng = np.random.default_rng(3)
+    seen = []
+    for _ in range(steps):
+        step = venv.step(biased_actions(out[1], rng))
+        out = list(step[:3])
+        ended = step[4] | step[5]
+        r = venv.results
+        seen += [*step, r.kind, r.winner, r.points, r.deadwood, venv.final_observations[ended]]
+    return [*seen, *venv.deals()]
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_every_thread_count_gives_the_same_results(preset: str) -> None:
+    import numba
+
+    threads = int(numba.config.NUMBA_NUM_THREADS)
+    assert threads >= 2, "run with NUMBA_NUM_THREADS >= 2 (numba's default: the machine's cores)"
+    one = _trajectory(PRESETS[preset], threads=1)
+    many = _trajectory(PRESETS[preset], threads=threads)
+    assert sum(int(np.count_nonzero(a)) for a in one[4::11]) > 50  # many hands ended (terminated)
+    assert all(np.array_equal(a, b) for a, b in zip(one, many, strict=True))
+
+
+def test_a_thread_count_the_process_cannot_have_is_refused() -> None:
+    import numba
+
+    for bad in (0, -1, 1.5, "2", int(numba.config.NUMBA_NUM_THREADS) + 1):
+        with pytest.raises(VectorError, match="threads must be an integer from 1 to"):
+            VectorGinRummy(4, threads=bad)  # type: ignore[arg-type]
