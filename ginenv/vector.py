@@ -355,8 +355,8 @@ class VectorGinRummy:
     same results: the slots are stepped on the threads, new deals drawn on one in slot order. More
     than one uses numba's threading layer; with GNU OpenMP's (numba's ``omp`` layer) a process
     forked from one that used it is terminated when it uses threads itself (start such workers with
-    ``spawn`` or ``forkserver``), which is why one thread is the default. ``numba.config.NUMBA_NUM_THREADS`` (the cores the process may use) is
-    the most it takes.
+    ``spawn`` or ``forkserver``), which is why one thread is the default. The most it takes is
+    ``numba.config.NUMBA_NUM_THREADS`` (the cores the process may use).
     """
 
     def __init__(
