@@ -422,10 +422,10 @@ class VectorGinRummy:
             given_decks = _check_decks(decks, n)
         if dealers is not None:
             given_dealers = _check_dealers(dealers, n)
-        b = self.batch
+        b = self._fresh_obs()
         _reset_all(b, given_decks, given_dealers, self.rule_array, self.observations)
         self._ready = True
-        return b.obs.copy(), b.masks.copy(), b.players.copy()
+        return self._returned_obs(), b.masks.copy(), b.players.copy()
 
     def start_from(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Put every slot in a given position: ``records`` (N, record size) int64, hand records as
@@ -442,11 +442,11 @@ class VectorGinRummy:
         over = arr[:, H.RESULT] != H.NO_RESULT
         if over.any():
             raise VectorError(f"slot {int(np.flatnonzero(over)[0])}'s position is over: nothing to play")
-        b = self.batch
+        b = self._fresh_obs()
         b.state[:] = arr
         _show_all(b, self.rule_array, self.observations)
         self._ready = True
-        return b.obs.copy(), b.masks.copy(), b.players.copy()
+        return self._returned_obs(), b.masks.copy(), b.players.copy()
 
     def step(
         self, actions: np.ndarray
@@ -456,14 +456,13 @@ class VectorGinRummy:
         if not self._ready:
             raise VectorError("call reset() before step()")
         acts = self.check_actions(actions)
-        b = self.batch
+        b = self._fresh_obs()
         if self.threads == 1:
             _step_all(b, acts, self.rule_array, self.rng, self.reward_scale, self.observations)
-            obs = b.obs.copy()
         else:
-            obs = self._step_threaded(acts)
+            self._step_threaded(acts)
         return (
-            obs,
+            self._returned_obs(),
             b.masks.copy(),
             b.players.copy(),
             b.rewards.copy(),
@@ -471,10 +470,21 @@ class VectorGinRummy:
             b.truncated.copy(),
         )
 
-    def _step_threaded(self, acts: np.ndarray) -> np.ndarray:
-        """The step on ``self.threads`` threads; returns the new observations, written by the
-        threads into a new array that is returned as it is (the batch keeps it too, and reads
-        nothing from it): a copy on one thread would take a quarter of the step."""
+    def _fresh_obs(self) -> Batch:
+        """The batch, with a new array for the observations about to be written (every row is).
+
+        The array is then returned as it is (:meth:`_returned_obs`) and the batch reads nothing
+        from it: copying 2 KB a slot took a fifth of a step, and an array once returned is never
+        written again, whatever the caller keeps."""
+        if self.observations:
+            self.batch = self.batch._replace(obs=np.empty_like(self.batch.obs))
+        return self.batch
+
+    def _returned_obs(self) -> np.ndarray:
+        # Without observations the array holds zeros the caller may not change: a copy.
+        return self.batch.obs if self.observations else self.batch.obs.copy()
+
+    def _step_threaded(self, acts: np.ndarray) -> None:
         b, cfg, encode = self.batch, self.rule_array, self.observations
         numba.set_num_threads(self.threads)  # per calling thread: set at every step
         ended = np.empty(self.num_envs, dtype=np.bool_)
@@ -483,13 +493,7 @@ class VectorGinRummy:
             self.reward_scale, encode, ended,
         )  # fmt: skip
         _deal_ended(b.state, ended, cfg, self.rng)
-        if not encode:
-            _show_threaded(b.state, b.players, b.masks, b.obs, cfg, encode)
-            return b.obs.copy()
-        obs = np.empty_like(b.obs)
-        _show_threaded(b.state, b.players, b.masks, obs, cfg, encode)
-        self.batch = b._replace(obs=obs)
-        return obs
+        _show_threaded(b.state, b.players, b.masks, b.obs, cfg, encode)
 
     def check_actions(self, actions: object) -> np.ndarray:
         """``actions`` as an (N,) int64 array if each is legal for its slot's seat to move, else

@@ -386,3 +386,25 @@ def test_a_thread_count_the_process_cannot_have_is_refused() -> None:
     for bad in (0, -1, 1.5, "2", int(numba.config.NUMBA_NUM_THREADS) + 1):
         with pytest.raises(VectorError, match="threads must be an integer from 1 to"):
             VectorGinRummy(4, threads=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_returned_observation_array_is_never_written_again(threads: int) -> None:
+    # step, reset and start_from return the observations without a copy: each call writes a new
+    # array, so what a caller kept (a rollout buffer holding references) stays as it was given.
+    venv = VectorGinRummy(32, seed=4, threads=threads)
+    kept = [venv.reset()[0]]
+    rng = np.random.default_rng(1)
+    mask = venv.batch.masks
+    for _ in range(30):
+        obs, mask, *_ = venv.step(biased_actions(mask, rng))
+        kept.append(obs)
+    frozen = [a.copy() for a in kept]
+    for _ in range(5):
+        venv.step(biased_actions(mask, rng))
+        mask = venv.batch.masks
+    venv.reset(seed=9)
+    venv.start_from(venv.batch.state.copy())
+    assert all(np.array_equal(a, b) for a, b in zip(kept, frozen, strict=True))
+    assert len({id(a) for a in kept}) == len(kept)
+    assert np.array_equal(venv.observe(), venv.batch.obs)  # the batch holds the latest
