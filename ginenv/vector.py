@@ -104,25 +104,43 @@ class Batch(NamedTuple):
 # --------------------------------------------------------------------------- compiled loops
 
 
+# The per-slot helpers take the arrays, not the Batch: inside a prange loop (the threaded step)
+# numba was seen to write some of a NamedTuple's arrays to copies (players, rewards), losing the
+# writes.
+
+
 @njit(cache=True)
-def _note_result(b: Batch, i: int) -> None:
+def _note_result(
+    state: np.ndarray, i: int, results: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
+) -> None:
     # How slot i's hand ended (its result columns, terminated or truncated), before it is dealt again.
     for k in range(5):
-        b.results[i, k] = b.state[i, H.RESULT + k]
-    if b.state[i, H.RESULT] == H.TRUNCATED:
-        b.truncated[i] = True
+        results[i, k] = state[i, H.RESULT + k]
+    if state[i, H.RESULT] == H.TRUNCATED:
+        truncated[i] = True
     else:
-        b.terminated[i] = True
+        terminated[i] = True
 
 
 @njit(cache=True)
-def _record_end(b: Batch, i: int, scale: float, encode: bool) -> None:
-    _note_result(b, i)
-    H.end_rewards(b.state, i, scale, b.rewards[i])
+def _record_end(
+    state: np.ndarray,
+    i: int,
+    results: np.ndarray,
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    rewards: np.ndarray,
+    final_obs: np.ndarray,
+    scale: float,
+    encode: bool,
+) -> None:
+    # Slot i's hand ended: its result, both seats' rewards and (with ``encode``) last views.
+    _note_result(state, i, results, terminated, truncated)
+    H.end_rewards(state, i, scale, rewards[i])
     if encode:
         # Both seats' last view of the ended hand, for bootstrapping a truncated hand.
-        H.encode(b.state, i, 0, b.final_obs[i, 0], 0, 0, 0, False)
-        H.encode(b.state, i, 1, b.final_obs[i, 1], 0, 0, 0, False)
+        H.encode(state, i, 0, final_obs[i, 0], 0, 0, 0, False)
+        H.encode(state, i, 1, final_obs[i, 1], 0, 0, 0, False)
 
 
 @njit(cache=True)
@@ -130,9 +148,10 @@ def _step_all(
     b: Batch, actions: np.ndarray, cfg: np.ndarray, rng: np.random.Generator, scale: float, encode: bool
 ) -> None:
     """Step every slot; a slot whose hand ended is dealt a new one from ``rng`` (in slot order)."""
-    # The loop body calls the kernels itself. With its last three lines in a per-slot helper taking
-    # the Batch (as from the one-engine redesign to 2026-12-04), the compiled step at 4096 slots
-    # took 150-170 ns a decision without observations instead of 90-100.
+    # The loop body clears and shows the slot itself, as the threaded step's loops do: with those
+    # lines in per-slot helpers (taking the Batch, as from the one-engine redesign to 2026-12-04, or
+    # its arrays, tried on 2026-12-06) the compiled step at 4096 slots was 10 to 40% slower. The
+    # rare end of a hand goes through _record_end, shared with the threaded step.
     for i in range(b.state.shape[0]):
         b.rewards[i, 0] = 0.0
         b.rewards[i, 1] = 0.0
@@ -140,7 +159,9 @@ def _step_all(
         b.truncated[i] = False
         b.results[i, 0] = H.NO_RESULT
         if H.apply(b.state, i, actions[i], cfg):
-            _record_end(b, i, scale, encode)
+            _record_end(
+                b.state, i, b.results, b.terminated, b.truncated, b.rewards, b.final_obs, scale, encode
+            )
             H.deal_random(b.state, i, cfg, rng)
         b.players[i] = b.state[i, H.PLAYER]
         H.legal_into(b.state, i, b.masks[i], cfg)
@@ -150,8 +171,6 @@ def _step_all(
 
 # The threaded step (``threads`` > 1): the serial step's per-slot work in three loops, so that the
 # generator is drawn from in slot order as before and every thread count gives the same results.
-# The arrays are passed one by one, not as the Batch: inside a prange loop numba was seen to write
-# some of a NamedTuple's arrays to copies (players, rewards), losing the writes.
 
 
 @njit(cache=True, parallel=True)
@@ -168,7 +187,7 @@ def _apply_threaded(
     encode: bool,
     ended: np.ndarray,
 ) -> None:
-    # Every slot's action, and the record of each hand it ended (as _record_end does).
+    # Every slot's action, and the record of each hand it ended.
     for i in prange(state.shape[0]):
         rewards[i, 0] = 0.0
         rewards[i, 1] = 0.0
@@ -178,16 +197,7 @@ def _apply_threaded(
         over = H.apply(state, i, actions[i], cfg)
         ended[i] = over
         if over:
-            for k in range(5):
-                results[i, k] = state[i, H.RESULT + k]
-            if state[i, H.RESULT] == H.TRUNCATED:
-                truncated[i] = True
-            else:
-                terminated[i] = True
-            H.end_rewards(state, i, scale, rewards[i])
-            if encode:
-                H.encode(state, i, 0, final_obs[i, 0], 0, 0, 0, False)
-                H.encode(state, i, 1, final_obs[i, 1], 0, 0, 0, False)
+            _record_end(state, i, results, terminated, truncated, rewards, final_obs, scale, encode)
 
 
 @njit(cache=True)
@@ -290,7 +300,7 @@ def _step_learners(
         while True:
             if ended:
                 if not fresh:
-                    _note_result(b, i)
+                    _note_result(s, i, b.results, b.terminated, b.truncated)
                     H.end_rewards(s, i, scale, seat_rewards)
                     rewards[i] = seat_rewards[seats[i]]
                     H.encode(s, i, seats[i], final_obs[i], 0, 0, 0, False)
