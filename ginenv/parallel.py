@@ -13,6 +13,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
+from ginenv.actions import NUM_ACTIONS
 from ginenv.aec import AGENTS, EpisodeOverError, raw_env
 from ginenv.validation import as_int, finite_number
 
@@ -102,7 +103,7 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
                 f"(the other agent's entry is ignored), got {actions!r}"
             )
         action = actions[mover]
-        if self.illegal_reward is not None and self._refused(mover, action):
+        if self.illegal_reward is not None and self._refused(action):
             return self._end_for_illegal(mover)
         aec.step(action)
         rewards = {a: float(aec.rewards[a]) for a in AGENTS}
@@ -114,12 +115,12 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 
-    def _refused(self, mover: str, action: Any) -> bool:
-        """Whether ``action`` is an id of the action space that ``mover``'s mask refuses (anything
-        outside the space goes to ``raw_env``, which names what is allowed)."""
-        mask = self.aec_env.observe(mover)["action_mask"]
+    def _refused(self, action: Any) -> bool:
+        """Whether ``action`` is an id of the action space that the rules refuse now, the mover's
+        mask being those rules (anything outside the space goes to ``raw_env``, which names what is
+        allowed)."""
         index = as_int(action)
-        return index is not None and 0 <= index < len(mask) and not mask[index]
+        return index is not None and 0 <= index < NUM_ACTIONS and not self.aec_env.hand.is_legal(index)
 
     def _end_for_illegal(self, mover: str) -> StepResult:
         """End the episode after ``mover``'s illegal action, as PettingZoo's TerminateIllegalWrapper
