@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict, get_args
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.match import DEFAULT_HAND_LIMIT, check_hand_limit
@@ -64,7 +64,8 @@ class RenderModeError(ValueError, TypeError):
     """
 
 
-INFO_FORMS = ("full", "numeric")
+#: The values of :data:`InfoForm`.
+INFO_FORMS: tuple[str, ...] = get_args(InfoForm)
 
 
 def seat_of(dealer: object) -> int:
