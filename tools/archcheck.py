@@ -423,22 +423,18 @@ def self_imports(tree: Tree) -> list[Finding]:
                 parsed = ast.parse(path.read_text(encoding="utf-8"))
             except (SyntaxError, UnicodeDecodeError):
                 continue  # a script that does not parse fails where it runs
-            for node in ast.walk(parsed):
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names = [node.module]
-                else:
-                    continue
-                if any(name.split(".")[0] == path.stem for name in names):
-                    found.append(
-                        Finding(
-                            "self-import",
-                            f"{path.relative_to(tree.root)}:{node.lineno}",
-                            f"the script {path.name} imports {path.stem}, which run as a script is "
-                            f"itself: name the file after what it does (e.g. train_{path.stem}.py)",
-                        )
+            # A script is no package: its imports are read as a top-level module's.
+            imports = imports_of(parsed, "", set())
+            lines = {imp.line for imp in imports if imp.module.split(".")[0] == path.stem}
+            for line in sorted(lines):
+                found.append(
+                    Finding(
+                        "self-import",
+                        f"{path.relative_to(tree.root)}:{line}",
+                        f"the script {path.name} imports {path.stem}, which run as a script is "
+                        f"itself: name the file after what it does (e.g. train_{path.stem}.py)",
                     )
+                )
     return found
 
 
