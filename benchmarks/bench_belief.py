@@ -43,7 +43,7 @@ Run::
     python benchmarks/bench_belief.py --agents neural neural --aux agents/neural/data/neural.pt --policy head
 
 ``--policy PROPOSAL`` (repeatable: ``uniform``, ``model``, ``head``) also scores the policy-weighted
-world sampler (:class:`ginenv.agents.neural.beliefs.PolicyBelief`: ``--proposals`` candidate hands
+world sampler (:class:`research.beliefs.PolicyBelief`: ``--proposals`` candidate hands
 from that proposal, weighted by the likelihood of the opponent's last ``--max-turns`` turns under
 the network ``--checkpoint``), by the marginals of its weighted particles, fed each seat's own
 observations in order. ``--every K`` scores every K-th decision only, the same ones for every
@@ -59,6 +59,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -166,13 +167,17 @@ def policy_predictions(
     adapt: bool = True,
     ess_floor: float = 0.0,
 ) -> tuple[np.ndarray, dict[str, float]]:
-    """The policy-weighted sampler (:class:`ginenv.agents.neural.beliefs.PolicyBelief`) at every
+    """The policy-weighted sampler (:class:`research.beliefs.PolicyBelief`) at every
     ``every``-th record: (len(records), 52) probabilities (the weighted particles' marginals; other
     rows NaN) and its cost (seconds per decision, mean effective sample size). Each seat's belief is
     fed that seat's observations of the hand in order, exactly what the agent saw."""
     import torch
     from ginenv.agents.neural import opponent_hand_predictor, shared_policy
-    from ginenv.agents.neural.beliefs import PolicyBelief
+
+    # research/ is not installed (the wheel leaves it out): run as `python benchmarks/bench_belief.py`
+    # from a checkout, the script's folder is on the path but the repository root is not.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from research.beliefs import PolicyBelief
 
     torch.set_num_threads(1)
     policy = shared_policy(checkpoint)
@@ -467,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         choices=("uniform", "model", "head"),
-        help="also score the policy-weighted sampler (ginenv.agents.neural.beliefs) with this proposal "
+        help="also score the policy-weighted sampler (research.beliefs) with this proposal "
         "(repeatable): columns pol-uni, pol-mod, pol-head",
     )
     ap.add_argument("--proposals", type=int, default=256, help="--policy: candidate hands per decision")

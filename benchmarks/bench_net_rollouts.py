@@ -31,7 +31,7 @@ rollouts carry a bias; ``--oracle-swaps K`` replaces K of the true hand's hidden
 unseen cards in each world (how right must the worlds be for the step to win?). ``--sampler``
 draws the worlds' opponent hands another way (uniform over the unseen cards, the Bayesian model's
 card factors, the head's odds, each without master's hand-quality tilt, or ``policy``:
-:class:`ginenv.agents.neural.beliefs.PolicyBelief`, ``--proposals`` hands from ``--proposal``
+:class:`research.beliefs.PolicyBelief`, ``--proposals`` hands from ``--proposal``
 weighted by the likelihood of the opponent's last ``--max-turns`` turns under the
 network); the stock orders stay uniform.
 
@@ -44,7 +44,9 @@ recording seed, so ``--start`` and ``--hands`` pick the same hands as ``bc recor
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -52,14 +54,18 @@ import torch
 from ginenv.agents.arena import play_game
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.neural import SHIPPED_CHECKPOINT, MaskedPolicy, opponent_hand_predictor, read_checkpoint
-from ginenv.agents.neural.beliefs import PolicyBelief
-from ginenv.agents.neural.worlds import world_records
-from ginenv.experiments.train.bc import RECORD_SEED, Labelled
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.cards import cards_of
 from ginenv.engine import HandState
 from ginenv.vector import VectorError, VectorGinRummy
+
+# research/ is not installed (the wheel leaves it out): run as `python benchmarks/bench_net_rollouts.py`
+# from a checkout, the script's folder is on the path but the repository root is not.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from research.bc import RECORD_SEED, Labelled
+from research.beliefs import PolicyBelief
+from research.worlds import world_records
 
 #: Master seed of the played deals (``--play``): neither the harness's nor the recording's.
 PLAY_SEED = 0x5EA
@@ -268,7 +274,7 @@ def main() -> None:
         choices=("master_net", "uniform", "model", "head", "policy"),
         help="with --play: the opponent hands of the worlds: master_net's sampler (today's), the "
         "proposal alone (uniform over the unseen cards, the Bayesian model's factors, the head's odds) "
-        "or the policy-weighted sampler (ginenv.agents.neural.beliefs)",
+        "or the policy-weighted sampler (research.beliefs)",
     )
     parser.add_argument("--proposal", default="head", choices=("uniform", "model", "head"))
     parser.add_argument("--proposals", type=int, default=256, help="--sampler policy: candidate hands")

@@ -39,7 +39,7 @@ of the scored options, an unbiased estimate of what the new argmax gains per dec
 network, in the network's own games. The agent never reads hidden cards; only the recorded
 targets do (as the oracle critic of :mod:`ginenv.experiments.train.ppo`).
 
-``python -m ginenv.experiments.train.deal_rollouts record --out DIR --seconds S --seed K
+``python -m research.deal_rollouts record --out DIR --seconds S --seed K
 [--opponent master [--stand-in CKPT]] [--rules PRESET]`` (one process per core) and ``... train
 DIR [DIR ...] --out step.pt --beta 1``. The games, the play-outs and the luck all follow the
 table's rules (``--rules``, a preset of :data:`ginenv.rules.PRESETS`; standard by default); the
@@ -70,18 +70,8 @@ from ginenv.agents.neural import (
     read_checkpoint,
     save_checkpoint,
 )
-from ginenv.agents.neural.worlds import restocked
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.luck import deal_delta, load_value
-from ginenv.experiments.train.bc import (
-    FitArgs,
-    aux_head,
-    last_shards,
-    minibatch_epochs,
-    refit_aux_head,
-    shard_files,
-    starting_head_targets,
-)
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS
@@ -91,6 +81,16 @@ from ginenv.kernels import hand as H
 from ginenv.observation import OBS_SIZE
 from ginenv.rules import PRESETS, Rules, preset
 from ginenv.vector import VectorGinRummy
+from research.bc import (
+    FitArgs,
+    aux_head,
+    last_shards,
+    minibatch_epochs,
+    refit_aux_head,
+    shard_files,
+    starting_head_targets,
+)
+from research.worlds import restocked
 
 #: Most options scored per decision (the network's likeliest, then one random other action).
 OPTION_SLOTS = 4
@@ -620,7 +620,7 @@ def measure(
 def main(argv: list[str] | None = None) -> int:
     """``record`` or ``train`` (see the module docstring)."""
     parser = argparse.ArgumentParser(
-        prog="python -m ginenv.experiments.train.deal_rollouts", description=__doc__.split("\n")[0]
+        prog="python -m research.deal_rollouts", description=__doc__.split("\n")[0]
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser(

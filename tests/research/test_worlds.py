@@ -1,16 +1,16 @@
-"""Sampled worlds of one position (ginenv.agents.neural.worlds): the true world plays out as the AEC
+"""Sampled worlds of one position (research.worlds): the true world plays out as the AEC
 env does, sampled worlds are checked and reproducible, and restocked copies redraw only the stock."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from ginenv.agents.neural.worlds import restocked, rollout_worlds, world_records
 from positions import aec_for, cut_position
 
 from ginenv import agents, kernels
 from ginenv.cards import NUM_CARDS, cards_of, mask_of
 from ginenv.vector import VectorError, VectorGinRummy
+from research.worlds import restocked, rollout_worlds, world_records
 
 
 def test_rollout_of_the_true_world_is_the_greedy_continuation() -> None:

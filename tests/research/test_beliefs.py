@@ -1,4 +1,4 @@
-"""The policy-weighted world sampler (ginenv.agents.neural.beliefs): the opponent's past decisions are
+"""The policy-weighted world sampler (research.beliefs): the opponent's past decisions are
 rebuilt as the opponent saw them, the weights favour the true hand, the hands respect what the seat
 knows, and the draws are exact and reproducible."""
 
@@ -11,17 +11,17 @@ import pytest
 import torch
 from ginenv.agents.levels.belief import OpponentModel
 from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor, shared_policy
-from ginenv.agents.neural.beliefs import (
-    PolicyBelief,
-    conditional_hands,
-    conditional_marginals,
-    opponent_observations,
-)
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.kernels.hand import Phase
 from ginenv.kernels.melds import meldable
 from ginenv.observation import decode
+from research.beliefs import (
+    PolicyBelief,
+    conditional_hands,
+    conditional_marginals,
+    opponent_observations,
+)
 
 torch.set_num_threads(1)
 

@@ -5,7 +5,7 @@ stalls there (docs/reports/2026-12-01-ppo-recipe-and-no-teacher.md); the stronge
 Python agents far too slow to teach online at every one of PPO's decisions. So their decisions are
 recorded once and cloned:
 
-1. ``python -m ginenv.experiments.train.bc record --level expert --seconds 900 --out DIR``: the level plays
+1. ``python -m research.bc record --level expert --seconds 900 --out DIR``: the level plays
    itself on games ``start, start + 1, ...`` of master seed :data:`RECORD_SEED`, dealt and seeded by
    the arena (:func:`ginenv.agents.arena.play_game`) as the harness deals them; every decision of
    both seats is stored as the seat's observation (what the level saw), its legal-action mask and
@@ -14,7 +14,7 @@ recorded once and cloned:
    option's mean points, ``values`` and ``value_actions`` (:data:`VALUE_SLOTS` per decision, NaN
    and -1 where there is none): its whole ranking, for soft targets.
    The same start and number of hands give the same data.
-2. ``python -m ginenv.experiments.train.bc train DIR --out neural_bc.pt``: a
+2. ``python -m research.bc train DIR --out neural_bc.pt``: a
    :class:`ginenv.agents.neural.MaskedPolicy` (the PPO trainer's network: features input, card head)
    minimises the cross-entropy of the level's action under the masked policy; a held-out share of the
    hands reports the accuracy. The result is a policy checkpoint (it plays as
@@ -581,9 +581,7 @@ def refit_aux_head(
 
 def main(argv: list[str] | None = None) -> int:
     """``record`` or ``train`` (see the module docstring)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m ginenv.experiments.train.bc", description="behaviour cloning"
-    )
+    parser = argparse.ArgumentParser(prog="python -m research.bc", description="behaviour cloning")
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="record a level's self-play decisions")
     rec.add_argument("--level", default="expert")

@@ -1,4 +1,4 @@
-"""Behaviour cloning (ginenv.experiments.train.bc): recorded decisions are the level's own, reproducible,
+"""Behaviour cloning (research.bc): recorded decisions are the level's own, reproducible,
 and a clone trained on them is a checkpoint that plays and that PPO can start from and learn from."""
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ from ginenv.agents.neural import (
     save_checkpoint,
 )
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train.bc import (
+from ginenv.experiments.train.ppo import Args, train
+
+from ginenv import agents, gin_rummy_v0
+from ginenv.actions import NUM_ACTIONS, action_id
+from research.bc import (
     RECORD_SEED,
     UNSEEN,
     VALUE_SLOTS,
@@ -29,10 +33,6 @@ from ginenv.experiments.train.bc import (
     train_bc,
     value_targets,
 )
-from ginenv.experiments.train.ppo import Args, train
-
-from ginenv import agents, gin_rummy_v0
-from ginenv.actions import NUM_ACTIONS, action_id
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ compiled policy of :mod:`ginenv.kernels.policies` in one call, and :func:`restoc
 stock's order again for each of many hand records (exact samples of a hand's future deals, for
 training targets). A network plays worlds out through the batched engine instead
 (:meth:`ginenv.vector.VectorGinRummy.start_from`; ``benchmarks/bench_net_rollouts.py`` and
-:mod:`ginenv.experiments.train.deal_rollouts` do).
+:mod:`research.deal_rollouts` do).
 
 These helpers serve search and its research; the batched engine (:mod:`ginenv.vector`) keeps only
 the engine. They read full state: never an agent's view.

@@ -1,4 +1,4 @@
-"""Policy improvement from rollouts in the true deal (ginenv.experiments.train.deal_rollouts): the
+"""Policy improvement from rollouts in the true deal (research.deal_rollouts): the
 rollouts are the network's own continuation of the real hand, the recorded decisions are the
 network's, and training moves the policy toward the options the values favour, by as much as
 ``beta`` allows."""
@@ -16,8 +16,15 @@ import torch
 from ginenv.agents.neural import SHIPPED_CHECKPOINT, read_checkpoint
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.luck import hand_luck, load_value
-from ginenv.experiments.train import deal_rollouts
-from ginenv.experiments.train.deal_rollouts import (
+
+from ginenv import agents, gin_rummy_v0
+from ginenv.actions import DRAW_DISCARD, DRAW_STOCK
+from ginenv.cards import CARD_NAMES
+from ginenv.engine import HandState, Phase
+from ginenv.layout import KNOCK_LIMIT
+from ginenv.rules import Rules
+from research import deal_rollouts
+from research.deal_rollouts import (
     OPTION_SLOTS,
     TrainArgs,
     load,
@@ -30,13 +37,6 @@ from ginenv.experiments.train.deal_rollouts import (
     seat_luck,
     train,
 )
-
-from ginenv import agents, gin_rummy_v0
-from ginenv.actions import DRAW_DISCARD, DRAW_STOCK
-from ginenv.cards import CARD_NAMES
-from ginenv.engine import HandState, Phase
-from ginenv.layout import KNOCK_LIMIT
-from ginenv.rules import Rules
 
 
 @pytest.fixture(scope="module")
