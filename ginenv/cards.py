@@ -156,8 +156,3 @@ def names(cards: Iterable[int] | int) -> str:
 def mask_value(mask: int) -> int:
     """Sum of the deadwood values of the cards in a bitmask."""
     return sum(CARD_VALUES[c] for c in cards_of(mask))
-
-
-def sort_for_display(cards: Iterable[int]) -> list[int]:
-    """Cards ordered by suit then rank, the way a hand is usually read."""
-    return sorted(cards)

@@ -440,7 +440,7 @@ class VectorGinRummy:
     def start_from(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Put every slot in a given position: ``records`` (N, record size) int64, hand records as
         :attr:`ginenv.engine.HandState.record` holds them (full state: e.g. one position with its
-        hidden cards replaced by sampled worlds, :func:`ginenv.agents.neural.worlds.world_records`,
+        hidden cards replaced by sampled worlds, ``research.worlds.world_records`` of the repository,
         for a search that plays each world out with a network). The positions must not be over.
         Returns ``(obs, mask, player)``, as :meth:`reset`."""
         arr = np.asarray(records)

@@ -262,7 +262,7 @@ class MasterAgent(ExpertAgent):
     #: Action id -> mean points over the worlds of each option simulated for the last decision
     #: (empty when it was not simulated: one candidate, gin, a useless take). Master's whole
     #: ranking, not only its choice, is what soft targets in behaviour cloning learn from
-    #: (:mod:`ginenv.experiments.train.bc`).
+    #: (``research/bc.py`` of the repository).
     option_values: dict[int, float]
 
     def see(self, view: SeatView) -> None:

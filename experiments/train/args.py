@@ -106,8 +106,8 @@ class Args:
     """Env steps over which the kickstarting weight decays to 0."""
     kickstart_teacher: str = "greedy"
     """The teacher: ``greedy`` (the compiled policy) or the path of a policy checkpoint (say, a
-    behaviour clone of ``expert`` from :mod:`ginenv.experiments.train.bc`) whose most likely legal action
-    teaches; it must read the same ``inputs``."""
+    behaviour clone of ``expert`` made by ``research/bc.py`` of the repository) whose most likely
+    legal action teaches; it must read the same ``inputs``."""
     init: str | None = None
     """A policy checkpoint whose weights start the policy (a behaviour clone, say); its ``inputs``,
     ``hidden`` and ``card_hidden`` must be this run's. A training checkpoint also starts the value
