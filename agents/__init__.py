@@ -7,7 +7,6 @@ lists the registered names, installed packages' entry points (group ``ginenv.age
 Every agent sees only what the env's ``observe()`` returns for its seat.
 """
 
-from pathlib import Path
 from typing import Any
 
 from ginenv.agents.base import Agent, Observation
@@ -19,6 +18,7 @@ from ginenv.agents.levels.hard import HardAgent
 from ginenv.agents.levels.master import MasterAgent
 from ginenv.agents.levels.normal import NormalAgent
 from ginenv.agents.registry import UnknownAgentError, available, describe, register, register_builtin
+from ginenv.agents.shipped import SHIPPED_CHECKPOINT
 from ginenv.agents.specs import AgentSpecError, make
 
 register_builtin("random", RandomAgent, "uniformly random legal actions")
@@ -42,12 +42,6 @@ def _neural(seed: int | None = None, **kwargs: Any) -> Agent:
 
     return shipped_agent(seed=seed, **kwargs)
 
-
-#: The network shipped inside the package as the agent ``neural``: the policy and its auxiliary
-#: opponent-hand head; its ``config`` records the training run that wrote it (docs/training.md).
-#: Named here so the registry needs no torch (``ginenv.agents.neural`` imports it); ``neural`` and
-#: ``master_net`` and ``master_prior`` are registered with it as their weights.
-SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "neural" / "data" / "neural.pt"
 
 register_builtin(
     "neural",

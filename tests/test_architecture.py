@@ -197,18 +197,36 @@ def test_importing_a_submodule_runs_the_packages_it_passes_through(tmp_path: Pat
 
 
 def test_a_module_importing_its_own_package_is_no_circle(tmp_path: Path) -> None:
-    """The package's ``__init__`` is already running when its submodule is imported."""
+    """The package's ``__init__`` is already running when its submodule is imported; a name taken
+    from a package that does not import the module back is no circle either."""
     write_tree(
         tmp_path,
         {
             "agents/__init__.py": "from ginenv.agents.levels.master import Master\nSHIPPED = 1\n",
-            "agents/levels/master.py": "from ginenv.agents import SHIPPED\n"
-            "from ginenv.agents.base import A\n",
+            "agents/levels/master.py": "from ginenv import agents\nfrom ginenv.agents.base import A\n",
             "agents/base.py": "A = 1\n",
-            "agents/neural/agent.py": "from ginenv import agents\n",
+            "agents/neural/agent.py": "from ginenv.agents import SHIPPED\n",
         },
     )
     assert findings(tmp_path, "import-circle") == []
+
+
+def test_a_name_taken_from_a_package_that_imports_the_module_back_is_a_circle(tmp_path: Path) -> None:
+    """The package must have defined the name before its submodule runs: the registry building the
+    network agent lazily while the agent reads the registry's constant is a circle."""
+    write_tree(
+        tmp_path,
+        {
+            "agents/__init__.py": "SHIPPED = 1\n\n\ndef neural():\n"
+            "    from ginenv.agents.neural import play\n",
+            "agents/neural/__init__.py": "from ginenv.agents.neural.agent import play\n",
+            "agents/neural/agent.py": "from ginenv.agents import SHIPPED\n",
+        },
+    )
+    assert findings(tmp_path, "import-circle") == [
+        "import-circle: agents/__init__.py:5: ginenv.agents (line 5) -> ginenv.agents.neural (line 1) "
+        "-> ginenv.agents.neural.agent (line 1) -> ginenv.agents"
+    ]
 
 
 def test_a_circle_is_shown_once_with_the_rest_of_its_group(tmp_path: Path) -> None:

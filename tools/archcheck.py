@@ -16,9 +16,12 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     No two modules import each other, directly or around a circle. Every import counts, lazy ones
     (inside a function) and ``importlib.import_module("literal")`` included, and so do package
     ``__init__`` edges: importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py`` first, so
-    it is an edge to each of them. Only an import of a module's own enclosing package is left out
-    (that package is already being initialised when the module runs). So ``sibling -> package ->
-    sibling`` is a circle, ``package -> submodule -> package`` is not.
+    it is an edge to each of them. Running a module's own enclosing package is left out (that
+    package is already being initialised when the module runs), but taking a name the package
+    defines (``from package import NAME``, NAME no submodule) is an edge to it: the package must
+    have defined NAME before the module runs, so a package that imports the module back, lazily
+    or not, closes a circle. So ``sibling -> package -> sibling`` is a circle, and ``package ->
+    submodule -> package`` is one only where the submodule takes a name from the package.
 ``long-file`` (:func:`long_files`)
     No source file, Python or JavaScript (the play page's ``experiments/play/static/*.js``), over
     :data:`MAX_LINES` lines.
@@ -261,7 +264,8 @@ def import_edges(tree: Tree) -> dict[str, dict[str, int]]:
     """Module -> {module it imports (runs): line of the first such import}.
 
     An import of ``a.b.c`` is an edge to ``a``, ``a.b`` and ``a.b.c`` (their ``__init__`` runs), except
-    to the importing module's own enclosing packages and to itself.
+    to the importing module's own enclosing packages and to itself; a name taken from an enclosing
+    package (``from a import NAME`` in ``a.b``) is an edge to that package.
     """
     edges: dict[str, dict[str, int]] = {name: {} for name in tree.modules}
     for module in tree.modules.values():
@@ -269,6 +273,9 @@ def import_edges(tree: Tree) -> dict[str, dict[str, int]]:
             for target in prefixes(imp.module):
                 if target in tree.modules and not module.inside(target):
                     edges[module.name].setdefault(target, imp.line)
+            takes_a_name = imp.name is not None and imp.module != module.name
+            if takes_a_name and imp.module in tree.modules and module.inside(imp.module):
+                edges[module.name].setdefault(imp.module, imp.line)
     return edges
 
 

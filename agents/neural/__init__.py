@@ -22,10 +22,9 @@ This package re-exports the public names of every module but ``search``, so
 ``from ginenv.agents.neural import MaskedPolicy, read_checkpoint, NeuralAgent`` works as it always has.
 """
 
-# SHIPPED_CHECKPOINT (ginenv.agents) and OBS_FORMAT (ginenv.observation) live elsewhere: re-exported
-# (``X as X``) because users import them from here, left out of __all__ so the API reference shows
-# each once.
-from ginenv.agents import SHIPPED_CHECKPOINT as SHIPPED_CHECKPOINT
+# SHIPPED_CHECKPOINT (ginenv.agents.shipped) and OBS_FORMAT (ginenv.observation) live elsewhere:
+# re-exported (``X as X``) because users import them from here, left out of __all__ so the API
+# reference shows each once.
 from ginenv.agents.neural.agent import NeuralAgent, shipped_agent
 from ginenv.agents.neural.checkpoint import (
     CODE_VERSION,
@@ -53,6 +52,7 @@ from ginenv.agents.neural.checkpoint import (
 from ginenv.agents.neural.network import ACTIVATIONS, MaskedPolicy, card_channels, per_card_columns
 from ginenv.agents.neural.opponent_hand import opponent_hand_predictor
 from ginenv.agents.neural.shared import CACHE_SIZE, clear_cache, shared_policy, shared_policy_and_digest
+from ginenv.agents.shipped import SHIPPED_CHECKPOINT as SHIPPED_CHECKPOINT
 
 from ginenv.observation import OBS_FORMAT as OBS_FORMAT
 

@@ -14,11 +14,11 @@ import warnings
 
 import numpy as np
 import torch
-from ginenv.agents import SHIPPED_CHECKPOINT
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.neural.checkpoint import CheckpointError, PathLike
 from ginenv.agents.neural.network import MaskedPolicy
 from ginenv.agents.neural.shared import shared_policy_and_digest
+from ginenv.agents.shipped import SHIPPED_CHECKPOINT
 
 __all__ = ["NeuralAgent", "shipped_agent"]
 
