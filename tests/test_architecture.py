@@ -349,3 +349,47 @@ def test_a_script_named_after_a_module_it_imports_is_found(tmp_path: Path) -> No
         "docs/recipes/torchrl.py:3",
     ]
     assert "train_torchrl.py" in found[2]
+
+
+# ---------------------------------------------------------------------------- unreached modules
+
+
+def test_a_module_no_entry_reaches_is_found(tmp_path: Path) -> None:
+    """Entries: pyproject's scripts and entry points, the agents package, the API reference and the
+    manual's ``python -m`` commands; what they import, lazily too, is reached, and so are the
+    packages it runs and a reached package's ``__main__``. The reports' commands are no entries."""
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "ginenv"\n\n'
+            '[project.scripts]\nginenv = "ginenv.experiments.cli:main"\n'
+            '\n[project.entry-points."ginenv.agent_factory"]\nginenv = "ginenv.agents.specs:make"\n'
+            '\n[tool.setuptools.package-data]\n"ginenv.experiments.data" = ["*.json"]\n',
+            "docs/reference/luck.md": "# Luck\n\n::: ginenv.experiments.eval.luck.deal_delta\n",
+            "docs/clients.md": "Run `python -m\n  ginenv.agents.clients.client` as a player.\n",
+            "docs/reports/old.md": "`python -m ginenv.experiments.train.bc record`\n",
+            "agents/__init__.py": "from ginenv.agents.base import Agent\n",
+            "agents/base.py": "Agent = object\n",
+            "agents/specs.py": "def make():\n    from ginenv.agents.neural.agent import play\n",
+            "agents/neural/agent.py": "play = 1\n",
+            "agents/neural/worlds.py": "import numpy\n",  # an orphan
+            "agents/clients/client.py": "import sys\n",
+            "experiments/cli/__init__.py": "from ginenv.experiments.cli import run\n",
+            "experiments/cli/run.py": "import importlib\n\n"
+            "importlib.import_module('ginenv.experiments.eval.rate')\n",
+            "experiments/cli/__main__.py": "from ginenv.experiments.cli import main\n",
+            "experiments/eval/rate.py": "",
+            "experiments/eval/luck.py": "def deal_delta(): ...\n",
+            "experiments/data/__init__.py": "",  # named only as package data
+            "experiments/train/bc.py": "",  # only a report runs it
+            "ginenv/unused.py": "",  # the core is not judged
+        },
+    )
+    found = findings(tmp_path, "unreached-module")
+    assert [f.split(": ")[1] for f in found] == [
+        "agents/neural/worlds.py:1",
+        "experiments/data/__init__.py:1",
+        "experiments/train/__init__.py:1",
+        "experiments/train/bc.py:1",
+    ]
+    assert "ginenv.agents.neural.worlds is imported by no command, agent or documented API" in found[0]

@@ -38,6 +38,15 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     tools, run as ``python FOLDER/NAME.py``) is named after a top-level module it imports. Python
     puts a script's own folder first on the import path, so ``torchrl.py`` doing ``import torchrl``
     imports itself, not the library.
+``unreached-module`` (:func:`unreached_modules`)
+    The wheel holds no module that no command, agent or documented API uses: every module of
+    ``ginenv.agents`` and ``ginenv.experiments`` is reached by imports (lazy ones and
+    ``import_module("literal")`` included) from the entries: the modules named by the entry points
+    and scripts of ``pyproject.toml`` (the ``ginenv`` command, the agent factory), the agents
+    package (:data:`ENTRY_MODULES`: every built-in agent), the API reference (the ``::: name``
+    directives of ``docs/``) and the ``python -m name`` commands of the README and the manual (the
+    reports are left out: they record what was run then). Reaching a module runs its enclosing
+    packages, and a reached package's ``__main__`` is its ``python -m`` command.
 
 It prints one line per finding (``RULE: PATH:LINE: what``) and a last summary line, and exits 1
 when anything is found. It judges only the mechanical part: the design is for a person to read.
@@ -48,6 +57,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 import sys
 from collections import deque
 from collections.abc import Iterator
@@ -73,6 +83,14 @@ GUESSABLE_NAMES = frozenset({"deal_seed"})
 SCRIPT_FOLDERS = ("benchmarks", "docs", "research", "tools")
 #: Calls that import the module named by their first argument (when it is a string literal).
 IMPORT_CALLS = frozenset({"importlib.import_module", "import_module", "__import__"})
+#: Where every module must be reached from an entry (see ``unreached-module``), and the entries
+#: beside pyproject.toml's and the manual's: the agents package registers every built-in agent.
+REACHED_LAYERS = ABOVE_CORE
+ENTRY_MODULES = ("ginenv.agents",)
+#: pyproject.toml's tables whose values are ``module:object`` entries (a ``[section]`` header prefix).
+ENTRY_TABLES = ("project.scripts", "project.gui-scripts", "project.entry-points")
+#: The manual's pages whose ``python -m`` commands are not entries (records of past runs).
+RECORD_FOLDERS = ("docs/reports",)
 
 
 @dataclass(frozen=True)
@@ -445,7 +463,69 @@ def self_imports(tree: Tree) -> list[Finding]:
     return found
 
 
-RULES = (private_imports, import_circles, long_files, core_imports_above, guessable_random, self_imports)
+def entry_modules(root: Path) -> Iterator[str]:
+    """The dotted names the entries of the repository at ``root`` name (see ``unreached-module``)."""
+    yield from ENTRY_MODULES
+    pyproject = root / "pyproject.toml"
+    table = ""
+    for line in pyproject.read_text(encoding="utf-8").splitlines() if pyproject.is_file() else []:
+        header = re.match(r"\s*\[([^\]]+)\]", line)
+        if header:
+            table = header.group(1).strip()
+        elif table.startswith(ENTRY_TABLES):
+            entry = re.match(r"\s*[\w.\"'-]+\s*=\s*[\"']([\w.]+)(?::[\w.]+)?[\"']", line)
+            if entry:
+                yield entry.group(1)
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    records = tuple(root / folder for folder in RECORD_FOLDERS)
+    for page in pages:
+        if not page.is_file():
+            continue
+        text = page.read_text(encoding="utf-8")
+        yield from re.findall(r"^\s*:::\s+([\w.]+)", text, re.M)
+        if not any(page.is_relative_to(folder) for folder in records):
+            yield from re.findall(r"python3?\s+-m\s+([\w.]+)", text)
+
+
+def unreached_modules(tree: Tree) -> list[Finding]:
+    """Modules of :data:`REACHED_LAYERS` that no entry reaches by imports (see the module docstring)."""
+
+    def module_of(dotted: str) -> str | None:
+        # ``::: ginenv.agents.levels.easy.EasyAgent`` names a class: its longest module prefix.
+        return next((m for m in reversed(prefixes(dotted)) if m in tree.modules), None)
+
+    todo = [m for m in map(module_of, entry_modules(tree.root)) if m is not None]
+    reached: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        ran = [name, *(imp.module for imp in tree.modules[name].imports)]
+        todo.extend(m for dotted in ran for m in prefixes(dotted) if m in tree.modules)
+        if tree.modules[name].is_package and f"{name}.__main__" in tree.modules:
+            todo.append(f"{name}.__main__")
+    return [
+        Finding(
+            "unreached-module",
+            tree.where(name, 1),
+            f"{name} is imported by no command, agent or documented API: remove it, move it out of the "
+            "package (research/), or name it in the API reference",
+        )
+        for name, module in sorted(tree.modules.items())
+        if name not in reached and any(module.inside(layer) for layer in REACHED_LAYERS)
+    ]
+
+
+RULES = (
+    private_imports,
+    import_circles,
+    long_files,
+    core_imports_above,
+    guessable_random,
+    self_imports,
+    unreached_modules,
+)
 
 
 def check(root: Path) -> list[Finding]:
@@ -467,6 +547,7 @@ def main(argv: list[str]) -> int:
         "core-imports-above",
         "guessable-random",
         "self-import",
+        "unreached-module",
     )
     counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
     print(f"{len(findings)} findings ({counts})")
