@@ -1,9 +1,10 @@
 """Where PPO's rollout workers run: in the learner's process, or as Ray actors.
 
 Each rollout, the learner sends the current weights (and whether a new snapshot joins the league:
-the snapshot is those same weights, so no extra traffic) and gets back each worker's learner
-decisions, flat, with advantages and returns already computed (GAE needs only the worker's own
-slots). ``backend`` (``--backend`` of ``ginenv train``) says where the workers run: ``local`` in
+the snapshot is those same weights, so no extra traffic) and gets back each worker's
+:class:`~ginenv.experiments.train.rollouts.Rollout`: its learner decisions, flat, and what their
+advantages are computed from (the learner computes them per worker: GAE needs only the worker's
+own slots). ``backend`` (``--backend`` of ``ginenv train``) says where the workers run: ``local`` in
 the learner's process, one after another (one worker: the plain single-process trainer); ``ray``
 as Ray actors (one CPU each, on CPU) collecting in parallel, on a local Ray instance, the Ray
 already initialised in this process, or the cluster that ``RAY_ADDRESS`` names (its nodes need

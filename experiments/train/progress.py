@@ -1,5 +1,6 @@
 """What ``ginenv train`` says while it runs: the banner, the progress bar's phases and heartbeat,
-and the closing throughput line (training apart from evaluation).
+the running tally of its time and figures, and the closing throughput line (training apart from
+evaluation).
 
 A first run compiles the engine (about 30 s), collects its first rollout and runs periodic
 evaluations of minutes: the banner comes before any of it, the bar names the phase it is in
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +113,42 @@ class Phases:
             self.thread.join()
             self.thread = None
         self.bar.close()
+
+
+@dataclass
+class Tally:
+    """A run's running figures: its seconds per phase, its evaluations' time, and the figures the
+    bar shows (the latest of each)."""
+
+    steps_at_start: int  # the env steps trained before this process (a resumed run's)
+    started: float = field(default_factory=time.perf_counter)
+    #: Worker seconds per parallel lane (env, inference); gather: the rest of collecting (shipping
+    #: weights and batches, waiting for the slowest worker); update: advantages and the PPO update.
+    timing: dict[str, float] = field(
+        default_factory=lambda: {"env": 0.0, "inference": 0.0, "gather": 0.0, "update": 0.0}
+    )
+    eval_seconds: float = 0.0
+    evaluations: int = 0
+    figures: dict[str, float] = field(default_factory=dict)
+
+    def collected(self, env_seconds: float, inference_seconds: float, since: float, parallel: int) -> None:
+        """A rollout begun at ``since`` (``time.perf_counter``) came back: its workers' seconds,
+        summed, over ``parallel`` workers collecting at the same time."""
+        self.timing["env"] += env_seconds / parallel
+        self.timing["inference"] += inference_seconds / parallel
+        lanes = (env_seconds + inference_seconds) / parallel
+        self.timing["gather"] += max(0.0, time.perf_counter() - since - lanes)
+
+    def elapsed(self) -> float:
+        """Seconds since the run's first rollout began in this process."""
+        return time.perf_counter() - self.started
+
+    def steps_per_second(self, global_step: int, elapsed: float) -> float:
+        """Env steps per second of training alone, ``elapsed`` seconds in: the evaluations are timed
+        apart (the closing line says both)."""
+        return (global_step - self.steps_at_start) / max(elapsed - self.eval_seconds, 1e-9)
+
+    def split(self) -> str:
+        """The time per phase, in seconds and shares: ``env 1.2 s (30%), ...``."""
+        total = sum(self.timing.values()) or 1.0
+        return ", ".join(f"{k} {v:.1f} s ({100 * v / total:.0f}%)" for k, v in self.timing.items())

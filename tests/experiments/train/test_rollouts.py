@@ -1,7 +1,8 @@
-"""Rollout collection (ginenv.experiments.train.rollouts): GAE over the learner's own decisions,
-potential shaping, the opponent's hand as 0/1 columns, and a worker's rollout holding only the
-learner's legal decisions, the same for the same seed, and an oracle critic's inputs recorded beside
-each decision, laid out by oracle_inputs."""
+"""Rollout collection (ginenv.experiments.train.rollouts) and the advantages of its decisions
+(ginenv.experiments.train.ppo): GAE over the learner's own decisions, potential shaping, the
+opponent's hand as 0/1 columns, and a worker's rollout holding only the learner's legal decisions,
+the same for the same seed, and an oracle critic's inputs recorded beside each decision, laid out
+by oracle_inputs."""
 
 from __future__ import annotations
 
@@ -9,13 +10,8 @@ import numpy as np
 import pytest
 import torch
 from ginenv.experiments.train.networks import ORACLE_SIZE, ORACLE_STOCK, ActorCritic, network_weights
-from ginenv.experiments.train.rollouts import (
-    RolloutWorker,
-    learner_gae,
-    oracle_inputs,
-    potential_shaping,
-    unpack_card_masks,
-)
+from ginenv.experiments.train.ppo import learner_batch, learner_gae, potential_shaping
+from ginenv.experiments.train.rollouts import RolloutWorker, oracle_inputs, unpack_card_masks
 
 from ginenv.cards import NUM_CARDS, mask_of, parse_cards
 from ginenv.features import FEATURE_SIZE, POINTS, scaled_hand_features
@@ -77,8 +73,8 @@ def test_card_masks_unpack_into_one_column_per_card() -> None:
 def test_a_rollout_holds_the_learners_legal_decisions_and_follows_the_seed(tiny) -> None:  # type: ignore[no-untyped-def]
     args = tiny(eval_every=0)
     weights = network_weights(ActorCritic.for_args(args))
-    first = RolloutWorker(args, 0, args.num_envs, weights).collect(None)
-    again = RolloutWorker(args, 0, args.num_envs, weights).collect(None)
+    first = learner_batch([RolloutWorker(args, 0, args.num_envs, weights).collect(None)], args)
+    again = learner_batch([RolloutWorker(args, 0, args.num_envs, weights).collect(None)], args)
     other = RolloutWorker(args, 1, args.num_envs, weights).collect(None)
     decisions = len(first.actions)
     assert 0.3 * args.num_envs * args.num_steps < decisions < 0.7 * args.num_envs * args.num_steps
@@ -119,7 +115,7 @@ def test_an_oracle_critics_rollout_records_the_hidden_cards(tiny) -> None:  # ty
     per_block = blocks[:, 1:].sum(-1)
     assert bool(((per_block == 0) | (per_block == 1)).all()) and bool((per_block[:, 0] == 1).any())
     assert not bool((blocks[:, 1:] * blocks[:, :1]).any())
-    assert torch.isfinite(rollout.advantages).all()
+    assert torch.isfinite(learner_batch([rollout], args).advantages).all()
     # Without an oracle critic nothing hidden is recorded.
     plain_args = tiny(eval_every=0)
     plain = RolloutWorker(plain_args, 0, 32, network_weights(ActorCritic.for_args(plain_args))).collect(None)
