@@ -33,19 +33,47 @@ def lan_address(host: str) -> str | None:
 def cmd_play(args: argparse.Namespace) -> int:
     """``ginenv play``: serve the play page until Ctrl-C or SIGTERM, then save the open games."""
     single_thread_torch()  # one decision at a time; torch's threads would only spin
-    import contextlib
-    import gc
-    import ipaddress
-    import signal
-    import socket
-    import webbrowser
+    from ginenv.experiments.play.server import serve_in_background
 
+    autostart, allow_hosts, replay_dir, state_dir = _checked_options(args)
+    _check_port(args.host, args.port)
+    lan = lan_address(args.host)
+    app = _build_app(args, replay_dir, state_dir, autostart)
+    previous = _stop_on_sigterm()
+    _freeze_loaded()
+    server = serve_in_background(
+        app,
+        host=args.host,
+        port=args.port,
+        # A friend's device names this machine by its network address in the invitation link.
+        allow_hosts=[*allow_hosts, *([lan] if lan is not None else [])],
+        request_timeout=args.request_timeout,
+        max_connections=args.max_connections,
+    )
+    try:
+        _announce(args, app, server.url, lan, replay_dir, state_dir, autostart)
+        while server.thread.is_alive():
+            server.thread.join(timeout=0.5)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C (or SIGTERM) is how the server is meant to stop
+    finally:
+        saved = _stop_and_save(server, app, previous)
+    if saved:
+        print(
+            f"ginenv play: stopped; {len(saved)} unfinished match(es) saved in {replay_dir} "
+            f"(they resume from {state_dir} when the server starts again)"
+        )
+    else:
+        print("ginenv play: stopped")
+    return 0
+
+
+def _checked_options(args: argparse.Namespace) -> tuple[bool, list[str], Path, Path]:
+    """Whether the match starts at once, the allowed host names and the two folders (created 0700)."""
     from ginenv.experiments.eval.config import check_agent_names
-    from ginenv.experiments.play.server import create_app, save_open_games, serve_in_background
-    from ginenv.experiments.play.table import PlayError
 
     # Named on the command line: that match starts at once; otherwise the page asks first.
-    autostart = args.daily or args.opponent is not None or args.rules is not None
+    autostart = bool(args.daily or args.opponent is not None or args.rules is not None)
     args.opponent = args.opponent or "normal"
     args.rules = args.rules or "standard"
     check_agent_names([args.opponent])
@@ -61,20 +89,33 @@ def cmd_play(args: argparse.Namespace) -> int:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
             raise UsageError(f"{flag} {folder}: cannot create it ({err.strerror or err})") from None
-    # A port that is taken is said plainly, before uvicorn logs its own traceback-like lines. The
-    # probe binds as uvicorn does (SO_REUSEADDR): a port whose last server just stopped holds
-    # connections in TIME_WAIT for a minute, which must not read as taken; a listener still does.
-    with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+    return autostart, allow_hosts, replay_dir, state_dir
+
+
+def _check_port(host: str, port: int) -> None:
+    """A port that is taken is said plainly, before uvicorn logs its own traceback-like lines.
+
+    The probe binds as uvicorn does (SO_REUSEADDR): a port whose last server just stopped holds
+    connections in TIME_WAIT for a minute, which must not read as taken; a listener still does."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind((args.host, args.port))
+            probe.bind((host, port))
         except OSError as err:
             raise UsageError(
-                f"cannot listen on {args.host}:{args.port} ({err.strerror or err}); choose another --port"
+                f"cannot listen on {host}:{port} ({err.strerror or err}); choose another --port"
             ) from None
-    lan = lan_address(args.host)
+
+
+def _build_app(args: argparse.Namespace, replay_dir: Path, state_dir: Path, autostart: bool) -> Any:
+    """The play server's application for these options (its refusals said as usage errors)."""
+    from ginenv.experiments.play.server import create_app
+    from ginenv.experiments.play.table import PlayError
+
     try:
-        app = create_app(
+        return create_app(
             replay_dir=replay_dir,
             state_dir=state_dir,
             pace_ms=args.pace_ms,
@@ -87,77 +128,92 @@ def cmd_play(args: argparse.Namespace) -> int:
     except PlayError as err:
         raise UsageError(str(err)) from None
 
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt  # SIGTERM stops the server the way Ctrl-C does
 
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+def _stop_on_sigterm() -> dict[int, Any]:
+    """SIGTERM stops the server the way Ctrl-C does; returns the handlers it replaces."""
+    import contextlib
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     with contextlib.suppress(ValueError):  # not the main thread: only Ctrl-C stops it
         signal.signal(signal.SIGTERM, stop)
-    # What was loaded to start (modules, the app, the agents' tables) lives as long as the server:
-    # frozen, Python's full garbage collections no longer walk it. Measured under the load test
-    # (benchmarks/bench_play_load.py), each such collection stopped the server for 60-200 ms
-    # before and 25-117 ms after, the largest part of a move's slowest times.
+    return previous
+
+
+def _freeze_loaded() -> None:
+    """What was loaded to start (modules, the app, the agents' tables) lives as long as the server:
+    frozen, Python's full garbage collections no longer walk it. Measured under the load test
+    (benchmarks/bench_play_load.py), each such collection stopped the server for 60-200 ms before
+    and 25-117 ms after, the largest part of a move's slowest times."""
+    import gc
+
     gc.collect()
     gc.freeze()
-    server = serve_in_background(
-        app,
-        host=args.host,
-        port=args.port,
-        # A friend's device names this machine by its network address in the invitation link.
-        allow_hosts=[*allow_hosts, *([lan] if lan is not None else [])],
-        request_timeout=args.request_timeout,
-        max_connections=args.max_connections,
-    )
-    try:
-        url = server.url if ":" not in args.host else server.url.replace(args.host, f"[{args.host}]")
-        if lan is not None:
-            # Invitation links must name an address the friend's device can reach.
-            app.state.share_base = f"http://{lan}:{url.rsplit(':', 1)[1]}"
-        if args.daily:
-            what = "the game of the day against normal"
-        elif autostart:
-            what = f"{args.opponent}, rules {args.rules!r}"
-        else:
-            what = "choose an opponent and the rules"
-        print(f"ginenv play: {what} at {url}  (replays in {replay_dir}; Ctrl-C stops)", flush=True)
-        kept = len(app.state.store)
-        if kept:
-            print(f"ginenv play: {kept} table(s) kept in {state_dir} resume where they stopped", flush=True)
-        try:
-            loopback = ipaddress.ip_address(socket.gethostbyname(args.host)).is_loopback
-        except (OSError, ValueError):
-            loopback = False
-        if not loopback:
-            print(
-                f"ginenv play: warning: listening on {args.host}: anyone on this network can reach the page"
-                + (f" (at {app.state.share_base})" if lan is not None else "")
-                + "; only an invitation link gives a seat at a friend's table",
-                flush=True,
-            )
-        if not args.no_browser:
-            webbrowser.open(url)
-        while server.thread.is_alive():
-            server.thread.join(timeout=0.5)
-    except KeyboardInterrupt:
-        pass  # Ctrl-C (or SIGTERM) is how the server is meant to stop
-    finally:
-        for sig in previous:
-            with contextlib.suppress(ValueError):
-                signal.signal(sig, signal.SIG_IGN)  # nothing interrupts the saving
-        server.stop()
-        # Matches left unfinished are saved too: every game is kept as a replay, every table resumes.
-        saved = save_open_games(app)
-        for sig, handler in previous.items():
-            with contextlib.suppress(ValueError, TypeError):
-                signal.signal(sig, handler)
-    if saved:
-        print(
-            f"ginenv play: stopped; {len(saved)} unfinished match(es) saved in {replay_dir} "
-            f"(they resume from {state_dir} when the server starts again)"
-        )
+
+
+def _announce(
+    args: argparse.Namespace,
+    app: Any,
+    served_at: str,
+    lan: str | None,
+    replay_dir: Path,
+    state_dir: Path,
+    autostart: bool,
+) -> None:
+    """Print where the page is and what it plays, warn when others can reach it, open the browser."""
+    import ipaddress
+    import socket
+    import webbrowser
+
+    url = served_at if ":" not in args.host else served_at.replace(args.host, f"[{args.host}]")
+    if lan is not None:
+        # Invitation links must name an address the friend's device can reach.
+        app.state.share_base = f"http://{lan}:{url.rsplit(':', 1)[1]}"
+    if args.daily:
+        what = "the game of the day against normal"
+    elif autostart:
+        what = f"{args.opponent}, rules {args.rules!r}"
     else:
-        print("ginenv play: stopped")
-    return 0
+        what = "choose an opponent and the rules"
+    print(f"ginenv play: {what} at {url}  (replays in {replay_dir}; Ctrl-C stops)", flush=True)
+    kept = len(app.state.store)
+    if kept:
+        print(f"ginenv play: {kept} table(s) kept in {state_dir} resume where they stopped", flush=True)
+    try:
+        loopback = ipaddress.ip_address(socket.gethostbyname(args.host)).is_loopback
+    except (OSError, ValueError):
+        loopback = False
+    if not loopback:
+        print(
+            f"ginenv play: warning: listening on {args.host}: anyone on this network can reach the page"
+            + (f" (at {app.state.share_base})" if lan is not None else "")
+            + "; only an invitation link gives a seat at a friend's table",
+            flush=True,
+        )
+    if not args.no_browser:
+        webbrowser.open(url)
+
+
+def _stop_and_save(server: Any, app: Any, previous: dict[int, Any]) -> list[str]:
+    """Stop the server with no signal interrupting it, save every open game, restore the handlers."""
+    import contextlib
+    import signal
+
+    from ginenv.experiments.play.server import save_open_games
+
+    for sig in previous:
+        with contextlib.suppress(ValueError):
+            signal.signal(sig, signal.SIG_IGN)  # nothing interrupts the saving
+    server.stop()
+    # Matches left unfinished are saved too: every game is kept as a replay, every table resumes.
+    saved = save_open_games(app)
+    for sig, handler in previous.items():
+        with contextlib.suppress(ValueError, TypeError):
+            signal.signal(sig, handler)
+    return saved
 
 
 def add_parser(sub: Any) -> None:

@@ -1,7 +1,14 @@
 """The play server of ``ginenv play``: a web page where people play matches against an agent or each other.
 
 :func:`create_app` builds the FastAPI application (served by uvicorn): the play page at ``/``, the
-replay page at ``/replay``, their files at ``/static/`` and a JSON API. Every table lives in a
+replay page at ``/replay``, their files at ``/static/`` and a JSON API. The routes are grouped by
+concern, one ``APIRouter`` a module (:data:`ROUTERS`): ``routes_pages`` (the pages and
+``/api/options``), ``routes_games`` (matches against the computer, the game of the day among them),
+``routes_friends`` (tables for two people, seats, spectators), ``routes_streams`` (push streams) and
+``routes_replays``; what they share (the store, the settings) is the app's
+:class:`~ginenv.experiments.play.context.PlayContext`, reached through a FastAPI dependency. This
+module owns the application's assembly, its error answers, the request body cap and the server
+thread. Every table lives in a
 :class:`~ginenv.experiments.play.store.TableStore`: in memory, and in the state folder's SQLite
 database, one transaction per change, so a reload, an idle spell, a restart or a crash of the
 server returns to the same match. A lock per table serialises its requests.
@@ -79,42 +86,44 @@ expect is a generic 500 line (its traceback goes to the log).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import datetime as dt
+import functools
 import ipaddress
 import json
-import re
-import secrets
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from ginenv.agents import specs
-from ginenv.experiments.play import guards
-from ginenv.experiments.play.checks import PlayError, check_name
-from ginenv.experiments.play.frames import replay_frames
-from ginenv.experiments.play.presets import preset_options
+from ginenv.experiments.play import (
+    guards,
+    routes_friends,
+    routes_games,
+    routes_pages,
+    routes_replays,
+    routes_streams,
+)
+from ginenv.experiments.play.checks import PlayError
+from ginenv.experiments.play.context import PlayContext
+from ginenv.experiments.play.routes_pages import STATIC_DIR as STATIC_DIR
+from ginenv.experiments.play.routes_replays import MAX_REPLAY_BYTES
+from ginenv.experiments.play.routes_streams import Wakers
 from ginenv.experiments.play.store import RateLimit, TableStore
-from ginenv.experiments.play.table import DAILY_OPPONENT, DAILY_PRESET, GUEST, HOST, Table, daily_key
-from ginenv.experiments.play.words import clip, excerpt, opponent_label
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
-from starlette.concurrency import run_in_threadpool
+from ginenv.experiments.play.table import Table
+from ginenv.experiments.play.words import clip, excerpt
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ginenv.replay import ReplayError, parse_replay
 from ginenv.rules import PRESETS, Rules
 
-STATIC_DIR = Path(__file__).parent / "static"
 #: Where ``ginenv play`` writes replays unless ``--replay-dir`` says otherwise.
 DEFAULT_REPLAY_DIR = Path.home() / ".ginenv" / "replays"
 #: Where ``ginenv play`` keeps its tables unless ``--state-dir`` says otherwise.
@@ -125,55 +134,13 @@ DEFAULT_PACE_MS = 800
 MAX_GAMES = 64
 #: Tables one client address may create per minute.
 CREATE_PER_MINUTE = 10
-#: The largest request body of the game routes, and the largest replay file the replay page accepts
-#: (a 200-hand match is about 100 kB).
+#: The largest request body of the game routes (the replay page's upload has its own,
+#: :data:`~ginenv.experiments.play.routes_replays.MAX_REPLAY_BYTES`).
 MAX_BODY_BYTES = 16 * 1024
-MAX_REPLAY_BYTES = 5_000_000
-#: A push stream wakes at once when its table changes, and looks at its table at least this often
-#: (seconds: a seat's presence ends with its grace); and seconds between two keep-alive comments.
-STREAM_POLL = 1.0
-KEEPALIVE = 15.0
-#: The cookie that names a person (their game of the day).
-PERSON_COOKIE = "ginenv_player"
-_PERSON = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-#: The date in a game of the day's replay name (``...-daily-2026-12-06-<tag>.json``).
-_DAILY_NAME = re.compile(r"-daily-(\d{4}-\d{2}-\d{2})-")
-_REPLAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.json$")
 _MAX_ERROR = 600
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class NewGame(_Strict):
-    """A new match against the computer: the opponent, the rule preset, the game of the day, a seed."""
-
-    opponent: StrictStr | None = None
-    preset: StrictStr | None = None
-    daily: StrictBool = False
-    seed: StrictInt | None = None
-
-
-class NewFriendTable(_Strict):
-    """A table for two people: the rules preset, the match target (the preset's if null), the host's name."""
-
-    preset: StrictStr | None = None
-    target: StrictInt | None = None
-    name: StrictStr
-
-
-class Join(_Strict):
-    """The guest takes the seat an invitation offers, under a name."""
-
-    invite: StrictStr
-    name: StrictStr
-
-
-class Move(_Strict):
-    """A person's move, by action name."""
-
-    action: StrictStr
+#: The API's routes, grouped by concern: pages and options, matches against the computer (the game
+#: of the day among them), friend tables and seats, push streams, replays.
+ROUTERS = (routes_pages, routes_games, routes_friends, routes_streams, routes_replays)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -247,26 +214,6 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": text})
 
 
-def _person(request: Request) -> tuple[str, bool]:
-    """The person's id from their cookie, or a new one (True: set the cookie on the answer)."""
-    found = request.cookies.get(PERSON_COOKIE, "")
-    if _PERSON.match(found):
-        return found, False
-    return secrets.token_urlsafe(18), True
-
-
-def _with_person(response: Response, person: str, new: bool) -> Response:
-    if new:
-        response.set_cookie(
-            PERSON_COOKIE, person, max_age=400 * 86400, httponly=True, samesite="lax", path="/"
-        )
-    return response
-
-
-def _json(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
-
-
 def trusted_proxies(text: str | None) -> str | None:
     """The proxies whose ``X-Forwarded-For`` is believed, from ``--forwarded-allow-ips``: addresses
     or networks separated by commas (``127.0.0.1``, ``10.0.0.0/8``, ``::1``) or ``*`` (any client:
@@ -320,34 +267,21 @@ def create_app(
     names the reverse proxies whose ``X-Forwarded-For`` gives the client's address, the one the
     creation limit counts (:func:`trusted_proxies`; ``None``: no proxy, the header is ignored);
     :func:`serve_in_background` hands it to uvicorn.
+
+    The routes (the modules of :data:`ROUTERS`) reach what they share through
+    ``app.state.play``, a :class:`~ginenv.experiments.play.context.PlayContext`.
     """
-    from ginenv.experiments.eval.harness import make_agent as harness_make_agent
-
-    from ginenv import agents
-
-    # The page may ask for the registered names and the one spec given on the command line, never
-    # another file, module or program: a spec is code that runs here.
-    allowed: list[str] = list(agents.available())
-    if opponent not in allowed:
-        if not specs.is_known(opponent):
-            raise PlayError(f"unknown opponent {excerpt(opponent)}; choose one of: {', '.join(allowed)}", 400)
-        allowed.append(opponent)
-    if preset not in PRESETS:
-        raise PlayError(f"unknown rules preset {excerpt(preset)}; known presets: {', '.join(PRESETS)}", 400)
-    build = make_agent or (lambda name, rules: harness_make_agent(name, rules=rules))
+    allowed = _allowed_opponents(opponent, preset)
+    build = make_agent or _harness_agent
     trusted = trusted_proxies(forwarded_allow_ips)
     app = FastAPI(title="ginenv play", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     if state_dir is None:
         app.state.scratch = tempfile.TemporaryDirectory(prefix="ginenv-tables-")
         state_dir = Path(app.state.scratch.name)
-
-    def rebuild(record: dict[str, Any]) -> Table:
-        return Table.from_record(record, allowed=allowed, make_agent=build, replay_dir=replay_dir)
-
+    rebuild = functools.partial(Table.from_record, allowed=allowed, make_agent=build, replay_dir=replay_dir)
     store = TableStore(state_dir, rebuild, replay_dir=replay_dir, memory_limit=max_games, clock=clock)
-    app.state.wakers = store_wakers = Wakers()
-    store.on_change = store_wakers.notify
-    creations = RateLimit(create_per_minute, 60.0)
+    app.state.wakers = Wakers()
+    store.on_change = app.state.wakers.notify
     app.state.store = store
     # The address invitation links name (``ginenv play --host 0.0.0.0`` sets it once it listens).
     app.state.share_base = share_base
@@ -355,333 +289,86 @@ def create_app(
     # The tables in memory by id, for tests and tools in this process (never sent: they hold the
     # hidden cards).
     app.state.tables = store.loaded
+    app.state.play = PlayContext(
+        allowed=allowed,
+        build=build,
+        store=store,
+        creations=RateLimit(create_per_minute, 60.0),
+        replay_dir=replay_dir,
+        pace_ms=pace_ms,
+        opponent=opponent,
+        preset=preset,
+        daily=daily,
+        autostart=autostart,
+        today=today,
+    )
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES, large={"/api/replays/view": MAX_REPLAY_BYTES})
     app.add_middleware(guards.NoStore)  # outermost: BodyLimit's own refusals are private answers too
     # An error message names no folder of the server (an OSError's text, a replay's location).
     folders = {replay_dir: "the replay folder", state_dir: "the state folder", Path.home(): "~"}
-    scrub = guards.PathScrubber([*folders.items(), (Path(tempfile.gettempdir()), "a temporary folder")])
-
-    @app.exception_handler(PlayError)
-    async def play_error(_: Request, err: PlayError) -> JSONResponse:
-        return _error(err.status, scrub(str(err)))
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, err: RequestValidationError) -> JSONResponse:
-        return _error(400, _validation_message(err))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, err: HTTPException) -> JSONResponse:
-        if err.status_code == 404:
-            return _error(404, f"no such page or API route: {excerpt(request.url.path)}")
-        if err.status_code == 405:
-            return _error(405, f"{request.method} is not allowed on {excerpt(request.url.path)}")
-        return _error(err.status_code, scrub(clip(str(err.detail), 200)))
-
-    @app.exception_handler(Exception)
-    async def server_failure(_: Request, err: Exception) -> JSONResponse:
-        # Starlette raises the exception again once this answer is sent: uvicorn logs its traceback.
-        return _error(500, guards.failure_message(err))
-
-    def client(request: Request) -> str:
-        return request.client.host if request.client else "unknown"
-
-    def seat_of(token: str) -> tuple[str, int]:
-        table_id, role = store.token(token, "seat0", "seat1")
-        return table_id, int(role[-1])
-
-    def seen_view(table_id: str, seat: int | None, change: Callable[[Table], Any] | None = None) -> dict:
-        with store.use(table_id) as s:
-            if change is not None:
-                change(s.table)
-            store.seen(s, seat)
-            return store.view(s, seat)
-
-    def hidden_replays() -> Callable[[str], bool]:
-        """Which replay names nobody may open now (see the module docstring): the store lists only
-        finished matches, and a game of the day stays closed to everyone until its day is over (its
-        deals are everybody's that day: one person's replay would show the others their cards)."""
-        day = today().isoformat()
-
-        def hidden(name: str) -> bool:
-            found = _DAILY_NAME.search(name)
-            return found is not None and found.group(1) >= day
-
-        return hidden
-
-    @app.get("/", include_in_schema=False)
-    def index(request: Request) -> Response:
-        return _with_person(FileResponse(STATIC_DIR / "index.html"), *_person(request))
-
-    @app.get("/replay", include_in_schema=False)
-    def replay_page() -> FileResponse:
-        return FileResponse(STATIC_DIR / "replay.html")
-
+    app.state.scrub = guards.PathScrubber(
+        [*folders.items(), (Path(tempfile.gettempdir()), "a temporary folder")]
+    )
+    _answer_errors(app)
+    app.include_router(routes_pages.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-
-    @app.get("/api/options")
-    def options(request: Request) -> Response:
-        data = {
-            "opponents": [
-                {"name": n, "label": opponent_label(n), "description": _describe(n)} for n in allowed
-            ],
-            "presets": preset_options(),
-            "pace_ms": pace_ms,
-            "daily": {"date": today().isoformat(), "opponent": DAILY_OPPONENT, "preset": DAILY_PRESET},
-            "start": {"opponent": opponent, "preset": preset, "daily": daily, "autostart": autostart},
-            "share_base": app.state.share_base,
-        }
-        return _with_person(_json(data), *_person(request))
-
-    # ------------------------------------------------------------------ computer matches
-
-    @app.post("/api/games", status_code=201)
-    def new_game(request: Request, body: NewGame | None = None) -> Response:
-        body = body or NewGame()
-        person, new = _person(request)
-        day = today() if body.daily else None
-        if day is not None:
-            found = store.daily(person, day.isoformat())
-            if found and found["finished"]:
-                raise PlayError(
-                    "you played today's game; its replay opens in Replays once the day is over "
-                    "(its deals are everyone's today)",
-                    409,
-                )
-            entry = store.entry(found["table"]) if found else None
-            if entry is not None and not entry.broken:
-                return _with_person(_json(seen_view(entry.id, HOST)), person, new)
-        creations.check(client(request))
-        table = Table(
-            body.opponent or opponent,
-            body.preset or preset,
-            allowed=allowed,
-            make_agent=build,
-            seed=body.seed,
-            # The game of the day: the same cards for everyone here today, from this server's secret.
-            key=None if day is None else daily_key(store.server_secret, day),
-            daily=day,
-            replay_dir=replay_dir,
-        )
-        store.add(table, person=person if day is not None else None, client=client(request))
-        return _with_person(_json(seen_view(table.id, HOST), 201), person, new)
-
-    @app.get("/api/games/{game_id}")
-    def get_game(game_id: str) -> JSONResponse:
-        return _json(seen_view(store.game(game_id), HOST))
-
-    @app.post("/api/games/{game_id}/action")
-    def act(game_id: str, move: Move) -> JSONResponse:
-        return _json(seen_view(store.game(game_id), HOST, lambda t: t.act(move.action)))
-
-    @app.post("/api/games/{game_id}/advance")
-    def advance(game_id: str) -> JSONResponse:
-        return _json(seen_view(store.game(game_id), HOST, Table.advance))
-
-    @app.post("/api/games/{game_id}/next")
-    def next_hand(game_id: str) -> JSONResponse:
-        return _json(seen_view(store.game(game_id), HOST, Table.next_hand))
-
-    @app.delete("/api/games/{game_id}")
-    def abandon(game_id: str) -> JSONResponse:
-        table_id = store.game(game_id)
-        with store.use(table_id) as s:
-            name = s.table.leave(HOST)
-        entry = store.entry(table_id)
-        if entry is not None and entry.daily and entry.person:
-            # Leaving the game of the day plays it: it cannot be started again to scout its deals.
-            store.set_daily(entry.person, entry.daily, table_id, finished=True)
-        store.remove(table_id)
-        return _json({"replay": name})
-
-    # ------------------------------------------------------------------ friend tables
-
-    @app.post("/api/friends", status_code=201)
-    def new_friend_table(request: Request, body: NewFriendTable) -> JSONResponse:
-        name = check_name(body.name)
-        creations.check(client(request))
-        rules = body.preset or preset
-        table = Table(None, rules, target=body.target, names=[name, ""], replay_dir=replay_dir)
-        entry = store.add(table, client=client(request))
-        view = seen_view(table.id, HOST)
-        return _json({"table": table.id, "seat": entry.tokens["seat0"], "view": view}, 201)
-
-    @app.post("/api/friends/join")
-    def join(body: Join) -> JSONResponse:
-        table_id, _ = store.token(body.invite, "invite")
-        name = check_name(body.name)
-        with store.use(table_id) as s:
-            entry = store.entry(table_id)
-            if entry is None or entry.invite_used or s.table.joined:
-                raise PlayError("this invitation was already used: an invitation gives its seat once")
-            s.table.join(name)
-            store.use_invite(table_id)
-            store.seen(s, GUEST)
-            view = store.view(s, GUEST)
-        return _json({"table": table_id, "seat": entry.tokens["seat1"], "view": view})
-
-    @app.get("/api/seats/{token}")
-    def get_seat(token: str) -> JSONResponse:
-        table_id, seat = seat_of(token)
-        return _json(seen_view(table_id, seat))
-
-    @app.post("/api/seats/{token}/action")
-    def seat_act(token: str, move: Move) -> JSONResponse:
-        table_id, seat = seat_of(token)
-        return _json(seen_view(table_id, seat, lambda t: t.act(move.action, seat)))
-
-    @app.post("/api/seats/{token}/next")
-    def seat_next(token: str) -> JSONResponse:
-        table_id, seat = seat_of(token)
-        return _json(seen_view(table_id, seat, lambda t: t.next_hand(seat)))
-
-    @app.delete("/api/seats/{token}")
-    def seat_leave(token: str) -> JSONResponse:
-        table_id, seat = seat_of(token)
-        with store.use(table_id) as s:
-            s.table.leave(seat)
-        return _json({"left": True})
-
-    @app.get("/api/seats/{token}/stream")
-    async def seat_stream(token: str, request: Request) -> StreamingResponse:
-        table_id, seat = seat_of(token)
-        return await _stream(store, request, table_id, seat)
-
-    @app.get("/api/watch/{token}")
-    def watch(token: str) -> JSONResponse:
-        table_id, _ = store.token(token, "watch")
-        return _json(seen_view(table_id, None))
-
-    @app.get("/api/watch/{token}/stream")
-    async def watch_stream(token: str, request: Request) -> StreamingResponse:
-        table_id, _ = store.token(token, "watch")
-        return await _stream(store, request, table_id, None)
-
-    # ------------------------------------------------------------------ replays
-
-    @app.get("/api/replays")
-    def list_replays(request: Request) -> dict[str, Any]:
-        hidden = hidden_replays()
-        return {
-            "replays": [
-                {
-                    "name": name,
-                    "size": size,
-                    "modified": dt.datetime.fromtimestamp(created).isoformat(timespec="seconds"),
-                }
-                for name, size, created in store.replays()
-                if not hidden(name)
-            ]
-        }
-
-    @app.get("/api/replays/{name}")
-    def saved_replay(name: str, request: Request) -> dict[str, Any]:
-        if not _REPLAY_NAME.match(name):
-            raise PlayError(
-                f"bad replay name {excerpt(name)}: a file name ending in .json, as /api/replays lists", 400
-            )
-        # Served from the store, never from the folder: a file there may be of a match in progress
-        # (exported as the server stopped), the store holds finished matches only.
-        text = store.replay(name)
-        if text is None or hidden_replays()(name):
-            raise PlayError(
-                f"no replay named {excerpt(name)} in the replay folder: its match is not over, or the "
-                "name is wrong",
-                404,
-            )
-        try:
-            data = parse_replay(text, "the replay")
-        except ReplayError as err:
-            raise PlayError(str(err), 400) from None
-        return _frames(data, name)
-
-    @app.post("/api/replays/view")
-    async def view_replay(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if len(raw) > MAX_REPLAY_BYTES:
-            raise PlayError(f"a replay file may hold at most {MAX_REPLAY_BYTES} bytes, got {len(raw)}", 413)
-        try:
-            data = parse_replay(raw)
-        except ReplayError as err:
-            raise PlayError(clip(str(err), 300), 400) from None
-        return _frames(data, "")
-
+    for module in ROUTERS[1:]:
+        app.include_router(module.router)
     return app
 
 
-async def _stream(store: TableStore, request: Request, table_id: str, seat: int | None) -> StreamingResponse:
-    """A push stream of one table as ``seat`` sees it (see the module docstring)."""
-    slot = await run_in_threadpool(store.open_stream, table_id, seat)
+def _allowed_opponents(opponent: str, preset: str) -> list[str]:
+    """The opponents the page may ask for: the registered names and the one spec given on the
+    command line, never another file, module or program (a spec is code that runs here)."""
+    from ginenv import agents
 
-    def current() -> dict[str, Any]:
-        with slot.lock:
-            return store.view(slot, seat)
-
-    async def events() -> AsyncIterator[str]:
-        gone = asyncio.Event()
-        wakers: Wakers = request.app.state.wakers
-        wake = wakers.add(table_id)
-
-        async def listen() -> None:  # the client went away (closed the page, lost the network)
-            while (await request.receive())["type"] != "http.disconnect":
-                pass
-            gone.set()
-            wake.set()
-
-        listener = asyncio.create_task(listen())
-        try:
-            last: Any = None
-            beat = time.monotonic()
-            while not gone.is_set() and not getattr(request.app.state, "closing", False):
-                wake.clear()
-                key = (slot.table.version, store.connected(slot))
-                if key != last:
-                    last = key
-                    view = await run_in_threadpool(current)
-                    yield f"event: view\ndata: {json.dumps(view, separators=(',', ':'))}\n\n"
-                    beat = time.monotonic()
-                elif time.monotonic() - beat >= KEEPALIVE:
-                    yield ": keep-alive\n\n"
-                    beat = time.monotonic()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), STREAM_POLL)
-        finally:
-            listener.cancel()
-            wakers.remove(table_id, wake)
-            store.close_stream(slot, seat)
-
-    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-    return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+    allowed: list[str] = list(agents.available())
+    if opponent not in allowed:
+        if not specs.is_known(opponent):
+            raise PlayError(f"unknown opponent {excerpt(opponent)}; choose one of: {', '.join(allowed)}", 400)
+        allowed.append(opponent)
+    if preset not in PRESETS:
+        raise PlayError(f"unknown rules preset {excerpt(preset)}; known presets: {', '.join(PRESETS)}", 400)
+    return allowed
 
 
-class Wakers:
-    """The push streams waiting on each table: :meth:`notify` (from any thread) wakes them."""
+def _harness_agent(name: str, rules: Rules) -> Any:
+    """The computer player ``name`` for ``rules``, as the evaluation harness builds it."""
+    from ginenv.experiments.eval.harness import make_agent
 
-    def __init__(self) -> None:
-        self._waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
-        self._lock = threading.Lock()
+    return make_agent(name, rules=rules)
 
-    def add(self, table_id: str) -> asyncio.Event:
-        """An event of the running loop, set whenever table ``table_id`` changes."""
-        event = asyncio.Event()
-        with self._lock:
-            self._waiting.setdefault(table_id, set()).add((asyncio.get_running_loop(), event))
-        return event
 
-    def remove(self, table_id: str, event: asyncio.Event) -> None:
-        """Stop waking ``event``."""
-        with self._lock:
-            waiting = self._waiting.get(table_id, set())
-            waiting.difference_update({w for w in waiting if w[1] is event})
-            if not waiting:
-                self._waiting.pop(table_id, None)
+def _answer_errors(app: FastAPI) -> None:
+    """Every error is a JSON ``{"error": ...}`` answer naming no folder of the server."""
+    app.add_exception_handler(PlayError, _play_error)
+    app.add_exception_handler(RequestValidationError, _bad_request)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _server_failure)
 
-    def notify(self, table_id: str) -> None:
-        """Wake every stream of table ``table_id``."""
-        with self._lock:
-            waiting = list(self._waiting.get(table_id, ()))
-        for loop, event in waiting:
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(event.set)
+
+async def _play_error(request: Request, err: Exception) -> JSONResponse:
+    assert isinstance(err, PlayError)
+    return _error(err.status, request.app.state.scrub(str(err)))
+
+
+async def _bad_request(_: Request, err: Exception) -> JSONResponse:
+    assert isinstance(err, RequestValidationError)
+    return _error(400, _validation_message(err))
+
+
+async def _http_error(request: Request, err: Exception) -> JSONResponse:
+    assert isinstance(err, HTTPException)
+    if err.status_code == 404:
+        return _error(404, f"no such page or API route: {excerpt(request.url.path)}")
+    if err.status_code == 405:
+        return _error(405, f"{request.method} is not allowed on {excerpt(request.url.path)}")
+    return _error(err.status_code, request.app.state.scrub(clip(str(err.detail), 200)))
+
+
+async def _server_failure(_: Request, err: Exception) -> JSONResponse:
+    # Starlette raises the exception again once this answer is sent: uvicorn logs its traceback.
+    return _error(500, guards.failure_message(err))
 
 
 def save_open_games(app: FastAPI) -> list[str]:
@@ -690,24 +377,6 @@ def save_open_games(app: FastAPI) -> list[str]:
     table resumes at the next start, :meth:`TableStore.save_all`); returns those files' names."""
     store: TableStore = app.state.store
     return store.save_all()
-
-
-def _frames(data: Any, name: str) -> dict[str, Any]:
-    try:
-        return replay_frames(data, name)
-    except ReplayError as err:
-        raise PlayError(f"not a valid replay: {clip(str(err), 300)}", 400) from None
-
-
-def _describe(name: str) -> str:
-    from ginenv import agents
-
-    spec = specs.resolve(name)
-    if spec.kind == "checkpoint":
-        return f"the network in {spec.target}"
-    if spec.kind != "registered":
-        return f"your agent {name}"
-    return agents.describe(name)
 
 
 @dataclass

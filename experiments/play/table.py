@@ -177,23 +177,7 @@ class Table(TableViews):
         self.env = gin_rummy_v0.raw_env(rules=self.rules, mode="match")
         self.decks = None if decks is None else [list(d) for d in decks]
         self.dealer = dealer
-        options: dict[str, Any] = {}
-        if self.decks is not None:  # scripted deals (tests): dealt in order, then shuffled from the seed
-            options["decks"] = [list(d) for d in self.decks]
-        if dealer is not None or daily is not None:
-            options["dealer"] = 0 if dealer is None else dealer
-        # The arena deals game 0 from the key (or the chosen seed) and reseeds the computer at every
-        # hand from the seed, as the harness does; a person's seat is played from outside.
-        self.game = Game(
-            self.env,
-            [None, self.agent],
-            seed=self.seed,
-            # A game of the day stored before keyed deals was game 1 of its date's seed.
-            deal=1 if daily is not None and self.key is None else 0,
-            names=[self.names[0], self.opponent or "guest"],
-            options=options,
-            key=self.key,
-        )
+        self.game = self._new_game()
         self.stage = "play"  # play | showdown | over
         self.events: list[Event] = []
         self.log: list[list[Any]] = []  # every move, "next" and "left": what to_record stores
@@ -209,6 +193,26 @@ class Table(TableViews):
         self._drawn: list[int | None] = [None, None]
         self._taken: list[int | None] = [None, None]
         self._restoring = False
+
+    def _new_game(self) -> Game:
+        """The arena's match of this table: it deals game 0 from the key (or the chosen seed) and
+        reseeds the computer at every hand from the seed, as the harness does; a person's seat is
+        played from outside."""
+        options: dict[str, Any] = {}
+        if self.decks is not None:  # scripted deals (tests): dealt in order, then shuffled from the seed
+            options["decks"] = [list(d) for d in self.decks]
+        if self.dealer is not None or self.daily is not None:
+            options["dealer"] = 0 if self.dealer is None else self.dealer
+        return Game(
+            self.env,
+            [None, self.agent],
+            seed=self.seed,
+            # A game of the day stored before keyed deals was game 1 of its date's seed.
+            deal=1 if self.daily is not None and self.key is None else 0,
+            names=[self.names[0], self.opponent or "guest"],
+            options=options,
+            key=self.key,
+        )
 
     # ------------------------------------------------------------------ moves
 
