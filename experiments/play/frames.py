@@ -32,6 +32,9 @@ from ginenv.rules import Rules
 def replay_frames(data: Any, name: str = "") -> dict[str, Any]:
     """A replay (checked by :func:`ginenv.replay.play_replay`) as frames, one per move, both hands shown.
 
+    With ``kind_words``, the words of each result kind (:data:`~ginenv.experiments.play.words.KIND_WORDS`):
+    the replay page names a hand's end with them.
+
     Raises :class:`ginenv.replay.ReplayError` for a malformed or inconsistent replay.
     """
     if not isinstance(data, dict):
@@ -79,6 +82,8 @@ def replay_frames(data: Any, name: str = "") -> dict[str, Any]:
         "match_result": data.get("match_result"),
         "players": data.get("players"),
         "hands": hands_out,
+        # The words of each result kind: the replay page keeps no list of its own.
+        "kind_words": KIND_WORDS,
     }
 
 

@@ -21,6 +21,7 @@ from ginenv.agents import specs
 
 from ginenv import gin_rummy_v0
 from ginenv.actions import ACTION_NAMES, BIG_GIN, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS, action_card
+from ginenv.aec import RESULT_KINDS
 from ginenv.cards import CARD_NAMES, cards_of
 from ginenv.engine import HandState, Phase
 from ginenv.melds import Arrangement, best_arrangement
@@ -40,7 +41,7 @@ LABELS = {
 }
 #: The longest excerpt of a value an error message quotes.
 EXCERPT = 60
-KIND_WORDS = {
+_WORDS_OF_KIND = {
     "knock": "knock",
     "undercut": "undercut",
     "gin": "gin",
@@ -48,6 +49,11 @@ KIND_WORDS = {
     "dead": "dead hand",
     "truncated": "turn limit",
 }
+#: How the pages name each way a hand ends, keyed by the hand record's own list of them
+#: (:data:`ginenv.aec.RESULT_KINDS`: a kind added there and not worded here fails at import). The
+#: server sends these words (a showdown's ``kind_words``, a replay's ``kind_words`` table); the pages
+#: keep no list of their own and only capitalise them.
+KIND_WORDS = {kind: _WORDS_OF_KIND[kind] for kind in RESULT_KINDS}
 _AGENTS = gin_rummy_v0.AGENTS
 _SHORT = reprlib.Repr()
 _SHORT.maxlevel = 2

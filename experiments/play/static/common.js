@@ -11,21 +11,19 @@ const SUIT_NAME = { s: 'spades', c: 'clubs', d: 'diamonds', h: 'hearts' };
 const RANK_TEXT = { T: '10' }; // other ranks show as they are named: A 2 ... 9 J Q K
 const RANK_NAME = { A: 'ace', T: '10', J: 'jack', Q: 'queen', K: 'king' };
 const MELD_COLOURS = ['#f2b134', '#4fc3f7', '#ef7ab8', '#9ccc65', '#b39ddb', '#ff8a65'];
-const KIND_WORDS = {
-  knock: 'Knock',
-  undercut: 'Undercut',
-  gin: 'Gin',
-  big_gin: 'Big gin',
-  dead: 'Dead hand',
-  truncated: 'Turn limit',
-};
 
 const $ = (id) => document.getElementById(id);
 const rankText = (card) => RANK_TEXT[card[0]] || card[0];
 const isRed = (card) => card[1] === 'h' || card[1] === 'd';
 const cardLabel = (card) => rankText(card) + SUIT_SYMBOL[card[1]];
 const cardSpoken = (card) => `${RANK_NAME[card[0]] || card[0]} of ${SUIT_NAME[card[1]]}`;
-const kindWords = (kind) => KIND_WORDS[kind] || kind;
+// How a hand ended, as a label: the server words each result kind (a showdown's `kind_words`, a
+// replay's `kind_words` table, from the hand record's list of kinds); the page keeps no list of
+// its own and only starts the words with a capital ("dead hand" -> "Dead hand").
+const kindWords = (words, kind) => {
+  const text = String(words || kind || '');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+};
 
 // A face-up card. `attr` is the data attribute naming it: the play page uses "card" for the hand
 // and the pile top (the ids tests use), "c" elsewhere so that [data-card] always means a playable card.
@@ -201,7 +199,7 @@ function fillSelect(select, items) {
 
 export {
   // cards and their names
-  SUIT_SYMBOL, SUIT_NAME, RANK_TEXT, RANK_NAME, MELD_COLOURS, KIND_WORDS, CARD_TOKEN,
+  SUIT_SYMBOL, SUIT_NAME, RANK_TEXT, RANK_NAME, MELD_COLOURS, CARD_TOKEN,
   rankText, isRed, cardLabel, cardSpoken, kindWords,
   // elements
   $, cardEl, backEl, setRichText, meldBlock, fillSelect,

@@ -153,7 +153,7 @@ function show(doc) {
     sel,
     doc.hands.map((h, i) => ({
       name: String(i),
-      label: `${i + 1} (${h.result ? kindWords(h.result.kind) : 'unfinished'})`,
+      label: `${i + 1} (${h.result ? kindWords(doc.kind_words[h.result.kind], h.result.kind) : 'unfinished'})`,
     })),
   );
   markCurrent();
@@ -214,7 +214,7 @@ function renderHand(box, seat, hand, prevHand, frame) {
 
 function resultText(r) {
   const n = state.names;
-  const kind = kindWords(r.kind);
+  const kind = kindWords(state.doc.kind_words[r.kind], r.kind);
   const lines = [];
   if (r.winner == null) {
     lines.push(`${kind}: no points.`);

@@ -24,7 +24,7 @@ function showdownHands(sd, container) {
     if (sd.knocker === who) {
       const k = document.createElement('span');
       k.className = 'tag';
-      k.textContent = sd.kind === 'gin' || sd.kind === 'big_gin' ? kindWords(sd.kind) : 'knocked';
+      k.textContent = sd.kind === 'gin' || sd.kind === 'big_gin' ? kindWords(sd.kind_words, sd.kind) : 'knocked';
       h.append(k);
     }
     box.append(h);
@@ -60,9 +60,9 @@ function renderShowdown(v) {
   const open = v.stage === 'showdown' && !!sd;
   $('showdown').hidden = !open;
   if (!open) return;
-  $('showdown-kind').textContent = kindWords(sd.kind);
+  $('showdown-kind').textContent = kindWords(sd.kind_words, sd.kind);
   $('showdown-kind').className = 'kind-badge kind-' + sd.kind;
-  setRichText($('showdown-title'), sd.title || kindWords(sd.kind));
+  setRichText($('showdown-title'), sd.title || kindWords(sd.kind_words, sd.kind));
   $('showdown-points').textContent = pointsWords(sd);
   $('showdown-points').className = 'points-badge ' + (sd.winner === 'you' ? 'win' : sd.winner ? 'loss' : 'none');
   showdownHands(sd, $('showdown-hands'));
@@ -106,7 +106,7 @@ function renderMatchOver(v) {
   $('new-match').textContent = v.spectator ? 'Stop watching' : 'New match';
   $('match-title').textContent = title;
   const sd = v.showdown;
-  setRichText($('match-last-hand'), sd ? `Last hand: ${kindWords(sd.kind)}. ${sd.title || ''}` : '');
+  setRichText($('match-last-hand'), sd ? `Last hand: ${kindWords(sd.kind_words, sd.kind)}. ${sd.title || ''}` : '');
   const rules = v.rules || {};
   const table = $('standings');
   table.replaceChildren();
