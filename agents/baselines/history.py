@@ -1,11 +1,11 @@
 """The public record of one hand as one seat saw it, rebuilt from that seat's observations alone.
 
-:class:`PublicHistory` follows the hand from the seat's successive observations: its initial hand
+:class:`PublicHistory` follows the hand from the seat's successive observations through the seat's
+:class:`~ginenv.public_record.PublicRecord` (which reads the moves of both seats): its initial hand
 (the first observation of a hand comes before the seat's first action, so it shows the 10 dealt
-cards), the first upcard, its own actions and stock draws, and the opponent's moves read from what
-changed in between (a card of ours in ``opponent_taken``: it took our discard, else it drew from the
-stock; the new top of the pile: its discard). Every decision checks the record against the
-observation (own hand, pile, stock size, the opponent's known cards).
+cards), the first upcard, its own actions and stock draws, and the opponent's moves. Every decision
+checks that the record read each move up to the observation, and that it shows the action the seat
+recorded.
 
 The OpenSpiel adapter (:mod:`ginenv.agents.baselines.openspiel_simple`) replays this record in
 ``pyspiel``; :class:`ReconstructionError`, raised when the observations do not form a hand the record
@@ -14,12 +14,10 @@ can follow, is shared by both adapters.
 
 from __future__ import annotations
 
-import enum
-
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_NAMES, cards_of
-from ginenv.engine import Phase
-from ginenv.observation import MAX_STOCK, SeatView
+from ginenv.observation import SeatView
+from ginenv.public_record import ME, OPP, UNSEEN_CARD, Event, Move, PublicRecord, Table, has_moved, new_hand
 
 __all__ = ["ME", "OPP", "UNSEEN_CARD", "Move", "PublicHistory", "ReconstructionError", "track"]
 
@@ -28,130 +26,105 @@ class ReconstructionError(RuntimeError):
     """The observations of a seat do not form a hand the adapter can follow (or a bug)."""
 
 
-def _bit(card: int) -> int:
-    return 1 << card
-
-
-def _single_card(mask: int) -> int:
-    """The card of a one-card mask; anything else is a reconstruction error."""
-    if mask == 0 or mask & (mask - 1):
-        raise ReconstructionError(f"expected exactly one card, got {len(cards_of(mask))}")
-    return mask.bit_length() - 1
-
-
-#: Who acted: this seat or its opponent.
-ME, OPP = 0, 1
-
-
-class Move(enum.IntEnum):
-    """Kinds of event of a :class:`PublicHistory`."""
-
-    #: Decline the upcard.
-    PASS = 0
-    #: Take the upcard or the top discard.
-    TAKE = 1
-    #: Draw from the stock.
-    STOCK = 2
-    #: Discard a card.
-    DISCARD = 3
-
-
-#: Card of an event the seat could not see (the opponent's stock draws).
-UNSEEN_CARD = -1
-
-
 class PublicHistory:
     """One hand as one seat saw it, rebuilt from that seat's observations alone.
 
     Create it from the first observation of a hand (before the seat's first action); then call
     :meth:`record` with each action the seat takes and :meth:`observe` with each later observation.
     ``events`` lists ``(who, kind, card)`` in play order (``who``: :data:`ME` or :data:`OPP`; ``kind``:
-    a :class:`Move`); ``card`` is :data:`UNSEEN_CARD` for the
-    opponent's stock draws. Every observation is checked against the record (:meth:`check`).
+    a :class:`Move`); ``card`` is :data:`UNSEEN_CARD` for the opponent's stock draws. The moves are
+    read by the seat's :class:`~ginenv.public_record.PublicRecord`; every observation must be read
+    move by move from the hand's first, and must show the action recorded.
     """
 
-    __slots__ = ("_pending", "events", "hand", "initial_hand", "role", "upcard")
+    __slots__ = ("_expected", "public")
 
     def __init__(self, view: SeatView) -> None:
         """Start the record from the first observation of a hand."""
-        if view.own_taken | view.own_discarded | view.own_passed:
+        if has_moved(view):
             raise ReconstructionError(
                 "the first observation of a hand must come before the seat's first action"
             )
-        #: OpenSpiel's player id of the seat: 0 for the non-dealer (who acts first), 1 for the dealer.
-        self.role = 1 if view.is_dealer else 0
-        #: The 10 cards the seat was dealt, and the seat's cards now (as bitmasks).
-        self.initial_hand = view.hand
-        self.hand = view.hand
-        self.events: list[tuple[int, Move, int]] = []
-        self._pending: tuple[int, int] | None = None
-        phase = view.phase
-        if phase is Phase.UPCARD_NON_DEALER and not view.is_dealer and view.top is not None:
-            self.upcard = view.top
-        elif phase is Phase.UPCARD_DEALER and view.is_dealer and view.top is not None:
-            self.upcard = view.top
-            self.events.append((OPP, Move.PASS, view.top))
-        elif phase is Phase.DRAW and view.is_dealer and view.top is not None:
-            # The non-dealer took the upcard and discarded: the upcard is the one card it holds openly.
-            self.upcard = _single_card(view.opponent_taken)
-            self.events += [(OPP, Move.TAKE, self.upcard), (OPP, Move.DISCARD, view.top)]
-        else:
+        #: The seat's public record of the hand.
+        self.public = PublicRecord()
+        self.public.update(view)
+        if not self.public.complete:
             raise ReconstructionError(
-                f"cannot start a hand at phase {phase.name} (dealer: {view.is_dealer}); "
+                f"cannot start a hand at phase {view.phase.name} (dealer: {view.is_dealer}); "
                 "the adapter must see every decision of its seat from the first one"
             )
-        self.check(view)
+        #: The seat's own move recorded since its last observation, which the next one must show.
+        self._expected: Event | None = None
+
+    @property
+    def role(self) -> int:
+        """OpenSpiel's player id of the seat: 0 for the non-dealer (who acts first), 1 for the dealer."""
+        return 1 if self._view.is_dealer else 0
+
+    @property
+    def upcard(self) -> int:
+        """The hand's first upcard."""
+        assert self.public.upcard is not None
+        return self.public.upcard
+
+    @property
+    def initial_hand(self) -> int:
+        """The 10 cards the seat was dealt (a bitmask)."""
+        assert self.public.dealt is not None
+        return self.public.dealt
+
+    @property
+    def hand(self) -> int:
+        """The seat's cards now (a bitmask; a card drawn from the stock counts once observed)."""
+        return self._table().hand
+
+    @property
+    def events(self) -> list[tuple[int, Move, int]]:
+        """The hand's moves so far, ``(who, kind, card)`` in play order, the seat's recorded action
+        included."""
+        moves = self.public.events + ([self._expected] if self._expected is not None else [])
+        return [(who, kind, card) for who, kind, card in moves]
+
+    def _table(self) -> Table:
+        """The public state now, once the seat's recorded action is made."""
+        table = self.public.table
+        assert table is not None
+        return table if self._expected is None else table.after(self._expected)
+
+    @property
+    def _view(self) -> SeatView:
+        assert self.public.view is not None
+        return self.public.view
 
     def record(self, action: int, view: SeatView) -> None:
-        """Note the seat's own ``action``, taken on observation ``view``."""
+        """Note the seat's own ``action``, taken on observation ``view``: the next observation must
+        show it."""
         if action == PASS:
-            self.events.append((ME, Move.PASS, self._top(view)))
+            self._expected = Event(ME, Move.PASS, self._top(view))
         elif action == DRAW_DISCARD:
-            card = self._top(view)
-            self.events.append((ME, Move.TAKE, card))
-            self.hand |= _bit(card)
+            self._expected = Event(ME, Move.TAKE, self._top(view))
         elif action == DRAW_STOCK:
-            self.events.append((ME, Move.STOCK, UNSEEN_CARD))  # the card shows in the next observation
+            self._expected = Event(ME, Move.STOCK, UNSEEN_CARD)  # the card shows in the next observation
         elif DISCARD_BASE <= action < KNOCK_BASE:
-            card = action - DISCARD_BASE
-            self.events.append((ME, Move.DISCARD, card))
-            self.hand &= ~_bit(card)
+            self._expected = Event(ME, Move.DISCARD, action - DISCARD_BASE)
         else:
             # A knock or big gin ends the hand: no further observation belongs to it.
-            self._pending = None
-            return
-        self._pending = (self.events[-1][1], self.events[-1][2])
+            self._expected = None
 
     def observe(self, view: SeatView) -> None:
         """Bring the record up to a later observation of the same hand (the seat's next decision)."""
-        pending = self._pending
-        if pending is None:
+        expected = self._expected
+        if expected is None:
             raise ReconstructionError("no action of the seat was recorded since its last observation")
-        self._pending = None
-        kind, card = pending
-        events = self.events
-        if kind == Move.STOCK:
-            drawn = _single_card(view.hand & ~self.hand)
-            events[-1] = (ME, Move.STOCK, drawn)
-            self.hand |= _bit(drawn)
-        elif kind == Move.PASS:
-            if self.role == 0:
-                # The dealer answers the offer: take it (and discard) or pass (then we must draw).
-                if view.opponent_taken >> card & 1:
-                    events += [(OPP, Move.TAKE, card), (OPP, Move.DISCARD, self._top(view))]
-                else:
-                    events.append((OPP, Move.PASS, card))
-            else:
-                # Both passed: the non-dealer's first draw is from the stock, then it discards.
-                events += [(OPP, Move.STOCK, UNSEEN_CARD), (OPP, Move.DISCARD, self._top(view))]
-        elif kind == Move.DISCARD:
-            # The opponent's turn: it took our discard (it shows among its known cards) or drew.
-            if view.opponent_taken >> card & 1:
-                events.append((OPP, Move.TAKE, card))
-            else:
-                events.append((OPP, Move.STOCK, UNSEEN_CARD))
-            events.append((OPP, Move.DISCARD, self._top(view)))
-        # Move.TAKE: the seat discards next, nothing happened in between.
+        self._expected = None
+        read = len(self.public.events)
+        if new_hand(self._view, view):
+            raise ReconstructionError("the observation does not follow the hand")
+        self.public.update(view)
+        new = self.public.events[read:]
+        _, kind, card = expected
+        if not new or new[0].who != ME or new[0].kind != kind or card not in (UNSEEN_CARD, new[0].card):
+            raise ReconstructionError(f"the observation does not show the seat's {kind.name.lower()}")
         self.check(view)
 
     @staticmethod
@@ -161,40 +134,17 @@ class PublicHistory:
         return view.top
 
     def public_state(self) -> tuple[list[int], int, int]:
-        """Replay the record: (discard pile bottom to top, opponent's known cards, stock size)."""
-        pile = [self.upcard]
-        opp_known = 0
-        stock = MAX_STOCK
-        for who, kind, card in self.events:
-            if kind == Move.TAKE:
-                if not pile or pile[-1] != card:
-                    raise ReconstructionError(f"took {CARD_NAMES[card]}, which is not the top discard")
-                pile.pop()
-                if who == OPP:
-                    opp_known |= _bit(card)
-            elif kind == Move.STOCK:
-                stock -= 1
-            elif kind == Move.DISCARD:
-                pile.append(card)
-                if who == OPP:
-                    opp_known &= ~_bit(card)
-        return pile, opp_known, stock
+        """The public state now: (discard pile bottom to top, opponent's known cards, stock size)."""
+        table = self._table()
+        return list(table.pile), table.taken[OPP], table.stock
 
     def check(self, view: SeatView) -> None:
-        """Raise :class:`ReconstructionError` unless the record agrees with the observation."""
-        pile, opp_known, stock = self.public_state()
-        top = pile[-1] if pile else None
-        problems = []
-        if self.hand != view.hand:
-            problems.append(f"hand {cards_of(self.hand)} != observed {cards_of(view.hand)}")
-        if top != view.top or sum(_bit(c) for c in pile) != view.discard_pile:
-            problems.append("discard pile differs")
-        if opp_known != view.opponent_taken:
-            problems.append("opponent's known cards differ")
-        if stock != view.stock_size:
-            problems.append(f"stock size {stock} != observed {view.stock_size}")
-        if problems:
-            raise ReconstructionError("; ".join(problems))
+        """Raise :class:`ReconstructionError` unless the record read every move up to ``view``."""
+        table = self.public.table
+        if not self.public.complete or table is None or not table.shows(view):
+            raise ReconstructionError(
+                f"the record does not follow the hand up to this observation (hand {cards_of(view.hand)})"
+            )
 
     def __repr__(self) -> str:
         moves = ", ".join(
@@ -207,7 +157,7 @@ class PublicHistory:
 
 def track(history: PublicHistory | None, view: SeatView) -> PublicHistory:
     """The record for ``view``: a new one at the first decision of a hand, else ``history`` updated."""
-    if history is None or not (view.own_taken | view.own_discarded | view.own_passed):
+    if history is None or not has_moved(view):
         return PublicHistory(view)
     history.observe(view)
     return history

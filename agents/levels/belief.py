@@ -1,10 +1,10 @@
 """The Bayesian opponent model of the expert and master levels, and a fast showdown for simulations.
 
 :class:`OpponentModel` estimates, for every card, the probability that the opponent holds it, from
-the observations of one seat only (``observe()``; never the engine). It reads the cumulative card
-planes of consecutive observations of a hand and turns their changes into events: the opponent
-*took* card ``c`` from the discard pile, *passed* over ``c`` (declined the upcard, or drew from the
-stock with ``c`` on top), *discarded* ``c``.
+the observations of one seat only (``observe()``; never the engine). The seat's public record
+(:class:`ginenv.public_record.PublicRecord`) reads the hand's moves from them, and the opponent's
+become events: it *took* card ``c`` from the discard pile, *passed* over ``c`` (declined the upcard,
+or drew from the stock with ``c`` on top), *discarded* ``c``.
 
 **Facts** (exact): the cards in ``opponent_taken`` are held (probability 1); the own hand, the
 discard pile and every discarded card are not (0). The opponent's other cards, ``k = 10 - |taken|``
@@ -66,8 +66,8 @@ from numba import njit
 
 from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
 from ginenv.kernels import RANK_MASK, defend_knock, min_deadwood, showdown_melds
-from ginenv.layout import HAND_SIZE
 from ginenv.observation import SeatView
+from ginenv.public_record import OPP, Move, PublicRecord
 from ginenv.rules import Rules
 
 T = TypeVar("T")
@@ -166,24 +166,45 @@ class Event:
         return f"{self.kind.name.lower()} {CARD_NAMES[self.card]} @{self.time}"
 
 
+#: The order of one turn's events: the draw (a pass, or a take) before the discard.
+_ORDER = {EventKind.PASS: 0, EventKind.TAKE: 1, EventKind.DISCARD: 2}
+
+
+def _evidence(record: PublicRecord, index: int) -> tuple[EventKind, int]:
+    """What the record's move ``index`` says of the opponent's cards: (kind, card), card -1 when
+    nothing (the seat's own moves; a stock draw over a card the opponent had passed over already)."""
+    who, move, card = record.events[index]
+    if who != OPP:
+        return EventKind.PASS, -1
+    if move == Move.STOCK:
+        # A stock draw passes over the top of the pile.
+        state = record.states[index]
+        if state is None or state.top < 0 or state.passed[OPP] >> state.top & 1:
+            return EventKind.PASS, -1
+        return EventKind.PASS, state.top
+    kind = {Move.PASS: EventKind.PASS, Move.TAKE: EventKind.TAKE, Move.DISCARD: EventKind.DISCARD}[move]
+    return kind, card
+
+
 class OpponentModel:
     """Per-card probabilities that the opponent holds each card, and hands sampled from them.
 
     Feed it every observation of the hand with :meth:`update` (repeats are harmless; a new hand is
-    detected and the model restarts); call :meth:`reset` at the start of a hand.
+    detected and the model restarts); call :meth:`reset` at the start of a hand. The hand's moves are
+    read by :attr:`record`, the seat's :class:`~ginenv.public_record.PublicRecord`.
     """
 
     def __init__(self, params: BeliefParams | None = None) -> None:
         """A model with these likelihood factors (default: :class:`BeliefParams`)."""
         self.params = params or BeliefParams()
+        self.record = PublicRecord()
         self.events: list[Event] = []
-        self._last: SeatView | None = None
         self._cache: dict[str, object] = {}
 
     def reset(self) -> None:
         """Forget the hand."""
+        self.record.reset()
         self.events = []
-        self._last = None
         self._cache = {}
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
@@ -195,73 +216,54 @@ class OpponentModel:
 
     # ------------------------------------------------------------------ events
 
-    @staticmethod
-    def _same_hand(prev: SeatView, view: SeatView) -> bool:
-        """Whether ``view`` can follow ``prev`` in one hand (cumulative planes only grow)."""
-        shrunk = (
-            (prev.opponent_discarded & ~view.opponent_discarded)
-            | (prev.own_discarded & ~view.own_discarded)
-            | (prev.opponent_passed & ~view.opponent_passed)
-            | (prev.own_passed & ~view.own_passed)
-        )
-        return not shrunk and view.stock_size <= prev.stock_size
-
     def update(self, view: SeatView) -> None:
-        """Read one observation of this seat; new opponent actions become events."""
-        prev = self._last
-        if prev is not None and not self._same_hand(prev, view):
-            self.reset()
-            prev = None
-        if prev is None:
-            prev_taken = prev_passed = prev_disc = 0
-        else:
-            prev_taken, prev_passed, prev_disc = (
-                prev.opponent_taken,
-                prev.opponent_passed,
-                prev.opponent_discarded,
-            )
-        new_disc = view.opponent_discarded & ~prev_disc
-        new_taken = view.opponent_taken & ~prev_taken
-        new_passed = view.opponent_passed & ~prev_passed
-        if new_disc or new_taken or new_passed:
-            now = view.opponent_discarded.bit_count()
-            # Within a turn the draw (pass or take) comes before the discard.
-            for c in cards_of(new_passed):
-                self.events.append(Event(EventKind.PASS, c, now))
-            for c in cards_of(new_taken):
-                self.events.append(Event(EventKind.TAKE, c, now))
-            for c in cards_of(new_disc):
-                self.events.append(Event(EventKind.DISCARD, c, now))
-        if prev is None or (new_disc | new_taken | new_passed) or view.unseen != prev.unseen:
+        """Read one observation of this seat; the opponent's new moves become events."""
+        record = self.record
+        prev = record.view
+        read = len(record.events)
+        started = record.update(view)
+        if started:
+            self.events, read = [], 0
+        elif record.view is prev:
+            return  # a repeat
+        now = view.opponent_discarded.bit_count()
+        new = [
+            Event(kind, card, now)
+            for kind, card in (_evidence(record, i) for i in range(read, len(record.events)))
+            if card >= 0
+        ]
+        # Within a turn the draw (pass or take) comes before the discard.
+        new.sort(key=lambda ev: (_ORDER[ev.kind], ev.card))
+        self.events += new
+        if started or new or prev is None or view.unseen != prev.unseen:
             self._cache = {}
-        self._last = view
 
     @property
     def view(self) -> SeatView:
         """The last observation read."""
-        if self._last is None:
+        if self.record.view is None:
             raise RuntimeError("OpponentModel.update() has not been given an observation yet")
-        return self._last
+        return self.record.view
 
     @property
     def known(self) -> int:
         """Cards the opponent certainly holds (taken from the pile, not discarded since)."""
-        return self.view.opponent_taken
+        return self.record.opponent_held
 
     @property
     def unknown(self) -> int:
         """Cards that may be the opponent's unknown cards (the unseen cards: these and the stock)."""
-        return self.view.unseen
+        return self.record.unseen
 
     @property
     def slots(self) -> int:
         """How many of the opponent's cards are unknown (10 minus the known ones)."""
-        return max(0, min(HAND_SIZE - self.known.bit_count(), self.unknown.bit_count()))
+        return self.record.opponent_hidden
 
     @property
     def turns(self) -> int:
         """Opponent turns completed this hand (its discards)."""
-        return self.view.opponent_discarded.bit_count()
+        return self.record.opponent_turns
 
     # ------------------------------------------------------------------ beliefs
 
