@@ -228,20 +228,7 @@ class Args:
             raise bad(
                 "workers", f"a divisor of num_envs ({self.num_envs}), so every worker steps as many slots"
             )
-        unknown = sorted(k for k in self.opponents if k not in LEAGUE_KINDS and not is_fixed(k))
-        if unknown:
-            raise UsageError(
-                f"opponents: unknown league member(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(LEAGUE_KINDS)}, {CHECKPOINT_PREFIX}PATH (a policy checkpoint)"
-            )
-        missing = [
-            k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(CHECKPOINT_PREFIX)).is_file()
-        ]
-        if missing:
-            raise UsageError(f"opponents: no such checkpoint file for {', '.join(missing)} (allowed: a file)")
-        weights = list(self.opponents.values())
-        if any(w < 0 for w in weights) or not sum(weights) > 0:
-            raise bad("opponents", "weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}")
+        self._validate_league()
         try:
             resolve_rules(self.rules)
         except RulesError as err:
@@ -261,6 +248,27 @@ class Args:
                 raise UsageError(
                     f"eval_levels: unknown agent(s) {', '.join(odd)}; known: {', '.join(agents.available())}"
                 )
+
+    def _validate_league(self) -> None:
+        """Refuse a league mix naming an unknown member or a missing checkpoint, or without a
+        positive weight (UsageError)."""
+        unknown = sorted(k for k in self.opponents if k not in LEAGUE_KINDS and not is_fixed(k))
+        if unknown:
+            raise UsageError(
+                f"opponents: unknown league member(s) {', '.join(unknown)}; "
+                f"allowed: {', '.join(LEAGUE_KINDS)}, {CHECKPOINT_PREFIX}PATH (a policy checkpoint)"
+            )
+        missing = [
+            k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(CHECKPOINT_PREFIX)).is_file()
+        ]
+        if missing:
+            raise UsageError(f"opponents: no such checkpoint file for {', '.join(missing)} (allowed: a file)")
+        weights = list(self.opponents.values())
+        if any(w < 0 for w in weights) or not sum(weights) > 0:
+            raise UsageError(
+                "opponents must be weights >= 0 with a positive sum, e.g. {greedy: 0.3, snapshot: 0.7}, "
+                f"got {self.opponents!r}"
+            )
 
     @property
     def batch_envs_steps(self) -> int:

@@ -519,6 +519,25 @@ def _memory_config(model: Any, policy: Any, activation: str) -> dict[str, Any]:
 
 def _masked_policy(state: Mapping[str, torch.Tensor], activation: str, where: str) -> MaskedPolicy:
     """A MaskedPolicy holding the actor of an SB3 state dict, every key and shape checked first."""
+    pairs = _policy_layers(state, where)
+    weights: dict[str, torch.Tensor] = {}
+    width = OBS_SIZE
+    for n, (name, params) in enumerate(pairs):
+        width = _check_layer(name, params, n, width, n == len(pairs) - 1, where)
+        for part in ("weight", "bias"):
+            value = params[part].detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
+            if not bool(torch.isfinite(value).all()):
+                raise SB3ExportError(f"{where}: {name}.{part} holds NaN or infinite weights (as float32)")
+            weights[f"net.{2 * n}.{part}"] = value
+    hidden = [int(params["weight"].shape[0]) for _, params in pairs[:-1]]
+    policy = MaskedPolicy(hidden=hidden, activation=activation)
+    policy.load_state_dict(weights)
+    return policy.eval()
+
+
+def _policy_layers(state: Mapping[str, torch.Tensor], where: str) -> list[tuple[str, dict[str, Any]]]:
+    """The actor's Linear layers of an SB3 state dict, in order, ``(name, {"weight": ..., "bias":
+    ...})``: the policy net's, then ``action_net``; anything an MlpPolicy does not hold is refused."""
     layers: dict[int, dict[str, Any]] = {}
     others: list[str] = []
     for key, value in state.items():
@@ -556,53 +575,45 @@ def _masked_policy(state: Mapping[str, torch.Tensor], activation: str, where: st
             f"{where}: no action_net.weight and action_net.bias: not an actor-critic policy ({SUPPORTED})"
         )
     pairs.append(("action_net", head))
-    weights: dict[str, torch.Tensor] = {}
-    width = OBS_SIZE
-    for n, (name, params) in enumerate(pairs):
-        weight, bias = params["weight"], params["bias"]
-        for part, tensor in (("weight", weight), ("bias", bias)):
-            if (
-                not isinstance(tensor, torch.Tensor)
-                or tensor.layout != torch.strided
-                or tensor.dtype not in WEIGHT_DTYPES
-            ):
-                kind = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
-                raise SB3ExportError(f"{where}: {name}.{part} must be a dense float tensor, got {kind}")
-        last = n == len(pairs) - 1
-        if weight.dim() != 2 or bias.dim() != 1 or weight.shape[0] != bias.shape[0]:
+    return pairs
+
+
+def _check_layer(name: str, params: dict[str, Any], n: int, width: int, last: bool, where: str) -> int:
+    """Refuse layer ``n`` of the actor (``name``; ``last``: the action head) unless it is a dense
+    float Linear layer reading ``width`` inputs and as wide as a ginenv layer may be; its width."""
+    weight, bias = params["weight"], params["bias"]
+    for part, tensor in (("weight", weight), ("bias", bias)):
+        if (
+            not isinstance(tensor, torch.Tensor)
+            or tensor.layout != torch.strided
+            or tensor.dtype not in WEIGHT_DTYPES
+        ):
+            kind = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+            raise SB3ExportError(f"{where}: {name}.{part} must be a dense float tensor, got {kind}")
+    if weight.dim() != 2 or bias.dim() != 1 or weight.shape[0] != bias.shape[0]:
+        raise SB3ExportError(
+            f"{where}: {name} has weight {list(weight.shape)} and bias {list(bias.shape)}; a Linear "
+            "layer has weight [out, in] and bias [out]"
+        )
+    if weight.shape[1] != width:
+        if n == 0:
             raise SB3ExportError(
-                f"{where}: {name} has weight {list(weight.shape)} and bias {list(bias.shape)}; a Linear "
-                "layer has weight [out, in] and bias [out]"
+                f"{where}: the policy reads observations of {weight.shape[1]} entries, but ginenv's "
+                f"observation vector has {OBS_SIZE} ({SUPPORTED})"
             )
-        if weight.shape[1] != width:
-            if n == 0:
-                raise SB3ExportError(
-                    f"{where}: the policy reads observations of {weight.shape[1]} entries, but ginenv's "
-                    f"observation vector has {OBS_SIZE} ({SUPPORTED})"
-                )
-            raise SB3ExportError(
-                f"{where}: {name}.weight has shape {list(weight.shape)}, but the layer before it gives "
-                f"{width} outputs (expected [*, {width}])"
-            )
-        width = int(weight.shape[0])
-        if last and width != NUM_ACTIONS:
-            raise SB3ExportError(
-                f"{where}: action_net gives {width} action logits, but ginenv has {NUM_ACTIONS} actions "
-                f"({SUPPORTED})"
-            )
-        if not last and not 1 <= width <= MAX_LAYER_WIDTH:
-            raise SB3ExportError(
-                f"{where}: {name} is {width} wide; a ginenv layer has 1 to {MAX_LAYER_WIDTH}"
-            )
-        for part, tensor in (("weight", weight), ("bias", bias)):
-            value = tensor.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
-            if not bool(torch.isfinite(value).all()):
-                raise SB3ExportError(f"{where}: {name}.{part} holds NaN or infinite weights (as float32)")
-            weights[f"net.{2 * n}.{part}"] = value
-    hidden = [int(layers[i]["weight"].shape[0]) for i in indices]
-    policy = MaskedPolicy(hidden=hidden, activation=activation)
-    policy.load_state_dict(weights)
-    return policy.eval()
+        raise SB3ExportError(
+            f"{where}: {name}.weight has shape {list(weight.shape)}, but the layer before it gives "
+            f"{width} outputs (expected [*, {width}])"
+        )
+    width = int(weight.shape[0])
+    if last and width != NUM_ACTIONS:
+        raise SB3ExportError(
+            f"{where}: action_net gives {width} action logits, but ginenv has {NUM_ACTIONS} actions "
+            f"({SUPPORTED})"
+        )
+    if not last and not 1 <= width <= MAX_LAYER_WIDTH:
+        raise SB3ExportError(f"{where}: {name} is {width} wide; a ginenv layer has 1 to {MAX_LAYER_WIDTH}")
+    return width
 
 
 @torch.no_grad()
