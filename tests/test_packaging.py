@@ -152,7 +152,8 @@ def test_the_wheel_holds_every_package_and_the_package_data(release: Release) ->
     assert packages == expected, (
         f"missing: {sorted(expected - packages)}, extra: {sorted(packages - expected)}"
     )
-    # Nothing installs as a top-level agents or experiments package.
+    # Nothing installs as a top-level agents or experiments package, nor the research code
+    # (research/: in the sdist, for its tests, never in the wheel).
     assert {n.split("/")[0] for n in names} == {"ginenv", f"ginenv-{__version__}.dist-info"}
     data = {
         *(f"ginenv/experiments/configs/{c}.yaml" for c in SHIPPED_CONFIGS),
@@ -201,7 +202,8 @@ def test_the_sdist_holds_the_manual_and_what_its_tests_read(release: Release) ->
         "tests/ginenv/test_cards.py", "tests/ginenv/reference.py", "tests/agents/neural/test_search.py",
         "docs/index.md", "docs/versioning.md", "docs/_hooks/installed_layout.py",
         "notebooks/01_quick_start.ipynb", "benchmarks/bench_play_load.py", "tools/archcheck.py",
-        "research/priors.py", "research/dr_n3.pt",
+        "research/priors.py", "research/dr_n3.pt", "research/__init__.py", "research/bc.py",
+        "tests/research/test_bc.py",
     }  # fmt: skip
     assert shipped <= names, sorted(shipped - names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
