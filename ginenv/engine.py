@@ -167,22 +167,6 @@ def check_turn_limit(turn_limit: object, what: str = "turn_limit") -> int:
     return limit
 
 
-def _rules_array(rules: Rules, turn_limit: int) -> np.ndarray:
-    # One read-only array per (rules, turn limit): every hand of a match, and every clone, shares it.
-    key = (rules, turn_limit)
-    cfg = _RULE_ARRAYS.get(key)
-    if cfg is None:
-        cfg = H.rules_array(rules, turn_limit)
-        cfg.flags.writeable = False
-        if len(_RULE_ARRAYS) > 256:
-            _RULE_ARRAYS.clear()
-        _RULE_ARRAYS[key] = cfg
-    return cfg
-
-
-_RULE_ARRAYS: dict[tuple[Rules, int], np.ndarray] = {}
-
-
 # Phases by value, as the kernel reports them.
 _PHASES = tuple(Phase)
 assert len(_PHASES) == NUM_PHASES
@@ -227,7 +211,7 @@ class HandState:
             (rng or random.Random()).shuffle(order)
         else:
             order = parse_deck(deck)
-        self._cfg = _rules_array(self.rules, self.turn_limit)
+        self._cfg = H.shared_rules_array(self.rules, self.turn_limit)
         #: The compiled record of the hand, shape ``(1, RECORD_SIZE)`` (:mod:`ginenv.kernels.hand`).
         self.record = np.zeros((1, H.RECORD_SIZE), dtype=np.int64)
         H.deal(self.record, 0, np.array(order, dtype=np.int64), dealer, self._cfg)

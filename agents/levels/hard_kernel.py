@@ -7,7 +7,7 @@ the action :class:`.hard.HardAgent` (default parameters) would choose from that 
 move for move (``tests/agents/levels/test_hard_kernel.py`` plays whole hands through both). The
 seat's view comes from the record's columns as :func:`ginenv.kernels.hand.encode` writes it (the
 unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of :class:`.base.TakeGuard` (the card
-just taken, up to the next discard) is the record's ``JUST_TOOK``, applied by
+just taken, up to the next discard) is the record's (:func:`ginenv.kernels.hand.just_taken`), applied by
 :func:`ginenv.kernels.policies.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
 fills a batch of rows and :func:`hard_moves` does it for the slots of a
 :class:`ginenv.vector.VectorGinRummy` (a league opponent in training). The card evaluation is the
@@ -55,9 +55,8 @@ def penalty(s: np.ndarray, i: int, seat: int, unseen: int) -> np.ndarray:
     other = 1 - seat
     late = 1.0 - min(H.count_stock(s, i), MAX_STOCK) / MAX_STOCK
     weight = DANGER_EARLY + (DANGER_LATE - DANGER_EARLY) * late
-    taken = s[i, H.TAKEN0 + other]
-    avoided = s[i, H.DISCARDED0 + other] | s[i, H.PASSED0 + other]
-    return weight * danger_table(unseen | taken, taken, avoided)
+    taken, discarded, passed = H.public_cards(s, i, other)
+    return weight * danger_table(unseen | taken, taken, discarded | passed)
 
 
 @njit(cache=True)
@@ -80,8 +79,8 @@ def least_score(table: np.ndarray, allowed: int) -> int:
 @njit(cache=True)
 def hard_takes(s: np.ndarray, i: int, top: int) -> bool:
     """Whether the seat to move in row ``i`` takes ``top`` (``HardAgent.wants_top``)."""
-    p = s[i, H.PLAYER]
-    hand = s[i, H.HAND0 + p]
+    p = H.mover(s, i)
+    hand = H.hand_of(s, i, p)
     bit = 1 << top
     grown = hand | bit
     if not meldable(grown) & bit and CARD_VALUE[top] >= max_deadwood_value(hand):
@@ -91,7 +90,7 @@ def hard_takes(s: np.ndarray, i: int, top: int) -> bool:
         return False
     unseen = H.unseen(s, i, p)
     pen = penalty(s, i, p, unseen)
-    limit = s[i, H.KNOCK_LIMIT_COL]
+    limit = H.knock_limit_of(s, i)
     # The table holds inf outside the useful discards, so its least entry is the best take.
     take = discard_cost_table(grown, unseen, useful, pen, limit, MISS).min()
     return take < stock_cost(hand, unseen, pen, limit, MISS)
@@ -109,9 +108,9 @@ def plays_for_gin(kept: int, left: int, stock: int, unseen: int) -> bool:
 def hard_discard(s: np.ndarray, i: int, allowed: int, knocks: int) -> int:
     """The discard phase's action in row ``i`` when big gin is not legal (``HardAgent.choose_discard``
     after :meth:`.base.TakeGuard.useful_only`)."""
-    p = s[i, H.PLAYER]
-    hand = s[i, H.HAND0 + p]
-    allowed = take_guarded(hand, s[i, H.JUST_TOOK], allowed)
+    p = H.mover(s, i)
+    hand = H.hand_of(s, i, p)
+    allowed = take_guarded(hand, H.just_taken(s, i), allowed)
     unseen = H.unseen(s, i, p)
     pen = penalty(s, i, p, unseen)
     if knocks:
@@ -135,7 +134,7 @@ def hard_discard(s: np.ndarray, i: int, allowed: int, knocks: int) -> int:
             return KNOCK_BASE + card
         if knocks & allowed:
             allowed &= knocks
-    table = discard_cost_table(hand, unseen, allowed, pen, s[i, H.KNOCK_LIMIT_COL], MISS)
+    table = discard_cost_table(hand, unseen, allowed, pen, H.knock_limit_of(s, i), MISS)
     return DISCARD_BASE + least_score(table, allowed)
 
 
@@ -143,13 +142,12 @@ def hard_discard(s: np.ndarray, i: int, allowed: int, knocks: int) -> int:
 def hard_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
     """The hard level's action for the seat to move in row ``i`` (exactly ``HardAgent().act``);
     -1 for a row whose hand is over."""
-    phase = s[i, H.PHASE]
+    phase = H.phase_of(s, i)
     if phase == H.Phase.OVER:
         return -1
     if phase != H.Phase.DISCARD:
-        can_take = phase != H.Phase.DRAW or not s[i, H.FORCED]
         top = H.top_card(s, i)
-        if can_take and top >= 0 and hard_takes(s, i, top):
+        if H.may_take_top(s, i) and top >= 0 and hard_takes(s, i, top):
             return DRAW_DISCARD
         return PASS if phase != H.Phase.DRAW else DRAW_STOCK
     allowed, knocks, big = H.discard_options(s, i, cfg)

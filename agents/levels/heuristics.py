@@ -56,8 +56,8 @@ from ginenv.agents.levels.kernels import max_deadwood_value as compiled_max_dead
 
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
+from ginenv.kernels import MELD_PARTNERS, min_deadwood, policies
 from ginenv.kernels import meldable as meldable_cards
-from ginenv.kernels import min_deadwood, policies
 
 
 def legal_discards(observation: Mapping[str, np.ndarray]) -> int:
@@ -143,29 +143,23 @@ def max_deadwood_value(hand: int) -> int:
 
 
 def partner_cards(cards: int) -> int:
-    """Cards of ``cards`` with a partner among ``cards``: the same rank, or the same suit within two
-    ranks (a pair or a run draw: one more card could make a meld of three)."""
+    """Cards of ``cards`` with a meld partner among ``cards`` (:data:`ginenv.kernels.MELD_PARTNERS`:
+    the same rank, or the same suit within two ranks; a pair or a run draw: one more card could make
+    a meld of three)."""
     out = 0
     for c in cards_of(cards):
-        r, s = c % 13, c // 13
-        same_rank = any(cards >> (t * 13 + r) & 1 for t in range(4) if t != s)
-        near = any(0 <= r + k <= 12 and cards >> (s * 13 + r + k) & 1 for k in (-2, -1, 1, 2))
-        if same_rank or near:
+        if cards & int(MELD_PARTNERS[c]):
             out |= 1 << c
     return out
 
 
 def interest_cards(taken: int) -> int:
-    """Cards that would combine with a card of ``taken`` (the opponent's pick-ups): the same rank,
-    or the same suit within two ranks. What the opponent's visible history says it collects."""
+    """Cards that would combine with a card of ``taken`` (the opponent's pick-ups): their meld
+    partners (:data:`ginenv.kernels.MELD_PARTNERS`) not taken. What the opponent's visible history
+    says it collects."""
     out = 0
     for c in cards_of(taken):
-        r, s = c % 13, c // 13
-        for t in range(4):
-            out |= 1 << (t * 13 + r)
-        for k in (-2, -1, 1, 2):
-            if 0 <= r + k <= 12:
-                out |= 1 << (s * 13 + r + k)
+        out |= int(MELD_PARTNERS[c])
     return out & ~taken
 
 

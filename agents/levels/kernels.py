@@ -13,7 +13,15 @@ import numpy as np
 from numba import njit
 
 from ginenv.cards import NUM_CARDS
-from ginenv.kernels import CARD_VALUE, best_discards, meldable, min_deadwood
+from ginenv.kernels import (
+    CARD_VALUE,
+    RUN_PARTNERS,
+    SET_PARTNERS,
+    best_discards,
+    meldable,
+    min_deadwood,
+    popcount,
+)
 
 #: Danger weight of a meld window for each of its other cards the opponent took from the pile.
 TAKEN_WEIGHT = 2.0
@@ -154,26 +162,16 @@ def danger_table(live: int, taken: int, avoided: int) -> np.ndarray:
     for card in range(NUM_CARDS):
         r = card % 13
         s = card // 13
-        # Sets: three-card sets through ``card`` need two live cards of its rank.
-        partners = 0
-        taken_partners = 0
-        rank_avoided = False
-        for t in range(4):
-            if t == s:
-                continue
-            other = t * 13 + r
-            if (live >> other) & 1:
-                partners += 1
-                if (taken >> other) & 1:
-                    taken_partners += 1
-            if (avoided >> other) & 1:
-                rank_avoided = True
+        # Sets: three-card sets through ``card`` need two live cards of its rank (its set partners).
+        same_rank = SET_PARTNERS[card]
+        partners = popcount(live & same_rank)
+        taken_partners = popcount(live & taken & same_rank)
         set_score = 0.0
         if partners >= 2:
             # Each pair of live partners is one window; taken partners weigh more.
             windows = partners * (partners - 1) / 2
             set_score = windows + TAKEN_WEIGHT * taken_partners * (partners - 1)
-            if rank_avoided:
+            if avoided & same_rank:
                 set_score *= AVOIDED_FACTOR
         # Runs: the (up to) three three-card windows of the suit through ``card``.
         run_score = 0.0
@@ -193,11 +191,8 @@ def danger_table(live: int, taken: int, avoided: int) -> np.ndarray:
                     weight += TAKEN_WEIGHT
             if ok:
                 run_score += weight
-        if run_score > 0.0:
-            for k in range(max(0, r - 2), min(12, r + 2) + 1):
-                if k != r and (avoided >> (s * 13 + k)) & 1:
-                    run_score *= AVOIDED_FACTOR
-                    break
+        if run_score > 0.0 and avoided & RUN_PARTNERS[card]:
+            run_score *= AVOIDED_FACTOR
         out[card] = set_score + run_score
     return out
 

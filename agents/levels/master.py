@@ -69,7 +69,6 @@ from ginenv.agents.levels.belief import Knock
 from ginenv.agents.levels.expert import ExpertAgent, discard_values
 from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, take_is_useful
 from ginenv.agents.levels.master_rollout import (
-    PARTNERS,
     policy_discard,
     policy_discard_safe,
     policy_knocks,
@@ -176,7 +175,7 @@ def simulate_options(
     nw = opps.size
     no = kinds.size
     out = np.zeros((nw, no))
-    gin_bonus, undercut_bonus = cfg[H.GIN_BONUS], cfg[H.UNDERCUT_BONUS]
+    gin_bonus, undercut_bonus, _ = H.bonuses(cfg)
     s = np.empty((1, H.RECORD_SIZE), dtype=np.int64)
     for w in range(nw):
         opp = opps[w]
@@ -379,7 +378,6 @@ class MasterAgent(ExpertAgent):
 
 
 __all__ = [
-    "PARTNERS",
     "MasterAgent",
     "Option",
     "meld_rate",

@@ -10,8 +10,8 @@ end of the hand in hundreds of sampled worlds. Both seats of a world are played 
   undercut (the seat's *trap* deadwood, :func:`policy_knocks`);
 * **discard** the card leaving the least deadwood, the higher card on ties (:func:`policy_discard`),
   or, with costs on, with ``feed_cost`` added for a card that goes into a meld with the opponent's
-  hand and ``partner_cost`` per card of the hand it could share a meld with (:data:`PARTNERS`,
-  :func:`policy_discard_safe`).
+  hand and ``partner_cost`` per card of the hand it could share a meld with
+  (:data:`ginenv.kernels.MELD_PARTNERS`, :func:`policy_discard_safe`).
 
 The policy may read the opponent's hand in the record: in master's worlds that hand is sampled,
 never real. The rules of a hand are the engine's (:func:`ginenv.kernels.hand.apply` steps every
@@ -24,9 +24,8 @@ import numpy as np
 from numba import njit
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE
-from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import CARD_VALUE, lowest_card, meldable, min_deadwood, popcount
+from ginenv.kernels.melds import CARD_VALUE, MELD_PARTNERS, lowest_card, meldable, min_deadwood, popcount
 from ginenv.rules import Rules
 
 #: The turn limit of master's worlds: none (the rollout policy never cycles cards through the pile).
@@ -38,22 +37,6 @@ def rollout_rules(rules: Rules) -> np.ndarray:
     table's ``rules`` without big gin (the policy knocks its 11th card away instead) and with no turn
     limit. The knock limit of a world is its record's (the hand's, Oklahoma's included)."""
     return H.rules_array(rules.replace(big_gin_bonus=None), NO_TURN_LIMIT)
-
-
-def _partner_table() -> np.ndarray:
-    """``PARTNERS[c]``: the cards that can share a meld with ``c`` (its rank, and its suit within two
-    ranks), as masks."""
-    out = np.zeros(NUM_CARDS, dtype=np.int64)
-    for c in range(NUM_CARDS):
-        r, s = c % 13, c // 13
-        mask = sum(1 << (t * 13 + r) for t in range(4) if t != s)
-        mask |= sum(1 << (s * 13 + r + d) for d in (-2, -1, 1, 2) if 0 <= r + d < 13)
-        out[c] = mask
-    return out
-
-
-#: Meld partners of each card (:func:`_partner_table`).
-PARTNERS = _partner_table()
 
 
 @njit(cache=True)
@@ -80,7 +63,7 @@ def policy_discard_safe(
         if feed_cost and meldable(opp | low) & low:
             score += feed_cost
         if partner_cost:
-            score += partner_cost * popcount(hand & PARTNERS[c])
+            score += partner_cost * popcount(hand & MELD_PARTNERS[c])
         if score < best or (score == best and CARD_VALUE[c] > CARD_VALUE[card]):
             best = score
             card = c
@@ -131,20 +114,19 @@ def rollout_action(
 ) -> int:
     """Master's rollout policy for the seat to move in row ``i`` (a draw or a discard phase);
     ``trap``: this seat's trap deadwood (:func:`policy_knocks`)."""
-    p = s[i, H.PLAYER]
-    hand = s[i, H.HAND0 + p]
-    discard_taken = cfg[H.DISCARD_TAKEN] != 0
-    if s[i, H.PHASE] == H.Phase.DRAW:
+    p = H.mover(s, i)
+    hand = H.hand_of(s, i, p)
+    if H.phase_of(s, i) == H.Phase.DRAW:
         top = H.top_card(s, i)
-        if not s[i, H.FORCED] and top >= 0 and policy_takes(hand, top, discard_taken):
+        if H.may_take_top(s, i) and top >= 0 and policy_takes(hand, top, H.discard_taken(cfg)):
             return DRAW_DISCARD
         return DRAW_STOCK
-    banned = s[i, H.BANNED]
+    banned = H.banned_card(s, i)
     card, left = policy_discard(hand, banned)
-    if policy_knocks(left, s[i, H.KNOCK_LIMIT_COL], trap, H.count_stock(s, i), trap_stock):
+    if policy_knocks(left, H.knock_limit_of(s, i), trap, H.count_stock(s, i), trap_stock):
         return KNOCK_BASE + card
     if feed_cost > 0.0 or partner_cost > 0.0:
-        card, left = policy_discard_safe(hand, banned, s[i, H.HAND0 + 1 - p], feed_cost, partner_cost)
+        card, left = policy_discard_safe(hand, banned, H.hand_of(s, i, 1 - p), feed_cost, partner_cost)
     return DISCARD_BASE + card
 
 
@@ -166,18 +148,14 @@ def rollout(
     Finite: a take lowers the taker's deadwood, a stock draw never raises it (the least-deadwood
     discard may be the drawn card) and uses up the stock."""
     while True:
-        trap = traps[0] if s[i, H.PLAYER] == seat else traps[1]
+        trap = traps[0] if H.mover(s, i) == seat else traps[1]
         if H.apply(s, i, rollout_action(s, i, cfg, trap, trap_stock, feed_cost, partner_cost), cfg):
             break
-    winner = s[i, H.WINNER]
-    if winner < 0:
-        return 0
-    return s[i, H.POINTS] if winner == seat else -s[i, H.POINTS]
+    return H.points_for(s, i, seat)
 
 
 __all__ = [
     "NO_TURN_LIMIT",
-    "PARTNERS",
     "policy_discard",
     "policy_discard_safe",
     "policy_knocks",

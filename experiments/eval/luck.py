@@ -93,7 +93,6 @@ from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState
 from ginenv.kernels import (
     CARD_VALUE,
-    FULL_DECK,
     best_discards,
     knock_outcome,
     lowest_card,
@@ -272,9 +271,7 @@ def _read_value(path: Path) -> LuckValue:
 def _candidate(pre, opp, bit, limit, cfg, opp_dw, waiter, feeds_memo, out):
     # The features of drawing card ``bit`` into the 10-card hand ``pre`` (drawer's view), into ``out``.
     # ``cfg``: the rule array (kernels.hand.rules_array); its big gin bonus is -1 when disabled.
-    gin_bonus = cfg[H.GIN_BONUS]
-    undercut_bonus = cfg[H.UNDERCUT_BONUS]
-    big_gin_bonus = cfg[H.BIG_GIN_BONUS]
+    gin_bonus, undercut_bonus, big_gin_bonus = H.bonuses(cfg)
     hand = pre | bit
     dw, ties = best_discards(hand)
     # The least-deadwood discard; among ties the highest card (keeping low cards is the usual play).
@@ -294,7 +291,8 @@ def _candidate(pre, opp, bit, limit, cfg, opp_dw, waiter, feeds_memo, out):
     if big_gin_bonus >= 0 and min_deadwood(hand) == 0:
         points = float(knock_outcome(hand, opp, gin_bonus, undercut_bonus, big_gin_bonus)[1])
     elif dw <= limit:
-        points = float(knock_outcome(kept, opp, gin_bonus, undercut_bonus, gin_bonus)[1])
+        # ``kept`` holds 10 cards: a knock, never big gin, so the big gin bonus is not read.
+        points = float(knock_outcome(kept, opp, gin_bonus, undercut_bonus, big_gin_bonus)[1])
     gin = 1.0 if dw == 0 else 0.0
     opp_close = math.exp(-opp_dw / 10.0)
     near_gin = math.exp(-dw / 5.0)
@@ -322,12 +320,11 @@ def _candidate(pre, opp, bit, limit, cfg, opp_dw, waiter, feeds_memo, out):
 def _stock_features(s, cfg, waiter, memo, rows):
     # Row 0 of the hand record ``s`` waits for a draw: the features of drawing each stock card, from
     # the mover's view, into ``rows[card]``. Returns the stock as a card mask.
-    player = s[0, H.PLAYER]
-    pre = s[0, H.HAND0 + player]
-    opp = s[0, H.HAND0 + 1 - player]
-    # Every card is in a hand, in the discard pile or in the stock.
-    stock = FULL_DECK ^ (s[0, H.HAND0] | s[0, H.HAND1] | s[0, H.PILE_MASK])
-    limit = s[0, H.KNOCK_LIMIT_COL]
+    player = H.mover(s, 0)
+    pre = H.hand_of(s, 0, player)
+    opp = H.hand_of(s, 0, 1 - player)
+    stock = H.stock_mask(s, 0)
+    limit = H.knock_limit_of(s, 0)
     opp_dw = min_deadwood(opp)
     memo[:] = -1
     rest = stock
@@ -352,7 +349,7 @@ def _replay(deck, dealer, actions, cfg, check, stage_of, delta, probe):
     nstages = len(STAGES)
     s = np.zeros((1, H.RECORD_SIZE), dtype=np.int64)
     H.deal(s, 0, deck, dealer, cfg)
-    limit = s[0, H.KNOCK_LIMIT_COL]
+    limit = H.knock_limit_of(s, 0)
     waited = np.zeros(2, dtype=np.int64)  # knocks passed up: plain discards when a knock was legal
     loose = np.zeros(2, dtype=np.int64)  # loose discards (LOOSE_DISCARD or more above the best)
     rows = np.zeros((NUM_CARDS, nf))
@@ -360,10 +357,10 @@ def _replay(deck, dealer, actions, cfg, check, stage_of, delta, probe):
     memo = np.full(NUM_CARDS, -1, dtype=np.int64)
     for i in range(actions.size):
         a = actions[i]
-        phase = s[0, H.PHASE]
+        phase = H.phase_of(s, 0)
         if check and not H.is_legal(s, 0, a, cfg):
             return i, phase, limit
-        player = s[0, H.PLAYER]
+        player = H.mover(s, 0)
         if phase == Phase.DRAW and a == DRAW_STOCK:
             stock = _stock_features(s, cfg, waited[player] > 0, memo, rows)
             total[:] = 0.0
@@ -374,25 +371,25 @@ def _replay(deck, dealer, actions, cfg, check, stage_of, delta, probe):
                 rest ^= low
                 total += rows[lowest_card(low)]
                 n += 1
-            actual = rows[s[0, H.DECK + s[0, H.STOCK_POS]]]
+            actual = rows[H.next_stock_card(s, 0)]
             table = 0 if loose[0] == 0 and loose[1] == 0 else 1
             # The stage of the stock left after this draw.
-            block = (table * nstages + stage_of[NUM_CARDS - 1 - s[0, H.STOCK_POS]]) * nf
+            block = (table * nstages + stage_of[H.count_stock(s, 0) - 1]) * nf
             sign = 1.0 if player == 0 else -1.0
             for f in range(nf):
                 delta[block + f] += sign * (actual[f] - total[f] / n)
         elif phase == Phase.DISCARD and a != BIG_GIN:
             card = a - DISCARD_BASE if a < KNOCK_BASE else a - KNOCK_BASE
-            hand = s[0, H.HAND0 + player]
+            hand = H.hand_of(s, 0, player)
             best = best_discards(hand)[0]
             if min_deadwood(hand ^ (1 << card)) >= best + LOOSE_DISCARD:
                 loose[player] += 1
             if a < KNOCK_BASE and best <= limit:  # some discard (maybe the banned card) could knock
                 waited[player] += 1
         H.apply(s, 0, a, cfg)
-    if s[0, H.PHASE] == Phase.DRAW:
+    if H.phase_of(s, 0) == Phase.DRAW:
         # Waiting for a draw: the features of drawing each stock card (for draw_values).
-        player = s[0, H.PLAYER]
+        player = H.mover(s, 0)
         stock = _stock_features(s, cfg, waited[player] > 0, memo, rows)
         rest = stock
         while rest:
@@ -401,9 +398,9 @@ def _replay(deck, dealer, actions, cfg, check, stage_of, delta, probe):
             card = lowest_card(low)
             probe[card, :] = rows[card]
         table = 0 if loose[0] == 0 and loose[1] == 0 else 1
-        probe[52, 0] = (table * nstages + stage_of[NUM_CARDS - 1 - s[0, H.STOCK_POS]]) * nf
+        probe[52, 0] = (table * nstages + stage_of[H.count_stock(s, 0) - 1]) * nf
         probe[52, 1] = player
-    return -1, s[0, H.PHASE], limit
+    return -1, H.phase_of(s, 0), limit
 
 
 # ---------------------------------------------------------------------------- the API
@@ -434,19 +431,11 @@ def _run(
     return delta, probe, int(limit)
 
 
-@functools.lru_cache(maxsize=64)
-def _rule_array(rules: Rules, turn_limit: int) -> np.ndarray:
-    # One read-only rule array per (rules, turn limit): a recorder's many play-outs share a few.
-    cfg = H.rules_array(rules, turn_limit)
-    cfg.flags.writeable = False
-    return cfg
-
-
 def _state_run(state: HandState) -> tuple[np.ndarray, np.ndarray, int]:
     # The hand of ``state`` replayed from its deal (its own record's deck and rule array); its
     # history holds only actions the engine found legal, so they are not checked again.
     actions = np.fromiter((a for _, a in state.history), dtype=np.int64, count=len(state.history))
-    deck = state.record[0, H.DECK : H.DECK + NUM_CARDS]
+    deck = H.deck_order(state.record, 0)
     return _run(deck, state.dealer, actions, state.rule_array, check=False)
 
 
@@ -471,7 +460,7 @@ def deal_delta(
     stepped by the hand kernel, which refuses an action that is not legal (``ValueError``); the deck
     and ``turn_limit`` are trusted. ``knock_limit``, when given, must be the hand's own (the kernel
     deals it from ``rules``: Oklahoma's from the upcard), else ``ValueError``."""
-    delta, _, limit = _run(deck, dealer, actions, _rule_array(rules, int(turn_limit)))
+    delta, _, limit = _run(deck, dealer, actions, H.shared_rules_array(rules, int(turn_limit)))
     if knock_limit is not None and knock_limit != limit:
         raise ValueError(
             f"knock_limit {knock_limit} is not this deal's: its rules deal a knock limit of {limit}"

@@ -17,6 +17,12 @@ a row (:func:`set_position` writes a made-up position in mid-hand), :func:`legal
 checks it first), :func:`encode` writes what one seat observes (the layout of :mod:`ginenv.layout`)
 and :func:`write_views` both seats' views and the mask in one call.
 
+The columns of the record are this module's: every other module, and every layer above the core,
+reads a record through its functions (:func:`phase_of`, :func:`mover`, :func:`hand_of`,
+:func:`top_card`, :func:`may_take_top`, :func:`stock_cards`, :func:`knock_limit_of`, ...) and a rule
+array through :func:`bonuses` and :func:`discard_taken` (``tools/archcheck.py``, rule
+``record-columns``, holds the layers above to it).
+
 Deal order (``docs/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
 upcard, 21 onwards is the stock, 21 drawn first.
 """
@@ -24,6 +30,7 @@ upcard, 21 onwards is the stock, 21 drawn first.
 from __future__ import annotations
 
 import enum
+import functools
 
 import numpy as np
 from numba import njit
@@ -116,6 +123,15 @@ def rules_array(rules: Rules, turn_limit: int) -> np.ndarray:
     cfg[DISCARD_TAKEN] = int(rules.discard_taken_card)
     cfg[TURN_LIMIT] = turn_limit
     cfg[-1] = rules.knock_limit
+    return cfg
+
+
+@functools.lru_cache(maxsize=256)
+def shared_rules_array(rules: Rules, turn_limit: int) -> np.ndarray:
+    """:func:`rules_array`, read-only and made once per (rules, turn limit): every hand of a match,
+    every clone of a hand and every replay of a recorder shares it."""
+    cfg = rules_array(rules, turn_limit)
+    cfg.flags.writeable = False
     return cfg
 
 
@@ -233,6 +249,20 @@ def discard_options(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, b
 
 
 @njit(cache=True)
+def may_take_top(s: np.ndarray, i: int) -> bool:
+    """Whether the seat to move in row ``i`` may take the top discard now: always in the upcard offer,
+    in a draw unless it must be from the stock (the non-dealer's first draw after both passed the
+    upcard, or a made-up position with no discard pile), never in a discard or after the hand.
+
+    The one statement of the rule: the legal actions hold ``DRAW_DISCARD`` exactly when it is true,
+    and every compiled policy asks it before weighing a take."""
+    phase = s[i, PHASE]
+    if phase == Phase.DRAW:
+        return not s[i, FORCED]
+    return phase <= Phase.UPCARD_DEALER
+
+
+@njit(cache=True)
 def legal_parts(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, int]:
     """Row ``i``'s legal actions as three bitmasks: the low actions (ids 0-3: draws, pass, big gin),
     the cards that may be discarded and those whose discard may knock."""
@@ -240,13 +270,12 @@ def legal_parts(s: np.ndarray, i: int, cfg: np.ndarray) -> tuple[int, int, int]:
     if phase == Phase.DISCARD:
         allowed, knocks, big = discard_options(s, i, cfg)
         return (1 << BIG_GIN) if big else 0, allowed, knocks
-    if phase == Phase.DRAW:
-        if s[i, FORCED]:
-            return 1 << DRAW_STOCK, 0, 0
-        return (1 << DRAW_STOCK) | (1 << DRAW_DISCARD), 0, 0
     if phase == Phase.OVER:
         return 0, 0, 0
-    return (1 << DRAW_DISCARD) | (1 << PASS), 0, 0
+    low = (1 << DRAW_STOCK) if phase == Phase.DRAW else (1 << PASS)
+    if may_take_top(s, i):
+        low |= 1 << DRAW_DISCARD
+    return low, 0, 0
 
 
 @njit(cache=True)
@@ -282,13 +311,10 @@ def legal_into(s: np.ndarray, i: int, out: np.ndarray, cfg: np.ndarray) -> None:
             rest ^= bit
         if big:
             out[BIG_GIN] = 1
-    elif phase == Phase.DRAW:
-        out[DRAW_STOCK] = 1
-        if not s[i, FORCED]:
-            out[DRAW_DISCARD] = 1
     elif phase != Phase.OVER:
-        out[DRAW_DISCARD] = 1
-        out[PASS] = 1
+        out[DRAW_STOCK if phase == Phase.DRAW else PASS] = 1
+        if may_take_top(s, i):
+            out[DRAW_DISCARD] = 1
 
 
 @njit(cache=True)
@@ -488,10 +514,125 @@ def end_rewards(s: np.ndarray, i: int, scale: float, rewards: np.ndarray) -> Non
         rewards[1 - winner] = -s[i, POINTS] * scale
 
 
+# --------------------------------------------------------------------------- reading a record
+# The layers above the core read and write a record only through the functions below and those
+# above (top_card, unseen, discard_options, set_position, ...): its columns are this module's layout,
+# named nowhere else (tools/archcheck.py, rule record-columns). Each is a column read or two, which
+# numba inlines into the compiled caller.
+
+
+@njit(cache=True)
+def phase_of(s: np.ndarray, i: int) -> int:
+    """Row ``i``'s phase (a :class:`Phase` value)."""
+    return s[i, PHASE]
+
+
+@njit(cache=True)
+def mover(s: np.ndarray, i: int) -> int:
+    """The seat to move in row ``i`` (0 or 1)."""
+    return s[i, PLAYER]
+
+
+@njit(cache=True)
+def dealer_of(s: np.ndarray, i: int) -> int:
+    """The seat that dealt row ``i``'s hand."""
+    return s[i, DEALER]
+
+
+@njit(cache=True)
+def hand_of(s: np.ndarray, i: int, seat: int) -> int:
+    """The cards ``seat`` holds in row ``i``, as a bitmask."""
+    return s[i, HAND0 + seat]
+
+
+@njit(cache=True)
+def set_hand(s: np.ndarray, i: int, seat: int, cards: int) -> None:
+    """Give ``seat`` of row ``i`` the hand ``cards`` (a bitmask), for a search that replaces what a
+    seat cannot see; the caller keeps the deal whole (the stock holds the cards no hand does)."""
+    s[i, HAND0 + seat] = cards
+
+
+@njit(cache=True)
+def public_cards(s: np.ndarray, i: int, seat: int) -> tuple[int, int, int]:
+    """``seat``'s public card record in row ``i``, as bitmasks: the cards it took from the pile and
+    still holds, those it discarded, those it passed over (the observation's record planes)."""
+    return s[i, TAKEN0 + seat], s[i, DISCARDED0 + seat], s[i, PASSED0 + seat]
+
+
+@njit(cache=True)
+def knock_limit_of(s: np.ndarray, i: int) -> int:
+    """The most deadwood a knock may leave in row ``i``'s hand (Oklahoma's, dealt from the upcard)."""
+    return s[i, KNOCK_LIMIT_COL]
+
+
+@njit(cache=True)
+def banned_card(s: np.ndarray, i: int) -> int:
+    """The card the seat to move may not discard now (the one just taken from the pile), or -1."""
+    return s[i, BANNED]
+
+
+@njit(cache=True)
+def just_taken(s: np.ndarray, i: int) -> int:
+    """The card the seat to move took from the pile this turn (-1: none; it may still be thrown back
+    when the rules allow), the memory a policy's useful-discard guard reads."""
+    return s[i, JUST_TOOK]
+
+
 @njit(cache=True)
 def count_stock(s: np.ndarray, i: int) -> int:
     """Cards left in row ``i``'s stock."""
     return NUM_CARDS - s[i, STOCK_POS]
+
+
+@njit(cache=True)
+def stock_cards(s: np.ndarray, i: int) -> np.ndarray:
+    """Row ``i``'s stock, card ids in drawing order: a view of the record (writing it reorders the
+    stock; a search draws a world's stock so)."""
+    return s[i, DECK + s[i, STOCK_POS] : DECK + NUM_CARDS]
+
+
+@njit(cache=True)
+def next_stock_card(s: np.ndarray, i: int) -> int:
+    """The card a stock draw in row ``i`` takes (the stock must not be empty)."""
+    return s[i, DECK + s[i, STOCK_POS]]
+
+
+@njit(cache=True)
+def stock_mask(s: np.ndarray, i: int) -> int:
+    """Row ``i``'s stock as a card bitmask."""
+    out = 0
+    for k in range(s[i, STOCK_POS], NUM_CARDS):
+        out |= np.int64(1) << s[i, DECK + k]
+    return out
+
+
+@njit(cache=True)
+def deck_order(s: np.ndarray, i: int) -> np.ndarray:
+    """The 52 card ids row ``i`` was dealt from, in dealing order (a view of the record)."""
+    return s[i, DECK : DECK + NUM_CARDS]
+
+
+@njit(cache=True)
+def points_for(s: np.ndarray, i: int, seat: int) -> int:
+    """The points of row ``i``'s ended hand for ``seat``: negative when the other seat scored, 0 for
+    a hand without a winner (dead, truncated)."""
+    winner = s[i, WINNER]
+    if winner < 0:
+        return 0
+    return s[i, POINTS] if winner == seat else -s[i, POINTS]
+
+
+@njit(cache=True)
+def bonuses(cfg: np.ndarray) -> tuple[int, int, int]:
+    """The bonuses of a rule array (:func:`rules_array`): gin, undercut and big gin (-1: big gin is
+    not played)."""
+    return cfg[GIN_BONUS], cfg[UNDERCUT_BONUS], cfg[BIG_GIN_BONUS]
+
+
+@njit(cache=True)
+def discard_taken(cfg: np.ndarray) -> bool:
+    """Whether a rule array lets the card just taken from the pile be thrown back at once."""
+    return cfg[DISCARD_TAKEN] != 0
 
 
 __all__ = [
@@ -503,17 +644,35 @@ __all__ = [
     "TRUNCATED",
     "Phase",
     "apply",
+    "banned_card",
+    "bonuses",
     "count_stock",
     "deal",
     "deal_random",
+    "dealer_of",
+    "deck_order",
     "discard_options",
+    "discard_taken",
     "encode",
     "end_rewards",
+    "hand_of",
     "is_legal",
+    "just_taken",
+    "knock_limit_of",
     "legal_into",
     "legal_parts",
+    "may_take_top",
+    "mover",
+    "next_stock_card",
+    "phase_of",
+    "points_for",
+    "public_cards",
     "rules_array",
+    "set_hand",
     "set_position",
+    "shared_rules_array",
+    "stock_cards",
+    "stock_mask",
     "top_card",
     "try_apply",
     "unseen",

@@ -1,14 +1,15 @@
 """The compiled rule primitives: what a hand of cards is worth.
 
 This module owns every numba-compiled rule primitive: card bit tricks (:func:`popcount`,
-:func:`lowest_card`, :func:`highest_card`), card values (:func:`hand_value`), the exact least-deadwood
-search (:func:`min_deadwood`), legal knocks and best discards (:func:`knock_discards`,
-:func:`best_discards`), the knocker's arrangement at the showdown (:func:`showdown_melds`, with the
-tie-break of :mod:`ginenv.melds`), the defender's joint melds and layoffs (:func:`layoff_deadwood`)
-and the score of a knock (:func:`knock_outcome`). The readable engine's fast paths
-(:mod:`ginenv.melds`), the batched engine (:mod:`ginenv.vector`) and the agents all call these; the
-readable reference is :mod:`ginenv.melds` / :mod:`ginenv.scoring` in plain Python, and
-``tests/ginenv/test_kernels.py`` proves the two equal on many random hands.
+:func:`lowest_card`, :func:`highest_card`), card values (:func:`hand_value`), the cards each card can
+meld with (:data:`MELD_PARTNERS`), the exact least-deadwood search (:func:`min_deadwood`), legal
+knocks and best discards (:func:`knock_discards`, :func:`best_discards`), the knocker's arrangement
+at the showdown (:func:`showdown_melds`, with the tie-break of :mod:`ginenv.melds`), the defender's
+joint melds and layoffs (:func:`layoff_deadwood`) and the score of a knock (:func:`knock_outcome`).
+The readable engine's fast paths (:mod:`ginenv.melds`), the batched engine (:mod:`ginenv.vector`)
+and the agents all call these; the readable reference is :mod:`ginenv.melds` /
+:mod:`ginenv.scoring` in plain Python, and ``tests/ginenv/test_kernels.py`` proves the two equal on
+many random hands.
 
 Hands are int64 bitmasks over card ids ``suit * 13 + rank`` (:mod:`ginenv.cards`). Every function is
 ``@njit(cache=True)``: compiled on first call, then cached on disk beside this file, so later
@@ -28,7 +29,7 @@ import enum
 import numpy as np
 from numba import njit
 
-from ginenv.cards import CARD_VALUES, FULL_DECK, NUM_RANKS, RANK_VALUES
+from ginenv.cards import CARD_VALUES, FULL_DECK, NUM_CARDS, NUM_RANKS, RANK_VALUES
 
 LANE = (1 << NUM_RANKS) - 1
 # A run can start at ranks A..J (0..10) of each suit; masking with this keeps runs inside a suit.
@@ -67,6 +68,26 @@ def _run_deadwood_table() -> np.ndarray:
 RUN_DEADWOOD = _run_deadwood_table()
 #: Bitmask of the four cards of each rank.
 RANK_MASK = np.array([sum(1 << (r + 13 * s) for s in range(4)) for r in range(13)], dtype=np.int64)
+
+
+def _partner_tables() -> tuple[np.ndarray, np.ndarray]:
+    """The meld partners of each card, as masks: (the other cards of its rank, the cards of its suit
+    within two ranks)."""
+    sets = np.zeros(NUM_CARDS, dtype=np.int64)
+    runs = np.zeros(NUM_CARDS, dtype=np.int64)
+    for c in range(NUM_CARDS):
+        r, s = c % NUM_RANKS, c // NUM_RANKS
+        sets[c] = int(RANK_MASK[r]) ^ (1 << c)
+        runs[c] = sum(1 << (s * NUM_RANKS + r + d) for d in (-2, -1, 1, 2) if 0 <= r + d < NUM_RANKS)
+    return sets, runs
+
+
+#: The *meld partners* of card ``c``: the cards that make a meld of three with ``c`` and one more
+#: card, so a pair or a run draw. ``SET_PARTNERS[c]``: the other cards of its rank (a set);
+#: ``RUN_PARTNERS[c]``: the cards of its suit within two ranks (a run); ``MELD_PARTNERS[c]``: both.
+#: The one statement of the relation the levels' danger, partner and interest figures are built on.
+SET_PARTNERS, RUN_PARTNERS = _partner_tables()
+MELD_PARTNERS = SET_PARTNERS | RUN_PARTNERS
 #: Most least-deadwood arrangements the showdown's tie-break looks at (as ``melds.best_arrangements``).
 MAX_ARRANGEMENTS = 256
 
@@ -669,8 +690,11 @@ __all__ = [
     "KNOCK_KINDS",
     "LANE",
     "MAX_ARRANGEMENTS",
+    "MELD_PARTNERS",
     "RANK_MASK",
     "RUN_DEADWOOD",
+    "RUN_PARTNERS",
+    "SET_PARTNERS",
     "KnockKind",
     "best_discard_deadwood",
     "best_discards",

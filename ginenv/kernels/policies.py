@@ -58,7 +58,7 @@ def random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generato
             return KNOCK_BASE + pick_bit(knocks, r - n_discards)
         return BIG_GIN
     if phase == H.Phase.DRAW:
-        if s[i, H.FORCED] or rng.random() < 0.5:
+        if not H.may_take_top(s, i) or rng.random() < 0.5:
             return DRAW_STOCK
         return DRAW_DISCARD
     return DRAW_DISCARD if rng.random() < 0.5 else PASS
@@ -130,9 +130,8 @@ def greedy_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
     phase = s[i, H.PHASE]
     hand = s[i, H.HAND0 + s[i, H.PLAYER]]
     if phase != H.Phase.DISCARD:
-        can_take = phase != H.Phase.DRAW or not s[i, H.FORCED]
         top = H.top_card(s, i)
-        if can_take and top >= 0 and greedy_takes(hand, top):
+        if H.may_take_top(s, i) and top >= 0 and greedy_takes(hand, top):
             return DRAW_DISCARD
         return PASS if phase != H.Phase.DRAW else DRAW_STOCK
     allowed, knocks, big = H.discard_options(s, i, cfg)
