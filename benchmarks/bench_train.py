@@ -26,12 +26,17 @@ from pathlib import Path
 from typing import Any
 
 
-def measure(device: str, precision: str, threads: int, updates: int, num_envs: int) -> dict[str, float]:
-    """One run of ``updates`` timed updates after a warm-up; its figures."""
+def measure(
+    device: str, precision: str, threads: int, updates: int, num_envs: int, num_steps: int | None = None
+) -> dict[str, float]:
+    """One run of ``updates`` timed updates after a warm-up; its figures (``num_steps``: env steps
+    per slot per update, the shipped config's by default)."""
     from ginenv.experiments.eval.config import load_dataclass_yaml
     from ginenv.experiments.train.ppo import Args, train
 
     base = load_dataclass_yaml("ppo", Args)  # the shipped config, by name
+    if num_steps is not None:
+        base = dataclasses.replace(base, num_steps=num_steps)
     per_update = num_envs * base.num_steps
     with tempfile.TemporaryDirectory() as tmp:
         args = dataclasses.replace(

@@ -1,0 +1,97 @@
+"""The speed page's scaling plots, drawn from the files ``bench_gpu.py`` writes.
+
+    python benchmarks/plot_speed.py docs/speed/cpu_2core.json [docs/speed/gpu.json ...] --out docs/speed
+
+Two figures, one line per (file, hands) or (file, precision), every point the figure of a row of a
+file, so each point traces to the command its file records (the legend names the device; the page
+beside the plot names the file and its command):
+
+- ``threads.png``: the batched engine's decisions/s against engine threads (``engine`` rows);
+- ``hands.png``: PPO env steps/s against the hands in lockstep (``train`` rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on a server or in CI
+import matplotlib.pyplot as plt
+
+
+def read(paths: list[Path]) -> list[dict[str, Any]]:
+    """The reports, each with its ``path``; a file that is not a bench_gpu report stops the run."""
+    reports = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not {"device", "command", "engine", "train"} <= data.keys():
+            raise SystemExit(
+                f"plot_speed: {path} is not a bench_gpu.py report (device, command, engine, train)"
+            )
+        reports.append({**data, "path": str(path)})
+    return reports
+
+
+def threads_figure(reports: list[dict[str, Any]]) -> plt.Figure:
+    """Decisions/s against engine threads, a line per (report, hands)."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for report in reports:
+        for hands in sorted({row["hands"] for row in report["engine"]}):
+            rows = sorted((r for r in report["engine"] if r["hands"] == hands), key=lambda r: r["threads"])
+            ax.plot([r["threads"] for r in rows], [r["decisions_per_s"] for r in rows], marker="o",
+                    label=f"{report['device']}, {hands} hands")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("engine threads (VectorGinRummy(N, threads=k))")
+    ax.set_ylabel("decisions/s, observation and mask included")
+    ax.set_title("The batched engine against its threads")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def hands_figure(reports: list[dict[str, Any]]) -> plt.Figure:
+    """PPO env steps/s against hands in lockstep, a line per (report, precision)."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for report in reports:
+        for precision in sorted({row["precision"] for row in report["train"]}):
+            rows = sorted(
+                (r for r in report["train"] if r["precision"] == precision), key=lambda r: r["hands"]
+            )
+            ax.plot([r["hands"] for r in rows], [r["steps_per_s"] for r in rows], marker="o",
+                    label=f"{report['device']}, {precision}")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("hands in lockstep (num_envs)")
+    ax.set_ylabel("PPO env steps/s, learning included")
+    ax.set_title("Training against the hands in lockstep")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("reports", nargs="+", type=Path, help="bench_gpu.py JSON files")
+    p.add_argument("--out", type=Path, default=Path("docs/speed"), help="folder for the PNG files")
+    args = p.parse_args(argv)
+    missing = [str(path) for path in args.reports if not path.is_file()]
+    if missing:
+        p.error(f"no such report: {', '.join(missing)}")
+    reports = read(args.reports)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, draw in (("threads.png", threads_figure), ("hands.png", hands_figure)):
+        fig = draw(reports)
+        fig.savefig(args.out / name, dpi=110)
+        plt.close(fig)
+        print(f"plot_speed: {args.out / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
