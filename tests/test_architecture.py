@@ -265,6 +265,38 @@ def test_a_source_file_over_800_lines_is_found(tmp_path: Path) -> None:
     ]
 
 
+def function(name: str, lines: int, head: str = "", top: str = "") -> str:
+    """A function ``name`` of ``lines`` lines: ``head`` above its def, a docstring, ``top`` after it."""
+    body = [f'    """{name}."""', *([top] if top else [])]
+    body += ["    x = 1"] * (lines - 1 - len(body))
+    return "".join(f"{line}\n" for line in [*([head] if head else []), f"def {name}() -> None:", *body])
+
+
+def test_a_long_function_where_readers_follow_steps_is_found_unless_it_says_why(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "experiments/train/loop.py": function("fits", 80) + function("long", 81),
+            "experiments/eval/why.py": function("above", 90, head="# long: one table of cases")
+            + function("inside", 90, top="    # long: the steps share twenty locals"),
+            "experiments/play/silent.py": function("bare", 90, head="# long:")
+            + "@property\n"
+            + function("decorated", 80),
+            "experiments/cli/free.py": function("elsewhere", 200),
+            "experiments/eval/broken.py": "def broken(:\n",
+            "agents/free.py": function("elsewhere", 200),
+        },
+    )
+    assert findings(tmp_path, "long-function") == [
+        "long-function: experiments/play/silent.py:2: bare is 90 lines (at most 80): split it into named "
+        "steps, or say why it must be long in a `# long:` comment just above it",
+        "long-function: experiments/play/silent.py:93: decorated is 81 lines (at most 80): split it into "
+        "named steps, or say why it must be long in a `# long:` comment just above it",
+        "long-function: experiments/train/loop.py:81: long is 81 lines (at most 80): split it into named "
+        "steps, or say why it must be long in a `# long:` comment just above it",
+    ]
+
+
 # ---------------------------------------------------------------------------- the core stays below
 
 

@@ -25,6 +25,11 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
 ``long-file`` (:func:`long_files`)
     No source file, Python or JavaScript (the play page's ``experiments/play/static/*.js``), over
     :data:`MAX_LINES` lines.
+``long-function`` (:func:`long_functions`)
+    No function over :data:`MAX_FUNCTION_LINES` lines in the trainer, the evaluation and the play
+    server (:data:`SHORT_FUNCTION_PACKAGES`: code a reader follows step by step) unless a comment
+    ``# long: why`` on the line just above it (or its decorators), or at the top of its body
+    (before its first statement past the docstring), says why it must be.
 ``core-imports-above`` (:func:`core_imports_above`)
     The core (``ginenv`` itself, not ``ginenv.agents`` or ``ginenv.experiments``) imports nothing of
     the layers above it, lazily or not.
@@ -71,6 +76,12 @@ CORE = "ginenv"
 ABOVE_CORE = ("ginenv.agents", "ginenv.experiments")
 #: The most lines a source file may have.
 MAX_LINES = 800
+#: The most lines a function of :data:`SHORT_FUNCTION_PACKAGES` may have without a ``# long:`` reason.
+MAX_FUNCTION_LINES = 80
+#: Where functions are kept short (see ``long-function``).
+SHORT_FUNCTION_PACKAGES = ("ginenv.experiments.train", "ginenv.experiments.eval", "ginenv.experiments.play")
+#: A comment that says why a function is long.
+LONG_REASON = re.compile(r"^\s*#\s*long:\s*\S")
 #: The suffixes of the source files whose length is checked.
 SOURCE_SUFFIXES = (".py", ".js", ".mjs")
 #: Folders never read (caches, installed JavaScript dependencies).
@@ -389,6 +400,42 @@ def long_files(tree: Tree) -> list[Finding]:
     return found
 
 
+def long_functions(tree: Tree) -> list[Finding]:
+    """Functions of :data:`SHORT_FUNCTION_PACKAGES` over :data:`MAX_FUNCTION_LINES` lines (decorators
+    included) without a ``# long:`` comment saying why (see the module docstring)."""
+    found = []
+    for module in tree.modules.values():
+        if not any(module.inside(package) for package in SHORT_FUNCTION_PACKAGES):
+            continue
+        text = module.path.read_text(encoding="utf-8", errors="replace")
+        try:
+            parsed = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue  # reported as unreadable
+        lines = text.splitlines()
+        for node in ast.walk(parsed):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            length = (node.end_lineno or node.lineno) - first + 1
+            if length <= MAX_FUNCTION_LINES:
+                continue
+            body = node.body[1:] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body
+            # The line above, and the lines from the def to the first statement past the docstring.
+            reasons = lines[max(first - 2, 0) : first - 1] + lines[node.lineno - 1 : body[0].lineno - 1]
+            if any(LONG_REASON.match(line) for line in reasons):
+                continue
+            found.append(
+                Finding(
+                    "long-function",
+                    tree.where(module.name, node.lineno),
+                    f"{node.name} is {length} lines (at most {MAX_FUNCTION_LINES}): split it into named "
+                    "steps, or say why it must be long in a `# long:` comment just above it",
+                )
+            )
+    return found
+
+
 def core_imports_above(tree: Tree) -> list[Finding]:
     """Imports by the core (``ginenv`` but not its agents or experiments) of the layers above it."""
     found = []
@@ -521,6 +568,7 @@ RULES = (
     private_imports,
     import_circles,
     long_files,
+    long_functions,
     core_imports_above,
     guessable_random,
     self_imports,
@@ -544,6 +592,7 @@ def main(argv: list[str]) -> int:
         "private-import",
         "import-circle",
         "long-file",
+        "long-function",
         "core-imports-above",
         "guessable-random",
         "self-import",
