@@ -75,7 +75,6 @@ from ginenv.experiments.eval.luck import deal_delta, load_value
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS
-from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.kernels import hand as H
 from ginenv.observation import OBS_SIZE
@@ -188,14 +187,14 @@ def seat_luck(
     was played, so subtracting it from the points keeps each value unbiased; within one deal it
     removes about a third of the variance the stock order adds."""
     out = np.empty(len(records))
-    for i, record in enumerate(records):
+    for i in range(len(records)):
         actions = prefixes[i] + [a for a in played[i].tolist() if a >= 0]
         delta = deal_delta(
-            record[H.DECK : H.DECK + NUM_CARDS],
-            int(record[H.DEALER]),
+            H.deck_order(records, i),
+            H.dealer_of(records, i),
             actions,
             rules,
-            int(record[H.KNOCK_LIMIT_COL]),
+            H.knock_limit_of(records, i),
         )
         out[i] = float(delta @ weights)
     return np.where(seats == 0, out, -out)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ginenv.cards import NUM_CARDS
 from ginenv.engine import HandState, check_turn_limit
 from ginenv.kernels import hand as H
 from ginenv.kernels import policies as P
@@ -27,9 +26,21 @@ from ginenv.vector import POLICIES, VectorError
 
 
 @njit(cache=True)
-def _playout_all(s: np.ndarray, policy: int, cfg: np.ndarray, rng: np.random.Generator) -> None:
+def _playout_all(
+    s: np.ndarray, policy: int, cfg: np.ndarray, rng: np.random.Generator, seat: int, points: np.ndarray
+) -> None:
+    # Every row played to its end; ``points[i]``: row i's points for ``seat``.
     for i in range(s.shape[0]):
         P.play_out(policy, s, i, cfg, rng)
+        points[i] = H.points_for(s, i, seat)
+
+
+@njit(cache=True)
+def _write_worlds(s: np.ndarray, seat: int, hands: np.ndarray, stocks: np.ndarray) -> None:
+    # Row w gets ``seat``'s hand ``hands[w]`` and the stock ``stocks[w]`` (drawing order).
+    for w in range(s.shape[0]):
+        H.set_hand(s, w, seat, hands[w])
+        H.stock_cards(s, w)[:] = stocks[w]
 
 
 def world_records(position: HandState, opponent_hands: np.ndarray, stocks: np.ndarray) -> np.ndarray:
@@ -72,8 +83,7 @@ def world_records(position: HandState, opponent_hands: np.ndarray, stocks: np.nd
             )
     # Every world is the position's own record with the hidden cards replaced.
     state = np.repeat(position.record, worlds, axis=0)
-    state[:, H.HAND0 + opp] = opps
-    state[:, H.DECK + NUM_CARDS - n_stock : H.DECK + NUM_CARDS] = stock_arr
+    _write_worlds(state, opp, opps, stock_arr)
     return state
 
 
@@ -94,8 +104,8 @@ def restocked(records: np.ndarray, worlds: int, rng: np.random.Generator) -> np.
     if count is None or count < 1:
         raise VectorError(f"worlds must be a positive integer, got {worlds!r}")
     state = np.repeat(arr.astype(np.int64), count, axis=0)
-    for row, pos in enumerate(state[:, H.STOCK_POS].tolist()):
-        segment = state[row, H.DECK + pos : H.DECK + NUM_CARDS]
+    for row in range(len(state)):
+        segment = H.stock_cards(state, row)
         segment[:] = rng.permutation(segment)
     return state
 
@@ -122,10 +132,9 @@ def rollout_worlds(
     me = position.player
     limit = position.turn_limit if turn_limit is None else check_turn_limit(turn_limit)
     cfg = H.rules_array(position.rules, limit)
-    _playout_all(state, POLICIES.index(policy), cfg, np.random.default_rng(seed))
-    winner, points = state[:, H.WINNER], state[:, H.POINTS]
-    signed = np.where(winner == me, points, -points)
-    return np.where(winner < 0, 0, signed).astype(np.float64)
+    points = np.empty(len(state), dtype=np.int64)
+    _playout_all(state, POLICIES.index(policy), cfg, np.random.default_rng(seed), me, points)
+    return points.astype(np.float64)
 
 
 __all__ = ["restocked", "rollout_worlds", "world_records"]
