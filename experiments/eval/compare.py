@@ -169,65 +169,12 @@ def compare_runs(
     seen: dict[tuple[str, int], int] = {}  # (settings, deal) -> the pair that holds it
     folders: set[Path] = set()
     for index, (new, base) in enumerate(pairs, start=1):
-        for run in (new, base):
-            if run.path.resolve() in folders:
-                raise UsageError(f"{run.path} is given twice: each run may count once")
-            folders.add(run.path.resolve())
-        for key in SAME_DEALS:
-            if new.config[key] != base.config[key]:
-                raise UsageError(
-                    f"{new.path} and {base.path} were played on different deals ({key} "
-                    f"{new.config[key]!r} against {base.config[key]!r}): compare runs of the same seed, "
-                    "rules, unit and turn limit"
-                )
-        if new.config.get("deal_commitment") != base.config.get("deal_commitment"):
-            # A run on secret deals holds its key's commitment: deal k of two keys (or of a key
-            # and the seed) is other cards, whatever the seed says.
-            raise UsageError(
-                f"{new.path} and {base.path} were played on different deals (deal commitment "
-                f"{new.config.get('deal_commitment')} against {base.config.get('deal_commitment')}): "
-                "compare runs of the same key, or both on the seed's public deals"
-            )
-        if str(new.config["unit"]) != unit:
-            raise UsageError(
-                f"{new.path} plays {PLURAL.get(str(new.config['unit']))} and "
-                f"{pairs[0][0].path} {PLURAL.get(unit)}"
-            )
+        _check_pair(new, base, unit, pairs[0][0], folders)
         opponent = _opponent(new, base, against)
         opponents.add(opponent)
-        new_agent, new_values = _subject_values(new, opponent, raw)
-        base_agent, base_values = _subject_values(base, opponent, raw)
-        deals = sorted(set(new_values) & set(base_values))
-        if not deals:
-            raise UsageError(f"{new.path} and {base.path} have no finished deal in common")
-        seed = int(new.config["seed"])
-        dealt_by = json.dumps(
-            {key: new.config.get(key) for key in (*SAME_DEALS, "deal_commitment")}, sort_keys=True
-        )
-        for deal in deals:
-            earlier = seen.setdefault((dealt_by, deal), index)
-            if earlier != index:
-                raise UsageError(
-                    f"pairs {earlier} and {index} both hold deal {deal} of seed {seed}: "
-                    "each deal may count once"
-                )
-        diffs = [new_values[d] - base_values[d] for d in deals]
+        row, diffs = _paired_row(new, base, opponent, raw, index, seen)
         pooled += diffs
-        sig = paired_significance(diffs)
-        rows.append(
-            {
-                "new": str(new.path),
-                "base": str(base.path),
-                "new_agent": new_agent,
-                "base_agent": base_agent,
-                "seed": seed,
-                "deals": len(deals),
-                "new_points": sum(new_values[d] for d in deals) / len(deals),
-                "base_points": sum(base_values[d] for d in deals) / len(deals),
-                "difference": ci_dict(mean_ci(diffs)),
-                "p_value": sig.p_value,
-            }
-        )
+        rows.append(row)
     if len(opponents) > 1:
         raise UsageError(
             f"the pairs of runs play different opponents ({', '.join(sorted(opponents))}); "
@@ -246,6 +193,71 @@ def compare_runs(
             "separated": bool(total.low > 0 or total.high < 0),
         },
     }
+
+
+def _check_pair(new: Run, base: Run, unit: str, first: Run, folders: set[Path]) -> None:
+    """The two runs were played on the same deals, in ``unit``, and neither counted before
+    (``folders``: the runs seen so far, which this adds them to)."""
+    for run in (new, base):
+        if run.path.resolve() in folders:
+            raise UsageError(f"{run.path} is given twice: each run may count once")
+        folders.add(run.path.resolve())
+    for key in SAME_DEALS:
+        if new.config[key] != base.config[key]:
+            raise UsageError(
+                f"{new.path} and {base.path} were played on different deals ({key} "
+                f"{new.config[key]!r} against {base.config[key]!r}): compare runs of the same seed, "
+                "rules, unit and turn limit"
+            )
+    if new.config.get("deal_commitment") != base.config.get("deal_commitment"):
+        # A run on secret deals holds its key's commitment: deal k of two keys (or of a key
+        # and the seed) is other cards, whatever the seed says.
+        raise UsageError(
+            f"{new.path} and {base.path} were played on different deals (deal commitment "
+            f"{new.config.get('deal_commitment')} against {base.config.get('deal_commitment')}): "
+            "compare runs of the same key, or both on the seed's public deals"
+        )
+    if str(new.config["unit"]) != unit:
+        raise UsageError(
+            f"{new.path} plays {PLURAL.get(str(new.config['unit']))} and {first.path} {PLURAL.get(unit)}"
+        )
+
+
+def _paired_row(
+    new: Run, base: Run, opponent: str, raw: bool, index: int, seen: dict[tuple[str, int], int]
+) -> tuple[dict[str, Any], list[float]]:
+    """Pair ``index``'s row of :func:`compare_runs` and its per-deal differences ``new - base``;
+    ``seen`` (``(settings, deal)`` -> the pair that holds it) refuses a deal counted twice."""
+    new_agent, new_values = _subject_values(new, opponent, raw)
+    base_agent, base_values = _subject_values(base, opponent, raw)
+    deals = sorted(set(new_values) & set(base_values))
+    if not deals:
+        raise UsageError(f"{new.path} and {base.path} have no finished deal in common")
+    seed = int(new.config["seed"])
+    dealt_by = json.dumps(
+        {key: new.config.get(key) for key in (*SAME_DEALS, "deal_commitment")}, sort_keys=True
+    )
+    for deal in deals:
+        earlier = seen.setdefault((dealt_by, deal), index)
+        if earlier != index:
+            raise UsageError(
+                f"pairs {earlier} and {index} both hold deal {deal} of seed {seed}: each deal may count once"
+            )
+    diffs = [new_values[d] - base_values[d] for d in deals]
+    sig = paired_significance(diffs)
+    row = {
+        "new": str(new.path),
+        "base": str(base.path),
+        "new_agent": new_agent,
+        "base_agent": base_agent,
+        "seed": seed,
+        "deals": len(deals),
+        "new_points": sum(new_values[d] for d in deals) / len(deals),
+        "base_points": sum(base_values[d] for d in deals) / len(deals),
+        "difference": ci_dict(mean_ci(diffs)),
+        "p_value": sig.p_value,
+    }
+    return row, diffs
 
 
 def format_compare(result: dict[str, Any]) -> str:

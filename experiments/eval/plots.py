@@ -120,7 +120,6 @@ def ratings_figure(summary: dict[str, Any]) -> Any:
     agents and their names' length, fitted to its canvas (:func:`fit_to_canvas`).
     """
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
 
     rows = summary["ratings"]
     unit = summary["unit"]
@@ -129,16 +128,7 @@ def ratings_figure(summary: dict[str, Any]) -> Any:
     rating = np.array([r["rating"] for r in rows], dtype=float)
     low = np.array([r["low"] if _finite(r["low"]) else r["rating"] for r in rows], dtype=float)
     high = np.array([r["high"] if _finite(r["high"]) else r["rating"] for r in rows], dtype=float)
-    cut = split_outliers(rows)
-    # Panels left to right: weaker group first, so the rating axis still increases to the right.
-    groups = [np.arange(m)] if cut is None else [np.arange(cut + 1, m), np.arange(cut + 1)]
-    limits = []
-    for g in groups:
-        lo, hi = float(low[g].min()), float(high[g].max())
-        pad = max(0.1 * (hi - lo), 0.6)
-        limits.append((lo - pad, hi + pad))
-    lengths = np.array([b - a for a, b in limits])
-    lengths = np.maximum(lengths, 0.3 * lengths.max())  # a lone outlier still gets a readable panel
+    groups, limits, lengths = _rating_panels(rows, low, high)
     data_width = 6.0
     labels = [short_label(r["agent"]) for r in rows]
     label_in = _CHAR_IN * max((len(x) for x in labels), default=1)
@@ -160,35 +150,71 @@ def ratings_figure(summary: dict[str, Any]) -> Any:
                 va="bottom",
                 fontsize=8,
             )
-        if lo < 0 < hi:
-            ax.axvline(0.0, color="0.5", ls="--", lw=0.8)
-        ax.set_xlim(lo, hi)
-        ax.grid(axis="x", alpha=0.3)
         # About one tick per inch, so a narrow panel beside a break stays legible.
-        inches = data_width * lengths[k] / lengths.sum()
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=max(2, int(inches * 1.1)), steps=[1, 2, 5, 10]))
-        if k > 0:
-            ax.tick_params(left=False, labelleft=False)
-            ax.spines["left"].set_visible(False)
-        if k < len(axes) - 1:
-            ax.spines["right"].set_visible(False)
-        # Broken-axis marks where two panels meet.
-        kw: dict[str, Any] = {
-            "marker": [(-1, -1.5), (1, 1.5)],
-            "ms": 10,
-            "ls": "none",
-            "color": "k",
-            "mew": 1,
-        }
-        if k < len(axes) - 1:
-            ax.plot([1, 1], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
-        if k > 0:
-            ax.plot([0, 0], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
+        _style_panel(ax, k, len(axes), (lo, hi), data_width * lengths[k] / lengths.sum())
     axes[0].set_yticks(y, labels)
     axes[0].set_ylim(m - 0.5, -0.7)  # best at the top
     zero = " (0, dashed)" if any(lo < 0 < hi for lo, hi in limits) else ""
     axes[int(np.argmax(lengths))].set_xlabel(f"points per {unit} against the field's average{zero}")
+    _draw_gaps(gap_ax, rows)
+    title = f"Ratings: points per {unit} against the field's average, 95% CI, deals as units"
+    if summary.get("luck_adjusted"):
+        title += " (luck-adjusted)"
+    fig.suptitle(wrap_title(title, fig.get_size_inches()[0] - 0.3, 11), fontsize=11)
+    return fit_to_canvas(fig)
 
+
+def _rating_panels(
+    rows: Sequence[dict[str, Any]], low: Any, high: Any
+) -> tuple[list[Any], list[tuple[float, float]], Any]:
+    """The panels of ratings.png: each one's agents (weaker group first, so the rating axis still
+    increases to the right), its axis limits, and its share of the width."""
+    m = len(rows)
+    cut = split_outliers(rows)
+    groups = [np.arange(m)] if cut is None else [np.arange(cut + 1, m), np.arange(cut + 1)]
+    limits = []
+    for g in groups:
+        lo, hi = float(low[g].min()), float(high[g].max())
+        pad = max(0.1 * (hi - lo), 0.6)
+        limits.append((lo - pad, hi + pad))
+    lengths = np.array([b - a for a, b in limits])
+    lengths = np.maximum(lengths, 0.3 * lengths.max())  # a lone outlier still gets a readable panel
+    return groups, limits, lengths
+
+
+def _style_panel(ax: Any, k: int, n_axes: int, limits: tuple[float, float], inches: float) -> None:
+    """Panel ``k`` of ``n_axes``: the zero line, its limits and ticks (about one per inch of its
+    width ``inches``), and the broken-axis marks where two panels meet."""
+    from matplotlib.ticker import MaxNLocator
+
+    lo, hi = limits
+    if lo < 0 < hi:
+        ax.axvline(0.0, color="0.5", ls="--", lw=0.8)
+    ax.set_xlim(lo, hi)
+    ax.grid(axis="x", alpha=0.3)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=max(2, int(inches * 1.1)), steps=[1, 2, 5, 10]))
+    if k > 0:
+        ax.tick_params(left=False, labelleft=False)
+        ax.spines["left"].set_visible(False)
+    if k < n_axes - 1:
+        ax.spines["right"].set_visible(False)
+    # Broken-axis marks where two panels meet.
+    kw: dict[str, Any] = {
+        "marker": [(-1, -1.5), (1, 1.5)],
+        "ms": 10,
+        "ls": "none",
+        "color": "k",
+        "mew": 1,
+    }
+    if k < n_axes - 1:
+        ax.plot([1, 1], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
+    if k > 0:
+        ax.plot([0, 0], [0, 1], transform=ax.transAxes, clip_on=False, **kw)
+
+
+def _draw_gaps(gap_ax: Any, rows: Sequence[dict[str, Any]]) -> None:
+    """The column beside the ratings: a bracket per adjacent gap, with its interval and verdict."""
+    m = len(rows)
     gap_ax.set_axis_off()
     gap_ax.set_xlim(0.0, 1.0)
     gap_ax.text(0.0, -0.6, "gap to next, 95% CI", fontsize=9, va="bottom", fontweight="bold")
@@ -220,11 +246,6 @@ def ratings_figure(summary: dict[str, Any]) -> Any:
     # Beside the last agent, which has no gap of its own (clear of the last bracket's tick).
     summary_line = f"{n_sep} of {m - 1} adjacent gaps separated"
     gap_ax.text(0.09, m - 1 + 0.1, summary_line, fontsize=8, va="top", color="0.3")
-    title = f"Ratings: points per {unit} against the field's average, 95% CI, deals as units"
-    if summary.get("luck_adjusted"):
-        title += " (luck-adjusted)"
-    fig.suptitle(wrap_title(title, fig.get_size_inches()[0] - 0.3, 11), fontsize=11)
-    return fit_to_canvas(fig)
 
 
 def head_to_head_figure(summary: dict[str, Any]) -> Any:
@@ -240,33 +261,19 @@ def head_to_head_figure(summary: dict[str, Any]) -> Any:
     """
     from matplotlib import colormaps
     from matplotlib.figure import Figure
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.patches import Patch
 
     rows = summary["ratings"]
     unit = summary["unit"]
     names = [r["agent"] for r in rows]  # by rating, best first
     labels = [short_label(name) for name in names]
-    idx = {n: i for i, n in enumerate(names)}
     n = len(names)
-    mat, low, high = (np.full((n, n), np.nan) for _ in range(3))
-    for p in summary["pairs"]:
-        if p["a"] not in idx or p["b"] not in idx:
-            continue
-        v = p[f"points_per_{unit}"]
-        i, j = idx[p["a"]], idx[p["b"]]
-        mat[i, j], low[i, j], high[i, j] = v["mean"], v["low"], v["high"]
-        mat[j, i], low[j, i], high[j, i] = -v["mean"], -v["high"], -v["low"]
+    mat, low, high = _head_to_head_cells(summary, names)
     finite = np.isfinite(mat)
     # Separated: the whole interval on one side of 0 (an undefined interval, one deal, is not).
     with np.errstate(invalid="ignore"):
         significant = finite & ((low > 0) | (high < 0))
-    # The colour scale spans the cells within each group of split_outliers: an agent 60 points
-    # below the rest would otherwise wash out every difference between the others (±2 to ±13).
-    cut = split_outliers(rows)
-    group = np.array([0 if cut is None or i <= cut else 1 for i in range(n)])
-    within = finite & (group[:, None] == group[None, :])
-    pool = np.abs(mat[within]) if within.any() else np.abs(mat[finite])
-    lim = float(pool.max()) if pool.size and pool.max() > 0 else 1.0
+    lim = _colour_limit(rows, mat, finite)
     clipped = finite & (np.abs(mat) > lim * (1 + 1e-9))
 
     # A cell that is not significant is masked: the colour map's "bad" colour, the neutral one.
@@ -281,6 +288,68 @@ def head_to_head_figure(summary: dict[str, Any]) -> Any:
     ax.set_xticks(range(n), labels, rotation=45, ha="right", rotation_mode="anchor", fontsize=9)
     ax.set_yticks(range(n), labels, fontsize=9)
     ax.tick_params(length=0)
+    _draw_cells(ax, (mat, low, high), finite, significant, clipped, lim)
+    fig.colorbar(
+        im,
+        ax=ax,
+        extend="both" if clipped.any() else "neither",
+        shrink=min(0.85, max(0.5, 2.2 / max(cell * n, 1e-9))),
+        label=f"row minus column, points per {unit}",
+    )
+    if (finite & ~significant).any():
+        fig.legend(
+            handles=[
+                Patch(facecolor=NEUTRAL_COLOUR, edgecolor="0.6", label="95% CI holds 0: not significant")
+            ],
+            loc="outside lower center",
+            fontsize=8,
+            frameon=False,
+        )
+    title = f"Head to head: row minus column, points per {unit}, 95% CI"
+    if summary.get("luck_adjusted"):
+        title += " (luck-adjusted)"
+    if clipped.any():
+        title += f"\ncolour clipped at ±{lim:.1f}; hatched cells lie beyond (their numbers are exact)"
+    fig.suptitle(wrap_title(title, width - 0.3, 10), fontsize=10)
+    return fit_to_canvas(fig)
+
+
+def _head_to_head_cells(summary: dict[str, Any], names: Sequence[str]) -> tuple[Any, Any, Any]:
+    """Row minus column mean, low and high of every pairing played (``nan`` where not)."""
+    unit = summary["unit"]
+    idx = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    mat, low, high = (np.full((n, n), np.nan) for _ in range(3))
+    for p in summary["pairs"]:
+        if p["a"] not in idx or p["b"] not in idx:
+            continue
+        v = p[f"points_per_{unit}"]
+        i, j = idx[p["a"]], idx[p["b"]]
+        mat[i, j], low[i, j], high[i, j] = v["mean"], v["low"], v["high"]
+        mat[j, i], low[j, i], high[j, i] = -v["mean"], -v["high"], -v["low"]
+    return mat, low, high
+
+
+def _colour_limit(rows: Sequence[dict[str, Any]], mat: Any, finite: Any) -> float:
+    """The colour scale's limit: the largest |value| among the cells within each group of
+    :func:`split_outliers`; an agent 60 points below the rest would otherwise wash out every
+    difference between the others (±2 to ±13)."""
+    n = len(rows)
+    cut = split_outliers(rows)
+    group = np.array([0 if cut is None or i <= cut else 1 for i in range(n)])
+    within = finite & (group[:, None] == group[None, :])
+    pool = np.abs(mat[within]) if within.any() else np.abs(mat[finite])
+    return float(pool.max()) if pool.size and pool.max() > 0 else 1.0
+
+
+def _draw_cells(
+    ax: Any, cells: tuple[Any, Any, Any], finite: Any, significant: Any, clipped: Any, lim: float
+) -> None:
+    """Each cell's mean and interval (white where not played, hatched where beyond the colour limit)."""
+    from matplotlib.patches import Rectangle
+
+    mat, low, high = cells
+    n = mat.shape[0]
     for i in range(n):
         for j in range(n):
             if not finite[i, j]:
@@ -313,26 +382,3 @@ def head_to_head_figure(summary: dict[str, Any]) -> Any:
                     fontsize=6.5,
                     color=colour,
                 )
-    fig.colorbar(
-        im,
-        ax=ax,
-        extend="both" if clipped.any() else "neither",
-        shrink=min(0.85, max(0.5, 2.2 / max(cell * n, 1e-9))),
-        label=f"row minus column, points per {unit}",
-    )
-    if (finite & ~significant).any():
-        fig.legend(
-            handles=[
-                Patch(facecolor=NEUTRAL_COLOUR, edgecolor="0.6", label="95% CI holds 0: not significant")
-            ],
-            loc="outside lower center",
-            fontsize=8,
-            frameon=False,
-        )
-    title = f"Head to head: row minus column, points per {unit}, 95% CI"
-    if summary.get("luck_adjusted"):
-        title += " (luck-adjusted)"
-    if clipped.any():
-        title += f"\ncolour clipped at ±{lim:.1f}; hatched cells lie beyond (their numbers are exact)"
-    fig.suptitle(wrap_title(title, width - 0.3, 10), fontsize=10)
-    return fit_to_canvas(fig)

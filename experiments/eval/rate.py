@@ -31,7 +31,7 @@ from typing import Any
 
 from ginenv.experiments.eval.config import check_agent_names, load_ladder_file, to_eval_config
 from ginenv.experiments.eval.harness import Backend, EvalConfig, HarnessError, disclose_key, evaluate
-from ginenv.experiments.eval.ratings import points_ratings
+from ginenv.experiments.eval.ratings import PointsRatings, points_ratings
 from ginenv.experiments.eval.report import deal_values, pair_summary, rating_core
 
 from ginenv.secret_deals import DealKey
@@ -63,6 +63,50 @@ def rate(
     agents only, and a resume needs the same key.
     """
     say = log or (lambda _line: None)
+    reference = _reference(spec, ladder_file, deals, time_limit, key)
+    field = [a for a in reference.agents if a != spec]
+    play = {"backend": backend, "workers": workers, "progress": progress, "log": say}
+    records, ref_out, own_out = _play(reference, spec, field, Path(results), out, play)
+    everyone = [*field, spec]
+    # The ladder's scale: fitted on the ladder's own core (its agents but any far off their
+    # scale, such as random); the newcomer and those are placed on it from their games.
+    ladder_values = deal_values([r for r in records if spec not in (r["a"], r["b"])])
+    core = rating_core(ladder_values, field) or field
+    ratings = points_ratings(placement_values(deal_values(records), spec, core), agents=everyone, core=core)
+    ranked = ratings.ranked()
+    place = next(i for i, row in enumerate(ranked) if row["agent"] == spec)
+    i = ratings.names.index(spec)
+    return {
+        "agent": spec,
+        "rating": ratings.rating[i],
+        "low": ratings.low[i],
+        "high": ratings.high[i],
+        "place": place + 1,
+        "of": len(ranked),
+        "above": ranked[place + 1]["agent"] if place + 1 < len(ranked) else None,
+        "below": ranked[place - 1]["agent"] if place > 0 else None,
+        "ladder": ranked,
+        "margins": _margins(records, spec, ratings),
+        "deals": reference.deals,
+        "seed": reference.seed,
+        "deal_commitment": reference.commitment,
+        "deal_key": None if key is None else key.hex(),
+        "ladder_config": str(ladder_file),
+        "ladder_results": str(ref_out),
+        "results": None if own_out is None else str(own_out),
+        "core": core,
+        "scale": (
+            f"points per hand against the ladder's field (mean 0 over {', '.join(core)}), 95% CI, "
+            "deals as units"
+        ),
+    }
+
+
+def _reference(
+    spec: str, ladder_file: str | Path, deals: int | None, time_limit: float | None, key: DealKey | None
+) -> EvalConfig:
+    """The ladder's own run (its deals, seed and rules; ``deals``/``time_limit`` override the file's),
+    checked: a fixed seed, a round robin in hand units, and ``spec`` a known agent."""
     ladder = load_ladder_file(ladder_file)
     if deals is not None:
         ladder.deals = deals
@@ -76,14 +120,29 @@ def rate(
     reference = dataclasses.replace(to_eval_config(ladder, agents.available()), key=key)
     if ladder.unit != "hand" or reference.format != "round_robin":
         raise HarnessError(f"{ladder_file}: rate needs a round-robin ladder in hand units")
-    field = [a for a in reference.agents if a != spec]
-    ref_out = Path(results) / f"ladder-{reference.fingerprint()}"
+    return reference
+
+
+def _play(
+    reference: EvalConfig,
+    spec: str,
+    field: list[str],
+    results: Path,
+    out: str | Path | None,
+    play: dict[str, Any],
+) -> tuple[list[dict[str, Any]], Path, Path | None]:
+    """Every game's record: the ladder's among its own agents (stored, or replayed on secret deals)
+    and the newcomer's against them (``play``: :func:`evaluate`'s options); the ladder's folder and
+    the newcomer's (None when ``spec`` is one of the ladder's agents). With a key, the key is
+    disclosed in both folders once every game is over."""
+    say: Log = play["log"]
+    key = reference.key
+    ref_out = results / f"ladder-{reference.fingerprint()}"
     if key is None:
         say(f"the ladder's own results: {ref_out} (computed once, reused by every rate)")
     else:
         say(f"the ladder replayed on the secret deals (no stored result is on them): {ref_out}")
-    ref_records = evaluate(reference, ref_out, backend=backend, workers=workers, progress=progress, log=say)
-    records = list(ref_records)
+    records = list(evaluate(reference, ref_out, **play))
     own_out: Path | None = None
     if spec not in reference.agents:
         cfg = EvalConfig(
@@ -97,22 +156,19 @@ def rate(
             time_limit=reference.time_limit,
             key=key,
         )
-        own_out = Path(out) if out is not None else Path(results) / f"rate-{cfg.fingerprint()}"
+        own_out = Path(out) if out is not None else results / f"rate-{cfg.fingerprint()}"
         say(f"{spec} against the {len(field)} agents of the ladder: {own_out}")
-        records += evaluate(cfg, own_out, backend=backend, workers=workers, progress=progress, log=say)
+        records += evaluate(cfg, own_out, **play)
     if key is not None:
         # Every game on these deals is over: from now on the key may be read with the results.
         for folder in (ref_out, own_out):
             if folder is not None:
                 disclose_key(folder, key)
-    everyone = [*field, spec]
-    # The ladder's scale: fitted on the ladder's own core (its agents but any far off their
-    # scale, such as random); the newcomer and those are placed on it from their games.
-    ladder_values = deal_values([r for r in records if spec not in (r["a"], r["b"])])
-    core = rating_core(ladder_values, field) or field
-    ratings = points_ratings(placement_values(deal_values(records), spec, core), agents=everyone, core=core)
-    ranked = ratings.ranked()
-    place = next(i for i, row in enumerate(ranked) if row["agent"] == spec)
+    return records, ref_out, own_out
+
+
+def _margins(records: list[dict[str, Any]], spec: str, ratings: PointsRatings) -> list[dict[str, Any]]:
+    """``spec``'s margin against each opponent (its view), the highest-rated opponent first."""
     margins = []
     own: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in records:
@@ -138,31 +194,7 @@ def rate(
             }
         )
     margins.sort(key=lambda m: -m["opponent_rating"])
-    i = ratings.names.index(spec)
-    return {
-        "agent": spec,
-        "rating": ratings.rating[i],
-        "low": ratings.low[i],
-        "high": ratings.high[i],
-        "place": place + 1,
-        "of": len(ranked),
-        "above": ranked[place + 1]["agent"] if place + 1 < len(ranked) else None,
-        "below": ranked[place - 1]["agent"] if place > 0 else None,
-        "ladder": ranked,
-        "margins": margins,
-        "deals": reference.deals,
-        "seed": reference.seed,
-        "deal_commitment": reference.commitment,
-        "deal_key": None if key is None else key.hex(),
-        "ladder_config": str(ladder_file),
-        "ladder_results": str(ref_out),
-        "results": None if own_out is None else str(own_out),
-        "core": core,
-        "scale": (
-            f"points per hand against the ladder's field (mean 0 over {', '.join(core)}), 95% CI, "
-            "deals as units"
-        ),
-    }
+    return margins
 
 
 def placement_values(

@@ -45,6 +45,29 @@ class PointsRatings:
         df: degrees of freedom of the t quantile: distinct deals minus one.
         confidence: coverage of ``low``/``high`` and of :meth:`difference_ci`.
         anchor: the agents whose mean rating is 0 (all agents by default).
+
+    Model and fit: ``E[value(a, b)] = r_a - r_b``, fitted by least squares over every deal of
+    every pairing, i.e. over the pairing means ``ȳ_p`` weighted by their deal counts ``n_p``
+    (with as many deals in every pairing this is plain least squares on the means). The fitted
+    gaps reproduce the pairing means only where those add up (``ȳ(a, c) = ȳ(a, b) + ȳ(b, c)``);
+    otherwise the fit pools them, so a rating gap also uses the indirect comparisons. The
+    estimate is linear in the means, ``r = L ȳ``, with ``L`` the weighted least-squares solution
+    followed by the shift that makes the anchor agents' mean 0.
+
+    Covariance: cluster-robust (sandwich) over deals. Deal ``k`` contributes
+    ``u_k = Σ_p L[:, p] (y_pk - ȳ_p) / n_p`` over the pairings ``p`` that played it, and
+    ``V = K / (K - 1) · Σ_k u_k u_kᵀ`` with ``K`` distinct deals. It follows from ``r = L ȳ``
+    alone (not from the model being right), and it keeps the correlation of one deal's values
+    across pairings, which a per-pairing variance would drop. With two agents and one pairing it
+    is ``s² / n`` for the gap, the variance of a mean. A pairing with a single deal adds its
+    value to the fit but no spread to ``V`` (one value has no spread to estimate), so its share
+    of the uncertainty is understated; the harness plays many deals per pairing.
+
+    Intervals: ``rating ± t_{(1+c)/2, K-1} · se``. Student t rather than normal, with the number
+    of clusters minus one as degrees of freedom (the usual small-sample choice for clustered
+    errors): for two agents it reproduces :func:`duplicate_points`'s interval exactly, and with
+    hundreds of deals it differs from the normal one in the third digit. With a single distinct
+    deal (``K = 1``) the covariance, standard errors and intervals are ``nan``.
     """
 
     names: tuple[str, ...]
@@ -206,28 +229,10 @@ def points_ratings(
             them on the core's scale without moving it. Every other agent must be linked to the
             core by its pairings.
 
-    Model and fit: ``E[value(a, b)] = r_a - r_b``, fitted by least squares over every deal of
-    every pairing, i.e. over the pairing means ``ȳ_p`` weighted by their deal counts ``n_p``
-    (with as many deals in every pairing this is plain least squares on the means). The fitted
-    gaps reproduce the pairing means only where those add up (``ȳ(a, c) = ȳ(a, b) + ȳ(b, c)``);
-    otherwise the fit pools them, so a rating gap also uses the indirect comparisons. The
-    estimate is linear in the means, ``r = L ȳ``, with ``L`` the weighted least-squares solution
-    followed by the shift that makes the anchor agents' mean 0.
-
-    Covariance: cluster-robust (sandwich) over deals. Deal ``k`` contributes
-    ``u_k = Σ_p L[:, p] (y_pk - ȳ_p) / n_p`` over the pairings ``p`` that played it, and
-    ``V = K / (K - 1) · Σ_k u_k u_kᵀ`` with ``K`` distinct deals. It follows from ``r = L ȳ``
-    alone (not from the model being right), and it keeps the correlation of one deal's values
-    across pairings, which a per-pairing variance would drop. With two agents and one pairing it
-    is ``s² / n`` for the gap, the variance of a mean. A pairing with a single deal adds its
-    value to the fit but no spread to ``V`` (one value has no spread to estimate), so its share
-    of the uncertainty is understated; the harness plays many deals per pairing.
-
-    Intervals: ``rating ± t_{(1+c)/2, K-1} · se``. Student t rather than normal, with the number
-    of clusters minus one as degrees of freedom (the usual small-sample choice for clustered
-    errors): for two agents it reproduces :func:`duplicate_points`'s interval exactly, and with
-    hundreds of deals it differs from the normal one in the third digit. With a single distinct
-    deal (``K = 1``) the covariance, standard errors and intervals are ``nan``.
+    The model, the fit, the covariance and the intervals are described in :class:`PointsRatings`.
+    The steps: read the values (:func:`_read_values`), check every agent is linked to every other
+    (:func:`_check_linked`), fit (:func:`_least_squares` or :func:`_core_least_squares`), shift to
+    the anchor, and take the sandwich covariance over deals (:func:`_cluster_covariance`).
 
     Raises:
         ValueError: empty ``values``, a key that is not an ``(a, b)`` pair, an agent paired with
@@ -236,6 +241,51 @@ def points_ratings(
             (or an agent that played no one), an unknown anchor, a confidence outside (0, 1).
     """
     c = check_confidence(confidence)
+    names, pairings, cells, n_deals = _read_values(values, agents)
+    m = len(names)
+    if m < 2:  # unreachable: a pairing has two distinct agents
+        raise ValueError("points_ratings needs at least two agents")
+    anchors = _anchor_names(anchor, names)
+    _check_linked(names, pairings)
+
+    x_mat, arrays, counts, means = _design(pairings, cells, m)
+    if core is None:
+        solve = _least_squares(x_mat, counts)
+    else:
+        solve = _core_least_squares(x_mat, counts, pairings, names, core)
+        if anchor is None:
+            anchors = tuple(core)
+    ones = np.ones(m)
+    weights = np.zeros(m)
+    weights[[names.index(n) for n in anchors]] = 1.0 / len(anchors)
+    shift = np.eye(m) - np.outer(ones, weights)
+    lin = shift @ solve  # L: ratings = L @ means, shape (m, n_pairs)
+    rating = lin @ means
+
+    cov = _cluster_covariance(lin, arrays, means, counts, n_deals)
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if len(anchors) == 1 and n_deals > 1:
+        se[names.index(anchors[0])] = 0.0  # pinned by definition; clears rounding residue
+    df = n_deals - 1
+    half = _t_quantile(c, df) * se
+    return PointsRatings(
+        names=tuple(names),
+        rating=tuple(float(r) for r in rating),
+        low=tuple(float(r) for r in rating - half),
+        high=tuple(float(r) for r in rating + half),
+        stderr=tuple(float(s) for s in se),
+        covariance=cov,
+        df=df,
+        confidence=c,
+        anchor=anchors,
+    )
+
+
+def _read_values(
+    values: Mapping[tuple[str, str], Mapping[Hashable, float]], agents: Sequence[str] | None
+) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, int, float]], int]:
+    """The agents, the pairings (as agent indices), the cells ``(pairing, deal column, value)`` and
+    the number of distinct deals of :func:`points_ratings`'s ``values``, checked."""
     if not values:
         raise ValueError("points_ratings needs at least one pairing; values is empty")
     names: list[str] = [] if agents is None else list(agents)
@@ -268,11 +318,33 @@ def points_ratings(
             if not math.isfinite(x):
                 raise ValueError(f"values[{key!r}][{deal!r}] must be finite, got {v!r}")
             cells.append((p, deal_col.setdefault(deal, len(deal_col)), x))
-    m, n_pairs, n_deals = len(names), len(pairings), len(deal_col)
-    if m < 2:  # unreachable: a pairing has two distinct agents
-        raise ValueError("points_ratings needs at least two agents")
-    anchors = _anchor_names(anchor, names)
+    return names, pairings, cells, len(deal_col)
 
+
+def _design(
+    pairings: list[tuple[int, int]], cells: list[tuple[int, int, float]], m: int
+) -> tuple[
+    NDArray[np.float64],
+    tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]],
+    NDArray[np.float64],
+    NDArray[np.float64],
+]:
+    """The design matrix (pairing ``p``'s mean estimates ``r_a - r_b``), the cells as arrays
+    (pairing, deal column, value), and each pairing's deal count and mean value."""
+    n_pairs = len(pairings)
+    x_mat = np.zeros((n_pairs, m))
+    for p, (i, j) in enumerate(pairings):
+        x_mat[p, i], x_mat[p, j] = 1.0, -1.0
+    p_idx, k_idx, v_arr = (np.array(col) for col in zip(*cells, strict=True))
+    p_idx, k_idx = p_idx.astype(int), k_idx.astype(int)
+    counts = np.bincount(p_idx, minlength=n_pairs).astype(np.float64)
+    means = np.bincount(p_idx, weights=v_arr, minlength=n_pairs) / counts
+    return x_mat, (p_idx, k_idx, v_arr), counts, means
+
+
+def _check_linked(names: list[str], pairings: list[tuple[int, int]]) -> None:
+    """Every agent is linked to every other by pairings (else only groups' ratings have a meaning)."""
+    m = len(names)
     adjacency = np.zeros((m, m), dtype=bool)
     for i, j in pairings:
         adjacency[i, j] = adjacency[j, i] = True
@@ -281,30 +353,20 @@ def points_ratings(
         groups = [[names[i] for i in range(m) if labels[i] == g] for g in range(n_groups)]
         raise ValueError(f"agents fall into groups that never played each other: {groups}")
 
-    # Design: pairing p's mean estimates r_a - r_b.
-    x_mat = np.zeros((n_pairs, m))
-    for p, (i, j) in enumerate(pairings):
-        x_mat[p, i], x_mat[p, j] = 1.0, -1.0
-    p_idx, k_idx, v_arr = (np.array(col) for col in zip(*cells, strict=True))
-    p_idx, k_idx = p_idx.astype(int), k_idx.astype(int)
-    counts = np.bincount(p_idx, minlength=n_pairs).astype(np.float64)
-    means = np.bincount(p_idx, weights=v_arr, minlength=n_pairs) / counts
 
-    if core is None:
-        solve = _least_squares(x_mat, counts)
-    else:
-        solve = _core_least_squares(x_mat, counts, pairings, names, core)
-        if anchor is None:
-            anchors = tuple(core)
-    ones = np.ones(m)
-    weights = np.zeros(m)
-    weights[[names.index(n) for n in anchors]] = 1.0 / len(anchors)
-    shift = np.eye(m) - np.outer(ones, weights)
-    lin = shift @ solve  # L: ratings = L @ means, shape (m, n_pairs)
-    rating = lin @ means
-
-    # Sandwich over deals: scatter each value's scaled deviation into its (pairing, deal) cell;
-    # column k of L @ dev is then u_k.
+def _cluster_covariance(
+    lin: NDArray[np.float64],
+    cells: tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]],
+    means: NDArray[np.float64],
+    counts: NDArray[np.float64],
+    n_deals: int,
+) -> NDArray[np.float64]:
+    """The sandwich covariance over deals of ``ratings = lin @ means`` (``nan`` with one deal);
+    ``cells`` are the values' pairing and deal indices and the values, as arrays."""
+    p_idx, k_idx, v_arr = cells
+    m, n_pairs = lin.shape
+    # Scatter each value's scaled deviation into its (pairing, deal) cell; column k of L @ dev is
+    # then u_k.
     dev = np.zeros((n_pairs, n_deals))
     np.add.at(dev, (p_idx, k_idx), (v_arr - means[p_idx]) / counts[p_idx])
     u = lin @ dev
@@ -313,19 +375,4 @@ def points_ratings(
         cov = 0.5 * (cov + cov.T)
     else:
         cov = np.full((m, m), math.nan)
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if len(anchors) == 1 and n_deals > 1:
-        se[names.index(anchors[0])] = 0.0  # pinned by definition; clears rounding residue
-    df = n_deals - 1
-    half = _t_quantile(c, df) * se
-    return PointsRatings(
-        names=tuple(names),
-        rating=tuple(float(r) for r in rating),
-        low=tuple(float(r) for r in rating - half),
-        high=tuple(float(r) for r in rating + half),
-        stderr=tuple(float(s) for s in se),
-        covariance=cov,
-        df=df,
-        confidence=c,
-        anchor=anchors,
-    )
+    return cov  # type: ignore[no-any-return]

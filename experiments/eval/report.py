@@ -264,6 +264,14 @@ def separated_line(ratings: Sequence[dict[str, Any]]) -> str:
 
 def format_table(summary: dict[str, Any]) -> str:
     """The terminal report: points ratings with gaps, head to head, truncation, then Bradley-Terry."""
+    lines = _ratings_lines(summary)
+    lines += _head_to_head_lines(summary)
+    lines += _bradley_terry_lines(summary)
+    return "\n".join(lines)
+
+
+def _ratings_lines(summary: dict[str, Any]) -> list[str]:
+    """The points ratings, ranked, each with its gap to the next; then a blank line (none if no ratings)."""
     unit = summary["unit"]
     lines = []
     ratings = summary["ratings"]
@@ -289,6 +297,13 @@ def format_table(summary: dict[str, Any]) -> str:
             lines.append(line)
         lines.append(separated_line(ratings))
         lines.append("")
+    return lines
+
+
+def _head_to_head_lines(summary: dict[str, Any]) -> list[str]:
+    """One line a pairing (A's view), then the truncated games and the forfeits."""
+    unit = summary["unit"]
+    lines = []
     # Name columns as wide as the longest name (a checkpoint's path, an exec: command), never cut.
     wa = max(12, *(len(p["a"]) for p in summary["pairs"]), 0)
     wb = max(12, *(len(p["b"]) for p in summary["pairs"]), 0)
@@ -332,6 +347,12 @@ def format_table(summary: dict[str, Any]) -> str:
             f"Forfeits (an exec: agent hung, died or answered an illegal move; it lost that game by the "
             f"forfeit rule of docs/PROTOCOL.md): {who} of {games} games; {reasons}"
         )
+    return lines
+
+
+def _bradley_terry_lines(summary: dict[str, Any]) -> list[str]:
+    """The second view, Bradley-Terry over won and lost deals (none without its ratings)."""
+    lines: list[str] = []
     bt = summary.get("bt_ratings") or []
     if bt:
         anchor = summary.get("anchor")
@@ -354,7 +375,7 @@ def format_table(summary: dict[str, Any]) -> str:
                 f"  {i:>4}  {r['agent']:<{width}} {r['elo']:>6.0f}  "
                 f"[{r['low']:>6.0f}, {r['high']:>6.0f}]  {record}"
             )
-    return "\n".join(lines)
+    return lines
 
 
 def _csv_number(x: Any) -> Any:

@@ -424,8 +424,15 @@ def bradley_terry(
     names, w = _win_matrix(wins)
     if anchor is not None and anchor not in names:
         raise ValueError(f"anchor {anchor!r} is not a player; players are {names}")
-    m = len(names)
+    mle_exists = _mle_exists(names, w, reg)
+    theta, cov_theta = _bt_fit(w, reg)
+    return _bt_ratings(names, theta, cov_theta, anchor, c, mle_exists)
 
+
+def _mle_exists(names: list[str], w: NDArray[np.float64], reg: float) -> bool:
+    """Whether the unregularised estimate exists (the "beat" graph is strongly connected); raises
+    when the players split into groups that never met, or when ``reg`` is 0 and it does not."""
+    m = len(names)
     games = w + w.T
     n_groups, labels = connected_components(csr_array(games > 0), directed=False)
     if n_groups > 1:
@@ -438,7 +445,13 @@ def bradley_terry(
             "the maximum-likelihood estimate does not exist (some player is undefeated or "
             "winless against its side); use l2 > 0"
         )
+    return bool(mle_exists)
 
+
+def _bt_fit(w: NDArray[np.float64], reg: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The penalised maximum-likelihood ``θ`` (sum zero) of win matrix ``w`` and its covariance."""
+    m = w.shape[0]
+    games = w + w.T
     # Orthonormal basis of {θ : Σθ = 0}: the columns of an SVD basis orthogonal to 1.
     basis = np.linalg.svd(np.ones((1, m)))[2][1:].T  # shape (m, m - 1)
 
@@ -477,7 +490,19 @@ def bradley_terry(
         raise RuntimeError(f"Bradley-Terry fit did not converge: {res.message}")
     theta = basis @ res.x
     cov_theta = basis @ np.linalg.inv(hessian(res.x)) @ basis.T
+    return theta, cov_theta
 
+
+def _bt_ratings(
+    names: list[str],
+    theta: NDArray[np.float64],
+    cov_theta: NDArray[np.float64],
+    anchor: str | None,
+    c: float,
+    mle_exists: bool,
+) -> Ratings:
+    """``θ`` and its covariance on the Elo scale, centred on ``anchor`` (or sum zero), with intervals."""
+    m = len(names)
     # Centre on the anchor (θ - θ_a) or keep the sum-zero centring; map to Elo.
     shift = np.eye(m)
     if anchor is not None:

@@ -22,7 +22,7 @@ from ginenv.experiments.eval.report import (
     summarise,
     write_outputs,
 )
-from ginenv.experiments.eval.stats import duplicate_points
+from ginenv.experiments.eval.stats import bradley_terry, duplicate_points
 
 # Points per hand of each agent against an average opponent; "rand" plays like random.
 STRENGTH = {"top": 6.0, "mid": 2.0, "low": 1.5, "bottom": -5.0}
@@ -475,3 +475,120 @@ def test_a_difference_that_is_not_significant_is_drawn_neutral(monkeypatch: pyte
     colours = image.to_rgba(image.get_array())
     assert colours[0, 1][2] > colours[0, 1][0] and colours[1, 0][0] > colours[1, 0][2]
     assert tuple(colours[0, 1]) != pytest.approx(to_rgba(NEUTRAL_COLOUR))
+
+
+# ---------------------------------------------------------------- pinned outputs
+# The points ratings, Bradley-Terry, the terminal table and the two figures were split into named
+# steps; these values were taken before the split and must not move on one seeded field (a change
+# of behaviour fails here, not only a change of shape).
+
+HERE = Path(__file__).parent
+RATING = (4.3885779522547645, 1.6201362223797084, 1.0457059255359353, -7.054420100170407, -60.77381659288281)
+LOW = (3.6597848563566657, 0.7833695872011841, 0.27847280976704336, -7.650102600470873, -61.4891666160924)
+HIGH = (5.117371048152863, 2.456902857558233, 1.8129390413048272, -6.4587375998699414, -60.05846656967322)
+ELO = (148.6543482052782, 0.0, -40.147050865634924)
+ELO_LOW = (-48.208306563188245, 0.0, -233.61988607604022)
+ELO_HIGH = (345.51700297374464, 0.0, 153.32578434477037)
+RATINGS_FIGURE = [
+    [["-60.8"], [-62.089167, -59.458467]],
+    [["+4.4", "+1.6", "+1.0", "-7.1"], [-8.92685, 6.394118]],
+    [
+        [
+            "gap to next, 95% CI",
+            "+2.8  [+1.4, +4.2]",
+            "separated",
+            "+0.6  [-0.8, +1.9]",
+            "not separated",
+            "+8.1  [+6.9, +9.3]",
+            "separated",
+            "+53.7  [+52.5, +55.0]",
+            "separated",
+            "3 of 4 adjacent gaps separated",
+        ],
+        [0.0, 1.0],
+    ],
+]
+HEAD_TO_HEAD_FIGURE = [
+    [
+        [
+            "+3.0",
+            "[+1.3, +4.6]",
+            "+3.0",
+            "[+0.9, +5.0]",
+            "+11.6",
+            "[+10.5, +12.7]",
+            "+64.7",
+            "[+63.0, +66.4]",
+            "-3.0",
+            "[-4.6, -1.3]",
+            "+0.8",
+            "[-0.9, +2.4]",
+            "+8.7",
+            "[+7.3, +10.1]",
+            "+61.2",
+            "[+59.9, +62.5]",
+            "-3.0",
+            "[-5.0, -0.9]",
+            "-0.8",
+            "[-2.4, +0.9]",
+            "+7.9",
+            "[+5.6, +10.2]",
+            "+63.1",
+            "[+61.4, +64.8]",
+            "-11.6",
+            "[-12.7, -10.5]",
+            "-8.7",
+            "[-10.1, -7.3]",
+            "-7.9",
+            "[-10.2, -5.6]",
+            "+54.1",
+            "[+52.2, +56.0]",
+            "-64.7",
+            "[-66.4, -63.0]",
+            "-61.2",
+            "[-62.5, -59.9]",
+            "-63.1",
+            "[-64.8, -61.4]",
+            "-54.1",
+            "[-56.0, -52.2]",
+        ],
+        [-0.5, 4.5],
+    ],
+    [[], [0.0, 1.0]],
+]
+
+
+def _field() -> list[dict]:
+    return round_robin(WITH_RANDOM, deals=12, sd=9.0, seed=5, luck=True, exact=False)
+
+
+def _sketch(fig: object) -> list[list[list]]:
+    """Each axes' texts and x limits: what the figure says and where."""
+    return [
+        [[t.get_text() for t in ax.texts], [round(float(x), 6) for x in ax.get_xlim()]] for ax in fig.axes
+    ]  # type: ignore[attr-defined]
+
+
+def test_points_ratings_are_pinned() -> None:
+    r = points_ratings(deal_values(_field()), core=["top", "mid", "low", "bottom"])
+    assert r.rating == pytest.approx(RATING, rel=1e-12, abs=1e-12)
+    assert r.low == pytest.approx(LOW, rel=1e-12, abs=1e-12)
+    assert r.high == pytest.approx(HIGH, rel=1e-12, abs=1e-12)
+
+
+def test_bradley_terry_is_pinned() -> None:
+    wins = {("a", "b"): 7, ("b", "a"): 3, ("b", "c"): 5, ("c", "b"): 4, ("c", "a"): 2, ("a", "c"): 6}
+    b = bradley_terry(wins, anchor="b")
+    # The optimiser stops within its tolerance: pinned to well below a rating point.
+    assert b.elo == pytest.approx(ELO, abs=1e-6)
+    assert b.low == pytest.approx(ELO_LOW, abs=1e-6)
+    assert b.high == pytest.approx(ELO_HIGH, abs=1e-6)
+
+
+def test_the_table_and_figures_are_pinned() -> None:
+    summary = summarise(_field(), list(WITH_RANDOM))
+    assert format_table(summary) == (HERE / "pinned_report_table.txt").read_text(encoding="utf-8").rstrip(
+        "\n"
+    )
+    assert _sketch(ratings_figure(summary)) == RATINGS_FIGURE
+    assert _sketch(head_to_head_figure(summary)) == HEAD_TO_HEAD_FIGURE
