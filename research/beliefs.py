@@ -12,9 +12,11 @@ gives their card marginals (:meth:`PolicyBelief.probabilities`).
 The target is ``P(H | what the seat saw) ∝ prior(H) * prod_t pi(a_t | o_t(H))``: the prior is
 uniform over the hands the public record allows (a shuffled deck), ``a_t`` the opponent's move at
 its decision ``t`` and ``o_t(H)`` the observation the opponent had then, rebuilt from the public
-record and the candidate hand. The proposals are conditional-Bernoulli draws (``P(H) ∝ prod_{c in
-H} w_c`` over the unseen cards, exact, so ``log q(H)`` is known up to a constant) and the
-importance weight is ``pi-likelihood / q``.
+record and the candidate hand: the seat's :class:`ginenv.public_record.PublicRecord` reads the
+moves, and writes each past decision's observation and legal mask with the kernel's own encoder
+(:meth:`ginenv.public_record.Decision.observe`), so a replayed decision is the one the env showed.
+The proposals are conditional-Bernoulli draws (``P(H) ∝ prod_{c in H} w_c`` over the unseen cards,
+exact, so ``log q(H)`` is known up to a constant) and the importance weight is ``pi-likelihood / q``.
 
 Replaying a past decision needs the opponent's hand then. Going back from the candidate hand, each
 turn's discard is put back and its draw taken out; a draw from the discard pile is public, a draw
@@ -29,8 +31,8 @@ What is replayed, and what is capped (to keep the cost a search can pay):
   next draw): the upcard offers of the first turn are not replayed, and the replay stops at the
   first turn it cannot read (so it is always a contiguous run of the latest turns);
 * at most ``max_turns`` turns (two decisions each: the draw and the discard), the latest ones;
-* at the discard decision the legal moves are the discards and the knocks of the rebuilt hand
-  (big gin, rare and rule-dependent, is left out of the mask).
+* the decisions are judged under the standard rules (:data:`REPLAY_RULES`): big gin, rare and
+  rule-dependent, is left out of the discard decision's mask.
 
 The network is evaluated once per call on ``proposals * decisions`` observation rows in one batch.
 Everything here reads one seat's observations only (:func:`ginenv.observation.decode`); it never
@@ -46,37 +48,22 @@ import numpy as np
 import torch
 from ginenv.agents.levels.belief import OpponentModel, sample_subsets, subset_marginals
 from ginenv.agents.neural.network import MaskedPolicy
-from numba import njit
 
-from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS, cards_of
-from ginenv.kernels.hand import Phase
-from ginenv.kernels.melds import knock_discards
-from ginenv.observation import (
-    HAND_SIZE,
-    IS_DEALER,
-    KNOCK_LIMIT,
-    OBS_SIZE,
-    OPPONENT_SCORE,
-    OWN_SCORE,
-    PHASE_BASE,
-    STOCK_SIZE,
-    TARGET,
-    TO_MOVE,
-    SeatView,
-    decode,
-    plane_slice,
-)
+from ginenv.observation import OBS_SIZE, SeatView, decode
+from ginenv.public_record import ME, OPP, Decision, Move, PublicRecord
+from ginenv.rules import Rules
 
 __all__ = [
     "PROPOSALS",
     "WEIGHTINGS",
     "OpponentTurn",
     "PolicyBelief",
-    "TurnHistory",
     "conditional_hands",
     "conditional_marginals",
     "opponent_observations",
+    "opponent_turns",
 ]
 
 #: The proposal distributions :class:`PolicyBelief` can draw candidate hands from.
@@ -101,20 +88,22 @@ def _masks(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.int64) * _CARD_BITS).sum(-1)
 
 
+#: The rules the replayed decisions are judged under: the standard ones (big gin, rare and
+#: rule-dependent, is left out of the discard decision's mask; a card just taken may not be thrown back).
+REPLAY_RULES = Rules()
+
+
 @dataclass(frozen=True)
 class OpponentTurn:
-    """One regular turn of the opponent (draw, then discard), as the seat's observations record it.
+    """One regular turn of the opponent (draw, then discard), as the seat's public record holds it.
 
-    ``draw_obs`` and ``discard_obs`` are the observation vectors the opponent had at its two
-    decisions with the hand and unseen planes left empty (they depend on the opponent's hand);
-    ``draw_seen`` and ``discard_seen`` the cards the opponent could see then besides its hand (the
-    discard pile and the cards it knew the seat held), from which its unseen plane follows.
+    ``draw`` and ``discard`` are the public moments of the opponent's two decisions
+    (:class:`ginenv.public_record.Decision`: its observation and mask there, for any hand it may have
+    held, come from the kernel's encoder).
     """
 
-    draw_obs: np.ndarray
-    discard_obs: np.ndarray
-    draw_seen: int
-    discard_seen: int
+    draw: Decision
+    discard: Decision
     #: The card on top of the pile at the opponent's draw (the seat's discard).
     offered: int
     #: Whether the opponent took it (else it drew from the stock).
@@ -123,137 +112,33 @@ class OpponentTurn:
     discarded: int
     #: Cards the seat could not see at the turn (what a stock draw could have been).
     hidden: int
-    knock_limit: int
 
 
-def _template(view: SeatView, phase: int) -> np.ndarray:
-    """The scalar, phase and flag entries of an observation vector from one seat's view fields."""
-    out = np.zeros(OBS_SIZE, dtype=np.float32)
-    out[STOCK_SIZE] = view.stock_size
-    out[KNOCK_LIMIT] = view.knock_limit
-    out[OWN_SCORE] = view.own_score
-    out[OPPONENT_SCORE] = view.opponent_score
-    out[TARGET] = view.target
-    out[PHASE_BASE + phase] = 1.0
-    out[TO_MOVE] = 1.0
-    out[IS_DEALER] = 1.0 if view.is_dealer else 0.0
-    return out
-
-
-def _set(out: np.ndarray, plane: str, mask: int) -> None:
-    out[plane_slice(plane)] = _bits(np.int64(mask)).astype(np.float32)
-
-
-def _opponent_turn(before: SeatView, after: SeatView) -> OpponentTurn | None:
-    """The opponent's turn between the seat's discard decision ``before`` and its next draw
-    decision ``after``, or None when the pair is not one regular turn."""
-    if before.phase != Phase.DISCARD or after.phase != Phase.DRAW:
-        return None
-    mine = after.own_discarded & ~before.own_discarded
-    theirs = after.opponent_discarded & ~before.opponent_discarded
-    if mine.bit_count() != 1 or theirs.bit_count() != 1 or after.top is None:
-        return None
-    offered, discarded = mine.bit_length() - 1, theirs.bit_length() - 1
-    took = bool(after.opponent_taken >> offered & 1)
-    if not took and not after.opponent_passed >> offered & 1:
-        return None
-    # The opponent's view: its "own" record is the seat's "opponent" record and the other way round.
-    swapped = SeatView(
-        stock_size=before.stock_size,
-        knock_limit=before.knock_limit,
-        own_score=before.opponent_score,
-        opponent_score=before.own_score,
-        target=before.target,
-        phase=Phase.DRAW,
-        to_move=True,
-        is_dealer=not before.is_dealer,
-        hand=0,
-        top=offered,
-        pile=before.discard_pile,
-        opponent_taken=after.own_taken,
-        opponent_discarded=after.own_discarded,
-        opponent_passed=after.own_passed,
-        own_taken=before.opponent_taken,
-        own_discarded=before.opponent_discarded,
-        own_passed=before.opponent_passed,
-        unseen=0,
-    )
-    draw = _template(swapped, Phase.DRAW)
-    pile_at_draw = before.discard_pile | 1 << offered
-    for plane in ("pile", "opponent_taken", "opponent_discarded", "opponent_passed"):
-        _set(draw, plane, getattr(swapped, plane))
-    for plane in ("own_taken", "own_discarded", "own_passed"):
-        _set(draw, plane, getattr(swapped, plane))
-    _set(draw, "top", 1 << offered)
-    discard = draw.copy()
-    discard[PHASE_BASE + Phase.DRAW] = 0.0
-    discard[PHASE_BASE + Phase.DISCARD] = 1.0
-    if took:
-        pile_at_discard = before.discard_pile
-        top = before.top
-        _set(discard, "own_taken", before.opponent_taken | 1 << offered)
-    else:
-        pile_at_discard = pile_at_draw
-        top = offered
-        discard[STOCK_SIZE] = before.stock_size - 1
-        _set(discard, "own_passed", before.opponent_passed | 1 << offered)
-    top_mask = 0 if top is None else 1 << top
-    _set(discard, "top", top_mask)
-    _set(discard, "pile", pile_at_discard ^ top_mask)
-    return OpponentTurn(
-        draw_obs=draw,
-        discard_obs=discard,
-        draw_seen=pile_at_draw | after.own_taken,
-        discard_seen=pile_at_discard | after.own_taken,
-        offered=offered,
-        took=took,
-        discarded=discarded,
-        hidden=before.unseen & ~before.opponent_taken,
-        knock_limit=before.knock_limit,
-    )
-
-
-class TurnHistory:
-    """The opponent's regular turns of the current hand, read from one seat's observations.
-
-    :meth:`update` takes each observation of the seat in order; a new hand (the stock grew or a
-    cumulative record shrank) starts a fresh history. :attr:`turns` holds the latest contiguous run
-    of readable turns, oldest first.
-    """
-
-    def __init__(self) -> None:
-        """An empty history."""
-        self.turns: list[OpponentTurn] = []
-        self.view: SeatView | None = None
-        self._last_discard: SeatView | None = None
-
-    def reset(self) -> None:
-        """Forget the hand."""
-        self.turns, self.view, self._last_discard = [], None, None
-
-    def update(self, observation: np.ndarray) -> SeatView:
-        """Read one observation vector of the seat; returns it decoded."""
-        view = decode(np.asarray(observation))
-        prev = self.view
-        if prev is not None and (
-            view.stock_size > prev.stock_size
-            or prev.own_discarded & ~view.own_discarded
-            or prev.opponent_discarded & ~view.opponent_discarded
-        ):
-            self.reset()
-        if self._last_discard is not None and view.phase == Phase.DRAW:
-            turn = _opponent_turn(self._last_discard, view)
-            if turn is None:
-                self.turns = []  # replay only a contiguous run of the latest turns
-            else:
-                self.turns.append(turn)
-            self._last_discard = None
-        if view.phase == Phase.DISCARD:
-            self._last_discard = view
-        elif view.phase != Phase.DRAW:
-            self._last_discard = None
-        self.view = view
-        return view
+def opponent_turns(record: PublicRecord) -> list[OpponentTurn]:
+    """The latest contiguous run of the opponent's regular turns in ``record``, oldest first: a draw
+    (the seat's discard taken, or a stock draw over it) and a discard, right after the seat's discard
+    (the upcard offers of the first turn are not regular turns)."""
+    events = record.events
+    turns: list[OpponentTurn] = []
+    for i in range(record.since + 1, len(events) - 1):
+        mine, draw, discard = events[i - 1], events[i], events[i + 1]
+        if draw.who != OPP or draw.kind not in (Move.TAKE, Move.STOCK):
+            continue
+        before = record.states[i - 1]
+        if mine.who != ME or mine.kind != Move.DISCARD or discard.kind != Move.DISCARD or before is None:
+            turns = []  # replay only a contiguous run of the latest turns
+            continue
+        turns.append(
+            OpponentTurn(
+                draw=record.decision(i),
+                discard=record.decision(i + 1),
+                offered=mine.card,
+                took=draw.kind == Move.TAKE,
+                discarded=discard.card,
+                hidden=before.unseen,
+            )
+        )
+    return turns
 
 
 def opponent_observations(
@@ -273,7 +158,6 @@ def opponent_observations(
     obs = np.zeros((n, 2 * t_count, OBS_SIZE), dtype=np.float32)
     mask = np.zeros((n, 2 * t_count, NUM_ACTIONS), dtype=bool)
     actions = np.zeros(2 * t_count, dtype=np.int64)
-    hand_sl, unseen_sl = plane_slice("hand"), plane_slice("unseen")
     after = _bits(hands)
     for j in range(t_count - 1, -1, -1):
         turn = turns[j]
@@ -288,24 +172,8 @@ def opponent_observations(
             drawn = np.zeros_like(at_discard)
             drawn[np.arange(n), keys.argmax(1)] = True
         at_draw = at_discard & ~drawn
-        d, x = 2 * j, 2 * j + 1
-        for k, held, seen, template in (
-            (d, at_draw, turn.draw_seen, turn.draw_obs),
-            (x, at_discard, turn.discard_seen, turn.discard_obs),
-        ):
-            obs[:, k] = template
-            obs[:, k, hand_sl] = held
-            obs[:, k, unseen_sl] = ~(held | _bits(np.int64(seen))[None])
-        mask[:, d, DRAW_STOCK] = True
-        mask[:, d, DRAW_DISCARD] = True
-        allowed = at_discard.copy()
-        if turn.took:
-            allowed[:, turn.offered] = False
-        knocks = _bits(_knocks(_masks(at_discard), turn.knock_limit)) & allowed
-        mask[:, x, DISCARD_BASE : DISCARD_BASE + NUM_CARDS] = allowed
-        mask[:, x, KNOCK_BASE : KNOCK_BASE + NUM_CARDS] = knocks
-        actions[d] = DRAW_DISCARD if turn.took else DRAW_STOCK
-        actions[x] = DISCARD_BASE + turn.discarded
+        for k, discard, held in ((2 * j, False, at_draw), (2 * j + 1, True, at_discard)):
+            obs[:, k], mask[:, k], actions[k] = _rows(turn, discard, held)
         after = at_draw
     return obs, mask, actions
 
@@ -313,33 +181,11 @@ def opponent_observations(
 def _rows(turn: OpponentTurn, discard: bool, held: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """The opponent's observation rows (N, OBS_SIZE), legal masks (N, NUM_ACTIONS) and move at one
     decision of ``turn`` (its discard if ``discard``, else its draw), for hands ``held`` (N, 52)."""
-    n = held.shape[0]
-    template, seen = (turn.discard_obs, turn.discard_seen) if discard else (turn.draw_obs, turn.draw_seen)
-    obs = np.broadcast_to(template, (n, OBS_SIZE)).copy()
-    obs[:, plane_slice("hand")] = held
-    obs[:, plane_slice("unseen")] = ~(held | _bits(seen)[None])
-    mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
-    if not discard:
-        mask[:, DRAW_STOCK] = mask[:, DRAW_DISCARD] = True
-        return obs, mask, DRAW_DISCARD if turn.took else DRAW_STOCK
-    allowed = held.copy()
-    if turn.took:
-        allowed[:, turn.offered] = False
-    mask[:, DISCARD_BASE : DISCARD_BASE + NUM_CARDS] = allowed
-    mask[:, KNOCK_BASE : KNOCK_BASE + NUM_CARDS] = _bits(_knocks(_masks(held), turn.knock_limit)) & allowed
-    return obs, mask, DISCARD_BASE + turn.discarded
-
-
-@njit(cache=True)
-def _knocks_kernel(hands: np.ndarray, limit: int) -> np.ndarray:
-    out = np.empty(hands.size, dtype=np.int64)
-    for i in range(hands.size):
-        out[i] = knock_discards(hands[i], limit)
-    return out
-
-
-def _knocks(hands: np.ndarray, limit: int) -> np.ndarray:
-    return _knocks_kernel(np.ascontiguousarray(hands, dtype=np.int64), int(limit))  # type: ignore[no-any-return]
+    decision = turn.discard if discard else turn.draw
+    obs, mask = decision.observe(_masks(held), REPLAY_RULES)
+    if discard:
+        return obs, mask.astype(bool), DISCARD_BASE + turn.discarded
+    return obs, mask.astype(bool), DRAW_DISCARD if turn.took else DRAW_STOCK
 
 
 def _unseen_weights(log_w: np.ndarray, unseen: int, slots: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -420,8 +266,10 @@ class PolicyBelief:
         self.policy, self.proposal, self.proposals = policy, proposal, int(proposals)
         self.max_turns, self.temperature, self.head = int(max_turns), float(temperature), head
         self.weighting, self.adapt, self.ess_floor = weighting, bool(adapt), float(ess_floor)
-        self.history = TurnHistory()
+        #: The Bayesian model of the levels (a proposal); its public record is the seat's.
         self.model = OpponentModel()
+        #: The opponent's latest contiguous run of regular turns (see :func:`opponent_turns`).
+        self.turns: list[OpponentTurn] = []
         self._vector: np.ndarray | None = None
         #: Effective sample size of the last call's weights (1 .. proposals).
         self.ess = float("nan")
@@ -430,25 +278,30 @@ class PolicyBelief:
 
     def reset(self) -> None:
         """Forget the hand."""
-        self.history.reset()
         self.model.reset()
+        self.turns = []
         self._vector = None
 
     def update(self, observation: np.ndarray) -> None:
         """Read one observation vector of the seat (call it with each of the seat's observations)."""
         vector = np.asarray(observation, dtype=np.float32)
-        view = self.history.update(vector)
-        self.model.update(view)
+        self.model.update(decode(vector))
+        self.turns = opponent_turns(self.record)
         self._vector = vector
 
+    @property
+    def record(self) -> PublicRecord:
+        """The seat's public record of the hand."""
+        return self.model.record
+
     def _view(self) -> SeatView:
-        if self.history.view is None or self._vector is None:
+        if self.record.view is None or self._vector is None:
             raise RuntimeError("PolicyBelief.update() has not been given an observation yet")
-        return self.history.view
+        return self.record.view
 
     def _slots(self) -> int:
-        view = self._view()
-        return max(0, min(HAND_SIZE - view.opponent_taken.bit_count(), view.unseen.bit_count()))
+        self._view()
+        return self.record.opponent_hidden
 
     def proposal_probabilities(self) -> np.ndarray:
         """The proposal's exact probability that the opponent holds each of the 52 cards (facts
@@ -473,7 +326,7 @@ class PolicyBelief:
         return conditional_hands(log_w, view.opponent_taken, view.unseen, self._slots(), n, rng)
 
     def _replayed(self) -> list[OpponentTurn]:
-        return self.history.turns[-self.max_turns :] if self.max_turns else []
+        return self.turns[-self.max_turns :] if self.max_turns else []
 
     def particles(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(``proposals`` candidate hands, their normalised importance weights)."""

@@ -51,8 +51,8 @@ def neural_games(
                 seen.append((obs["observation"].copy(), obs["action_mask"].astype(bool), action))
             else:
                 belief.update(obs["observation"])
-                view = belief.history.view
-                if view is not None and view.phase == Phase.DRAW and belief.history.turns:
+                view = belief.record.view
+                if view is not None and view.phase == Phase.DRAW and belief.turns:
                     yield belief, int(env.hand.hands[1]), seen
             env.step(action)
 
@@ -61,7 +61,7 @@ def test_the_opponents_decisions_are_rebuilt_as_it_saw_them() -> None:
     rng = np.random.default_rng(0)
     checked = deep = 0
     for belief, truth, seen in neural_games(6):
-        turns = belief.history.turns
+        turns = belief.turns
         # With the true hand now, the latest discard decision is rebuilt exactly.
         obs, mask, actions = opponent_observations(turns, np.array([truth]), rng)
         real_obs, real_mask, real_action = seen[-1]
@@ -88,7 +88,7 @@ def test_the_weights_favour_the_true_hand() -> None:
     rng = np.random.default_rng(1)
     higher, total = 0, 0
     for belief, truth, _ in neural_games(8):
-        if len(belief.history.turns) < 3:
+        if len(belief.turns) < 3:
             continue
         hands, _ = belief.particles(rng)
         ll = belief.log_likelihood(np.concatenate([[truth], hands]), rng)
@@ -104,7 +104,7 @@ def test_a_take_that_makes_a_meld_weighs_hands_that_hold_it() -> None:
     rng = np.random.default_rng(2)
     gains = []
     for belief, _, _ in neural_games(20, proposals=256):
-        last = belief.history.turns[-1]
+        last = belief.turns[-1]
         if not last.took:
             continue
         hands, w = belief.particles(rng)
@@ -118,7 +118,7 @@ def test_a_take_that_makes_a_meld_weighs_hands_that_hold_it() -> None:
 
 def test_hands_respect_what_the_seat_knows_and_are_reproducible() -> None:
     for belief, _, _ in neural_games(3, proposal="head"):
-        view = belief.history.view
+        view = belief.record.view
         assert view is not None
         hands = belief.sample_hands(50, np.random.default_rng(5))
         again = belief.sample_hands(50, np.random.default_rng(5))
@@ -185,7 +185,7 @@ def test_adapted_replay_estimates_the_likelihood_summed_over_the_stock_draws() -
     rng = np.random.default_rng(7)
     compared = 0
     for belief, truth, _ in neural_games(6):
-        turns = belief.history.turns
+        turns = belief.turns
         if len(turns) < 2 or turns[-1].took or turns[-2].took:
             continue
         hands = belief.sample_hands(3, rng)
@@ -211,7 +211,7 @@ def test_adapted_replay_estimates_the_likelihood_summed_over_the_stock_draws() -
 
 def test_the_ess_floor_tempers_a_collapsed_set_of_weights() -> None:
     for belief, _, _ in neural_games(3):
-        if len(belief.history.turns) < 4:
+        if len(belief.turns) < 4:
             continue
         belief.proposals = 128
         _, w = belief.particles(np.random.default_rng(0))
