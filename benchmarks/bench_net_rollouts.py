@@ -103,7 +103,7 @@ def net_values(
     else:
         rng = np.random.default_rng(seed)
         opps = sampler.sample_hands(worlds, rng)
-        view = sampler.history.view
+        view = sampler.record.view
         assert view is not None
         unseen = np.array(cards_of(view.unseen), dtype=np.int64)
         u = rng.random((worlds, max(1, unseen.size)))
