@@ -383,6 +383,43 @@ def test_a_script_named_after_a_module_it_imports_is_found(tmp_path: Path) -> No
     assert "train_torchrl.py" in found[2]
 
 
+# ---------------------------------------------------------------------------- the record's columns
+
+
+def test_a_column_of_the_hand_record_named_above_the_core_is_found(tmp_path: Path) -> None:
+    """Above the core and in the scripts, a column (an upper-case name the record's module does not
+    export) is found under any name the module is bound to; its exports, its enum and functions and
+    the core's own reads are not."""
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/kernels/hand.py": "HAND0, PHASE = 0, 1\nRECORD_SIZE: int = 2\nDEAD = -1\n"
+            "__all__ = ['DEAD', 'RECORD_SIZE', 'Phase', 'hand_of']\n\n\n"
+            "class Phase:\n    DRAW = 2\n\n\ndef hand_of(s, i, seat):\n    return s[i, HAND0 + seat]\n",
+            "ginenv/vector.py": "from ginenv.kernels import hand as H\n\nX = H.PHASE\n",  # the core's own
+            "agents/levels/hard.py": "from ginenv.kernels import hand as H\n\n\n"
+            "def f(s):\n    return s[0, H.PHASE], H.RECORD_SIZE, H.hand_of(s, 0, 0), H.Phase.DRAW, H.DEAD\n",
+            "agents/levels/other.py": "import ginenv.kernels.hand\nfrom ginenv import kernels\n\n"
+            "A = ginenv.kernels.hand.HAND0\nB = kernels.hand.PHASE\n",
+            "agents/levels/relative.py": "from ...kernels import hand as K\n\nC = K.HAND0\n",
+            "experiments/eval/luck.py": "from ginenv.kernels.hand import DEAD, Phase\n"
+            "from ginenv.kernels.hand import HAND0 as H0\n",
+            "research/worlds.py": "from ginenv.kernels import hand\n\nN = hand.HAND0\n",
+            "tests/test_hand.py": "from ginenv.kernels import hand as H\n\nN = H.HAND0\n",  # tests: free
+        },
+    )
+    found = findings(tmp_path, "record-columns")
+    assert [f.split(": ")[1] + " " + f.split("record's ")[1].split()[0] for f in found] == [
+        "agents/levels/hard.py:5 PHASE",
+        "agents/levels/other.py:4 HAND0",
+        "agents/levels/other.py:5 PHASE",
+        "agents/levels/relative.py:3 HAND0",
+        "experiments/eval/luck.py:2 HAND0",
+        "research/worlds.py:3 HAND0",
+    ]
+    assert "through that module's functions" in found[0]
+
+
 # ---------------------------------------------------------------------------- unreached modules
 
 

@@ -5,7 +5,8 @@
 
 It reads the production code statically (nothing is imported): the three package roots of the
 repository as they install, ``ginenv/`` (``ginenv``), ``agents/`` (``ginenv.agents``) and
-``experiments/`` (``ginenv.experiments``). Tests, benchmarks, research and tools are not checked.
+``experiments/`` (``ginenv.experiments``); the scripts (benchmarks, docs, research, tools) only where
+a rule says so, and the tests not at all.
 The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
 
 ``private-import`` (:func:`private_imports`)
@@ -52,6 +53,14 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     directives of ``docs/``) and the ``python -m name`` commands of the README and the manual (the
     reports are left out: they record what was run then). Reaching a module runs its enclosing
     packages, and a reached package's ``__main__`` is its ``python -m`` command.
+``record-columns`` (:func:`record_columns`)
+    No module above the core (``ginenv.agents``, ``ginenv.experiments``) and no script
+    (:data:`SCRIPT_FOLDERS`: research included) names a column of the hand record: an upper-case
+    name that :data:`RECORD_MODULE` defines and does not export in its ``__all__`` (the record's
+    columns, the entries of its rule array), imported from it or read as an attribute of it under
+    any name it is bound to. The layers above read a record through that module's functions
+    (``phase_of``, ``hand_of``, ``stock_cards``, ``may_take_top``, ...), so its layout is one
+    module's to change.
 
 It prints one line per finding (``RULE: PATH:LINE: what``) and a last summary line, and exits 1
 when anything is found. It judges only the mechanical part: the design is for a person to read.
@@ -98,6 +107,8 @@ IMPORT_CALLS = frozenset({"importlib.import_module", "import_module", "__import_
 #: beside pyproject.toml's and the manual's: the agents package registers every built-in agent.
 REACHED_LAYERS = ABOVE_CORE
 ENTRY_MODULES = ("ginenv.agents",)
+#: The module that owns the hand record's layout (see ``record-columns``).
+RECORD_MODULE = "ginenv.kernels.hand"
 #: pyproject.toml's tables whose values are ``module:object`` entries (a ``[section]`` header prefix).
 ENTRY_TABLES = ("project.scripts", "project.gui-scripts", "project.entry-points")
 #: The manual's pages whose ``python -m`` commands are not entries (records of past runs).
@@ -201,6 +212,16 @@ def call_name(node: ast.expr) -> str:
     return ""
 
 
+def from_base(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` statement of a module of ``package`` imports from (relative
+    imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
 def imports_of(tree: ast.AST, package: str, known: set[str]) -> Iterator[Import]:
     """Every import of a parsed module, at any depth (lazy imports included).
 
@@ -212,12 +233,7 @@ def imports_of(tree: ast.AST, package: str, known: set[str]) -> Iterator[Import]
             for alias in node.names:
                 yield Import(node.lineno, alias.name)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
+            base = from_base(node, package)
             if base == "__future__":
                 continue
             for alias in node.names:
@@ -564,6 +580,86 @@ def unreached_modules(tree: Tree) -> list[Finding]:
     ]
 
 
+def layout_names(tree: Tree) -> frozenset[str]:
+    """The upper-case names :data:`RECORD_MODULE` assigns at its top level and leaves out of its
+    ``__all__``: the hand record's columns and the rule array's entries (none without the module)."""
+    module = tree.modules.get(RECORD_MODULE)
+    if module is None:
+        return frozenset()
+    defined: set[str] = set()
+    exported: set[str] = set()
+    for node in ast.parse(module.path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            names = [n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)]
+            if names == ["__all__"]:
+                exported.update(
+                    e.value
+                    for e in ast.walk(node.value)
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                )
+            defined.update(name for name in names if name.isupper())
+        elif (
+            isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id.isupper()
+        ):
+            defined.add(node.target.id)
+    return frozenset(defined - exported)
+
+
+def column_reads(parsed: ast.AST, package: str, columns: frozenset[str]) -> Iterator[tuple[int, str]]:
+    """``(line, name)`` of each of ``columns`` a parsed module (of ``package``) names: imported from
+    :data:`RECORD_MODULE`, or read as an attribute of it under any name an import binds it to
+    (``H.HAND0``, ``hand.PHASE``, ``ginenv.kernels.hand.DECK``, ``kernels.hand.BANNED``)."""
+    bound: dict[str, str] = {}  # a name the module binds by an import -> the dotted name it stands for
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                bound[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom):
+            base = from_base(node, package)
+            for alias in node.names:
+                if base == RECORD_MODULE and alias.name in columns:
+                    yield node.lineno, alias.name
+                bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Attribute) and node.attr in columns:
+            head, _, rest = call_name(node.value).partition(".")
+            if head in bound and ".".join([bound[head], *([rest] if rest else [])]) == RECORD_MODULE:
+                yield node.lineno, node.attr
+
+
+def record_columns(tree: Tree) -> list[Finding]:
+    """Names of the hand record's columns above the core and in the scripts (see the module docstring)."""
+    columns = layout_names(tree)
+    if not columns:
+        return []
+    readers = [
+        (module.path, module.name if module.is_package else module.name.rpartition(".")[0])
+        for module in tree.modules.values()
+        if any(module.inside(layer) for layer in ABOVE_CORE)
+    ]
+    for folder in SCRIPT_FOLDERS:
+        readers += [
+            (p, "") for p in sorted((tree.root / folder).rglob("*.py")) if not SKIPPED_FOLDERS & set(p.parts)
+        ]
+    found = []
+    for path, package in readers:
+        try:
+            parsed = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # reported as unreadable, or fails where it runs
+        for line, name in sorted(set(column_reads(parsed, package, columns))):
+            found.append(
+                Finding(
+                    "record-columns",
+                    f"{path.relative_to(tree.root)}:{line}",
+                    f"names the hand record's {name} ({RECORD_MODULE}): read a record through that "
+                    "module's functions (phase_of, hand_of, stock_cards, ...), which alone know its layout",
+                )
+            )
+    return found
+
+
 RULES = (
     private_imports,
     import_circles,
@@ -573,6 +669,7 @@ RULES = (
     guessable_random,
     self_imports,
     unreached_modules,
+    record_columns,
 )
 
 
@@ -597,6 +694,7 @@ def main(argv: list[str]) -> int:
         "guessable-random",
         "self-import",
         "unreached-module",
+        "record-columns",
     )
     counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
     print(f"{len(findings)} findings ({counts})")
