@@ -6,6 +6,7 @@ rlcard is not installed.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from ginenv.agents.baselines import (
     openspiel_actions,
     register_available,
 )
+from ginenv.agents.baselines.history import track
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.actions import action_id, action_name
@@ -399,6 +401,37 @@ def test_a_hand_joined_midway_is_refused() -> None:
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     with pytest.raises(ReconstructionError, match="first observation of a hand"):
         OpenSpielSimpleAgent(seed=0).act(env.observe(env.agent_selection))
+
+
+def history_trace(games: int) -> str:
+    """A digest of every decision of ``games`` seeded matches of the OpenSpiel adapter against expert:
+    the move, and the deciding seat's public history (fed its observations and its moves)."""
+    digest = hashlib.sha256()
+    env = gin_rummy_v0.raw_env(mode="match")
+    for g in range(games):
+        env.reset(seed=700 + g)
+        players = [agents.make("openspiel_simple", seed=g), agents.make("expert", seed=g)]
+        histories: list[PublicHistory | None] = [None, None]
+        for agent_id in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            p = int(agent_id[-1])
+            view = decode(obs["observation"])
+            histories[p] = history = track(histories[p], view)
+            action = players[p].act(obs)
+            history.record(action, view)
+            moves = [(who, int(kind), card) for who, kind, card in history.events]
+            digest.update(repr((p, action, moves, history.public_state())).encode())
+            env.step(action)
+    return digest.hexdigest()
+
+
+def test_the_public_history_and_the_adapters_moves_are_pinned() -> None:
+    """Recorded with the history's own reader of observation diffs, before it read the moves from the
+    public record (ginenv.public_record); unchanged since."""
+    assert history_trace(3) == "7ad1337b671a547f57dd278e3c85dd4325aa6eac140fda677626e32393e3992e"
 
 
 def test_knock_limits_outside_openspiel_are_refused() -> None:
