@@ -32,6 +32,18 @@ def card(name: str) -> int:
     return parse_cards(name)[0]
 
 
+def moves(text: str) -> list[Event]:
+    """Events written by card names, e.g. ``"me pass Kh, opp stock, opp discard Ks"`` (a stock draw
+    without a card: one the seat did not see)."""
+    out = []
+    for item in text.split(","):
+        who, kind, *name = item.split()
+        out.append(
+            Event(ME if who == "me" else OPP, Move[kind.upper()], card(name[0]) if name else UNSEEN_CARD)
+        )
+    return out
+
+
 class Table:
     """An env dealt a scripted deck, both seats' records fed at each of their decisions, and every
     observation and mask the env gave each seat kept (to compare the rebuilt ones with)."""
@@ -61,22 +73,43 @@ class Table:
     def view(self, seat: str) -> SeatView:
         return decode(self.env.observe(seat)["observation"])
 
+    def play_randomly(self, rng: np.random.Generator) -> None:
+        """Random legal moves to the end of the hand (the last legal one, a knock where there is one,
+        a tenth of the time), every past move of the opponent checked at each decision."""
+        while not any(self.env.terminations.values()):
+            self.check_rebuilt(self.env.agent_selection)
+            legal = np.flatnonzero(self.env.observe(self.env.agent_selection)["action_mask"])
+            self.env.step(int(legal[-1] if rng.random() < 0.1 else rng.choice(legal)))
+            if not any(self.env.terminations.values()):
+                self._see()
+
+    def check_rebuilt(self, seat: str) -> int:
+        """Every move of ``seat``'s opponent that ``seat``'s record holds is rebuilt, through the kernel's
+        encoder, as the observation and mask the env gave the opponent then; returns how many."""
+        record = self.records[seat]
+        other = "player_1" if seat == "player_0" else "player_0"
+        assert record.complete and record.table is not None and record.view is not None
+        assert record.table.shows(record.view)
+        moved = [i for i, event in enumerate(record.events) if event.who == OPP]
+        given = self.given[other][: len(moved)]
+        assert len(given) == len(moved)
+        for i, (obs, mask) in zip(moved, given, strict=True):
+            rebuilt, legal = record.decision(i).observe(np.array([decode(obs).hand]), self.rules)
+            assert np.array_equal(rebuilt[0], obs), (seat, record.events[i])
+            assert np.array_equal(legal[0], mask), (seat, record.events[i])
+        return len(moved)
+
 
 def test_both_seats_pass_the_upcard_then_the_non_dealer_draws_from_the_stock() -> None:
     table = Table(deck_with(NON_DEALER, DEALER, "Kh", stock="Ks"))
     table.play("pass", "pass")
     nd = table.records["player_1"]
-    assert nd.events == [Event(ME, Move.PASS, card("Kh")), Event(OPP, Move.PASS, card("Kh"))]
+    assert nd.events == moves("me pass Kh, opp pass Kh")
     assert nd.table is not None and nd.table.forced and nd.complete
     table.play("draw_stock", "discard Ks")
     dealer = table.records["player_0"]
     # The dealer saw the offer passed to it, passed too, then the non-dealer's forced draw and discard.
-    assert dealer.events == [
-        Event(OPP, Move.PASS, card("Kh")),
-        Event(ME, Move.PASS, card("Kh")),
-        Event(OPP, Move.STOCK, UNSEEN_CARD),
-        Event(OPP, Move.DISCARD, card("Ks")),
-    ]
+    assert dealer.events == moves("opp pass Kh, me pass Kh, opp stock, opp discard Ks")
     assert dealer.upcard == card("Kh") and dealer.dealt == mask_of(parse_cards(DEALER))
     assert dealer.stock_size == MAX_STOCK - 1 and dealer.opponent_turns == 1
     assert dealer.opponent_held == 0 and dealer.opponent_hidden == 10
@@ -89,16 +122,11 @@ def test_a_take_from_the_pile_a_stock_draw_and_a_discard() -> None:
     table.play("draw_stock", "discard Kc")  # the dealer draws Kc from the stock
     table.play("draw_stock")  # the non-dealer draws Kd
     nd = table.records["player_1"]
-    assert nd.events == [
-        Event(ME, Move.PASS, card("Kh")),
-        Event(OPP, Move.TAKE, card("Kh")),
-        Event(OPP, Move.DISCARD, card("Jh")),
-        Event(ME, Move.TAKE, card("Jh")),
-        Event(ME, Move.DISCARD, card("Qh")),
-        Event(OPP, Move.STOCK, UNSEEN_CARD),
-        Event(OPP, Move.DISCARD, card("Kc")),
-        Event(ME, Move.STOCK, card("Kd")),  # its own stock draw: the card it saw
-    ]
+    # Its own stock draw shows the card it saw; the opponent's does not.
+    assert nd.events == moves(
+        "me pass Kh, opp take Kh, opp discard Jh, me take Jh, me discard Qh, opp stock, opp discard Kc, "
+        "me stock Kd"
+    )
     assert nd.complete and nd.opponent_held == mask_of(parse_cards("Kh"))
     assert nd.table is not None and nd.table.pile == (card("Qh"), card("Kc"))
     # The dealer's stock draw passed over Qh, its record of the pile before each move says so.
@@ -106,7 +134,7 @@ def test_a_take_from_the_pile_a_stock_draw_and_a_discard() -> None:
     assert state is not None and state.top == card("Qh") and state.mover == OPP
     assert nd.states[6] is not None and nd.states[6].passed[OPP] >> card("Qh") & 1
     dealer = table.records["player_0"]
-    assert dealer.events[-1] == Event(ME, Move.STOCK, card("Kc"))  # seen at its discard decision
+    assert dealer.events[-1:] == moves("me stock Kc")  # seen at its discard decision
     assert dealer.opponent_held == mask_of(parse_cards("Jh"))
 
 
@@ -114,50 +142,17 @@ def test_the_opponents_past_observations_and_masks_are_the_ones_the_env_gave() -
     table = Table(deck_with(NON_DEALER, DEALER, "Kh", stock="Kc Kd Ks"))
     table.play("pass", "draw_discard", "discard Jh", "draw_discard", "discard Qh", "draw_stock", "discard Kc")
     table.play("draw_stock", "discard Kd", "draw_discard")
-    for seat, other in (("player_0", "player_1"), ("player_1", "player_0")):
-        record = table.records[seat]
-        moves = [i for i, event in enumerate(record.events) if event.who == OPP]
-        given = table.given[other][: len(moves)]
-        assert len(given) == len(moves)
-        for i, (obs, mask) in zip(moves, given, strict=True):
-            rebuilt, legal = record.decision(i).observe(np.array([decode(obs).hand]))
-            assert np.array_equal(rebuilt[0], obs), (seat, record.events[i])
-            assert np.array_equal(legal[0], mask), (seat, record.events[i])
+    assert table.check_rebuilt("player_0") == 5 and table.check_rebuilt("player_1") == 4
 
 
 @pytest.mark.parametrize(
     "rules", [Rules(), Rules(discard_taken_card=True, big_gin_bonus=31), Rules(oklahoma=True)]
 )
 def test_every_past_decision_of_random_hands_is_rebuilt(rules: Rules) -> None:
-    env = gin_rummy_v0.raw_env(rules=rules)
     rng = np.random.default_rng(7)
-    for seed in range(8):
-        env.reset(seed=seed)
-        records = [PublicRecord(), PublicRecord()]
-        given: list[list[tuple[np.ndarray, np.ndarray]]] = [[], []]
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            p = int(agent_id[-1])
-            record = records[p]
-            record.update(obs["observation"])
-            assert (
-                record.complete
-                and record.table is not None
-                and record.table.shows(decode(obs["observation"]))
-            )
-            moves = [i for i, event in enumerate(record.events) if event.who == OPP]
-            assert len(moves) == len(given[1 - p])
-            hands = np.array([decode(o).hand for o, _ in given[1 - p]], dtype=np.int64)
-            for k, i in enumerate(moves[-3:], start=len(moves) - len(moves[-3:])):
-                rebuilt, legal = record.decision(i).observe(hands[k : k + 1], rules)
-                assert np.array_equal(rebuilt[0], given[1 - p][k][0])
-                assert np.array_equal(legal[0], given[1 - p][k][1])
-            given[p].append((obs["observation"].copy(), obs["action_mask"].copy()))
-            legal_ids = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal_ids[-1] if rng.random() < 0.1 else rng.choice(legal_ids)))
+    for _ in range(8):
+        table = Table([CARD_NAMES[c] for c in rng.permutation(52)], rules=rules)
+        table.play_randomly(rng)
 
 
 def test_a_matchs_next_hand_starts_a_new_record_even_at_the_same_stock_size() -> None:
@@ -170,7 +165,7 @@ def test_a_matchs_next_hand_starts_a_new_record_even_at_the_same_stock_size() ->
     table.play("pass")
     record = table.records["player_1"]
     assert table.started == [True, False, True, True]
-    assert record.events == [Event(OPP, Move.PASS, card("Kd"))]
+    assert record.events == moves("opp pass Kd")
     assert record.upcard == card("Kd") and record.stock_size == MAX_STOCK and record.complete
 
 
@@ -207,22 +202,15 @@ def test_a_hand_joined_midway_is_read_from_the_planes() -> None:
     assert record.update(table.env.observe("player_1")["observation"])
     assert not record.complete and record.since == len(record.events) and record.upcard is None
     # What the planes show, each seat's passes, takes and discards in turn; the stock draws unknown.
-    assert record.events == [
-        Event(ME, Move.PASS, card("Kh")),
-        Event(ME, Move.TAKE, card("Jh")),
-        Event(ME, Move.DISCARD, card("Qh")),
-        Event(OPP, Move.PASS, card("Qh")),
-        Event(OPP, Move.TAKE, card("Kh")),
-        *(Event(OPP, Move.DISCARD, c) for c in sorted(parse_cards("Jh Kc"))),
-    ]
+    discards = ", ".join(f"opp discard {CARD_NAMES[c]}" for c in sorted(parse_cards("Jh Kc")))  # card order
+    assert record.events == moves(
+        f"me pass Kh, me take Jh, me discard Qh, opp pass Qh, opp take Kh, {discards}"
+    )
     with pytest.raises(ValueError, match="planes alone"):
         record.decision(0)
     # Read move by move from here on.
     for move in ("draw_stock", "discard Kd"):
         table.play(move)
         record.update(table.env.observe("player_1")["observation"])
-    assert record.events[record.since :] == [
-        Event(ME, Move.STOCK, card("Kd")),
-        Event(ME, Move.DISCARD, card("Kd")),
-    ]
+    assert record.events[record.since :] == moves("me stock Kd, me discard Kd")
     assert record.table is not None and record.table.phase == Phase.DRAW

