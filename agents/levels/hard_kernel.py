@@ -5,8 +5,8 @@ its compiled form. :func:`hard_action` reads a row of the hand record (:mod:`gin
 as the seat to move sees it, the way :func:`ginenv.kernels.policies.greedy_action` does, and returns
 the action :class:`.hard.HardAgent` (default parameters) would choose from that seat's observation,
 move for move (``tests/agents/levels/test_hard_kernel.py`` plays whole hands through both). The
-seat's view comes from the record's columns as :func:`ginenv.kernels.hand.encode` writes it (the
-unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of :class:`.base.TakeGuard` (the card
+seat's view is the record's as :func:`ginenv.kernels.hand.encode` shows it, read through the core's
+functions (the unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of :class:`.base.TakeGuard` (the card
 just taken, up to the next discard) is the record's (:func:`ginenv.kernels.hand.just_taken`), applied by
 :func:`ginenv.kernels.policies.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
 fills a batch of rows and :func:`hard_moves` does it for the slots of a
