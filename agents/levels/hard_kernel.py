@@ -6,8 +6,9 @@ as the seat to move sees it, the way :func:`ginenv.kernels.policies.greedy_actio
 the action :class:`.hard.HardAgent` (default parameters) would choose from that seat's observation,
 move for move (``tests/agents/levels/test_hard_kernel.py`` plays whole hands through both). The
 seat's view is the record's as :func:`ginenv.kernels.hand.encode` shows it, read through the core's
-functions (the unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of :class:`.base.TakeGuard` (the card
-just taken, up to the next discard) is the record's (:func:`ginenv.kernels.hand.just_taken`), applied by
+functions (the unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of
+:class:`.base.TakeGuard` (the card just taken, up to the next discard) is the record's
+(:func:`ginenv.kernels.hand.just_taken`), applied by
 :func:`ginenv.kernels.policies.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
 fills a batch of rows and :func:`hard_moves` does it for the slots of a
 :class:`ginenv.vector.VectorGinRummy` (a league opponent in training). The card evaluation is the
