@@ -228,6 +228,11 @@ def _own_planes(view: SeatView, who: int) -> tuple[int, int, int]:
     return view.opponent_taken, view.opponent_discarded, view.opponent_passed
 
 
+def _one_card(mask: int) -> int:
+    """The card of a one-card mask; :data:`NO_CARD` for any other mask."""
+    return mask.bit_length() - 1 if mask and not mask & (mask - 1) else NO_CARD
+
+
 def _next_move(table: Table, view: SeatView) -> Event | None:
     """The mover's move from ``table`` towards ``view``, read from the card it shows there; None when
     no move of the rules leads there."""
@@ -244,10 +249,8 @@ def _next_move(table: Table, view: SeatView) -> Event | None:
         if top >= 0 and not table.forced and newly_held >> top & 1:
             return Event(who, Move.TAKE, top)
         if view.stock_size < table.stock:
-            drawn = UNSEEN_CARD
-            if who == ME:
-                new = view.hand & ~table.hand
-                drawn = new.bit_length() - 1 if new and not new & (new - 1) else UNSEEN_CARD
+            # The seat sees its own card (the one new in its hand); the opponent's stays unseen.
+            drawn = _one_card(view.hand & ~table.hand) if who == ME else UNSEEN_CARD
             return Event(who, Move.STOCK, drawn)
         if top >= 0 and not table.forced and discarded >> top & 1:
             return Event(who, Move.TAKE, top)  # a card it had discarded once, taken back and thrown again
@@ -257,8 +260,8 @@ def _next_move(table: Table, view: SeatView) -> Event | None:
         if not new:
             # A card discarded a second time: it was taken back from the pile, and leaves the taken cards.
             new = table.taken[who] & ~taken & discarded
-        if new and not new & (new - 1):
-            return Event(who, Move.DISCARD, new.bit_length() - 1)
+        if _one_card(new) >= 0:
+            return Event(who, Move.DISCARD, _one_card(new))
     return None
 
 
@@ -364,6 +367,7 @@ class PublicRecord:
                     self.events, self.states, self.table = read[0], list(read[1]), read[2]
                     self.complete, self.upcard, self.dealt = True, upcard, view.hand
                     return
+        # Joined midway: nothing is known before this view, every card of its planes is new.
         self.table = Table(
             Phase.UPCARD_NON_DEALER, OPP, (), MAX_STOCK, 0, (0, 0), (0, 0), (0, 0), False, NO_CARD
         )
