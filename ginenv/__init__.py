@@ -10,7 +10,7 @@ opponent whether it is built by ``gymnasium.make`` or ``gymnasium.make_vec``:
   (:class:`ginenv.wrappers.SingleAgentEnv`) against ``"normal"`` by default, any opponent and
   setting; ``make_vec`` copies it (``"sync"`` or ``"async"``);
 - :data:`GYMNASIUM_BATCHED_ID`, ``"ginenv/GinRummyBatched-v0"``: hand mode against a compiled
-  opponent, ``"greedy"`` by default (or ``"random"``), the learner's seat drawn every hand;
+  opponent, ``"greedy"`` by default (or ``"hard"``, ``"random"``), the learner's seat drawn every hand;
   ``make_vec`` builds the batched :class:`ginenv.vector_env.GinRummyVectorEnv` (its vector entry
   point), ``make`` the same game as one :class:`~ginenv.wrappers.SingleAgentEnv`.
 

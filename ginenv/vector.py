@@ -35,12 +35,15 @@ from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, check_turn_limit
 from ginenv.kernels import hand as H
 from ginenv.kernels import policies as P
 from ginenv.kernels.melds import KnockKind
+from ginenv.kernels.policies import CompiledPolicy
 from ginenv.observation import OBS_SIZE
 from ginenv.rules import Rules
 from ginenv.validation import as_int, finite_number
 
-#: Compiled policies for batched opponents and playouts (:mod:`ginenv.kernels.policies`).
-POLICIES = P.POLICIES
+#: The names of the compiled policies that batched opponents and playouts may be
+#: (:func:`ginenv.kernels.policies.policy_names`: ``random``, and ``greedy`` and ``hard`` of the
+#: installed package).
+policy_names = P.policy_names
 #: Result kinds of :attr:`VectorGinRummy.results` (``kind``): the engine's ``HandResult.kind`` names.
 RESULT_KINDS = H.RESULT_KINDS
 #: The rule options as the compiled code reads them.
@@ -246,11 +249,28 @@ def _encode_all(s: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def _policy_actions(
-    policy: int, s: np.ndarray, cfg: np.ndarray, rng: np.random.Generator, chosen: np.ndarray, out: np.ndarray
+    policy: CompiledPolicy,
+    randomly: bool,
+    s: np.ndarray,
+    cfg: np.ndarray,
+    rng: np.random.Generator,
+    chosen: np.ndarray,
+    out: np.ndarray,
 ) -> None:
     for i in range(s.shape[0]):
         if chosen[i]:
-            out[i] = P.policy_action(policy, s, i, cfg, rng)
+            out[i] = P.policy_action(policy, randomly, s, i, cfg, rng)
+
+
+@njit(cache=True, parallel=True)
+def _policy_actions_threaded(
+    policy: CompiledPolicy, s: np.ndarray, cfg: np.ndarray, chosen: np.ndarray, out: np.ndarray
+) -> None:
+    # A policy that draws nothing from the generator (not random) may choose on every thread. The
+    # index is cast: prange counts in uint64, and a first-class function takes its exact signature.
+    for i in prange(s.shape[0]):
+        if chosen[i]:
+            out[i] = policy(s, np.int64(i), cfg)
 
 
 @njit(cache=True)
@@ -275,7 +295,8 @@ def _step_learners(
     actions: np.ndarray,
     seats: np.ndarray,
     fixed_seat: int,
-    policy: int,
+    policy: CompiledPolicy,
+    randomly: bool,
     cfg: np.ndarray,
     rng: np.random.Generator,
     scale: float,
@@ -312,7 +333,7 @@ def _step_learners(
                 ended = False
             if s[i, H.PLAYER] == seats[i]:
                 break
-            ended = H.apply(s, i, P.policy_action(policy, s, i, cfg, rng), cfg)
+            ended = H.apply(s, i, P.policy_action(policy, randomly, s, i, cfg, rng), cfg)
         H.legal_into(s, i, b.masks[i], cfg)
         H.encode(s, i, seats[i], b.obs[i], 0, 0, 0, False)
 
@@ -536,11 +557,11 @@ class VectorGinRummy:
         return acts
 
     def policy_actions(self, policy: str = "greedy", slots: np.ndarray | None = None) -> np.ndarray:
-        """The action a compiled policy (one of :data:`POLICIES`) takes for the seat to move in
+        """The action a compiled policy (one of :func:`policy_names`) takes for the seat to move in
         each slot, (N,) int64: batched opponents and self-play playouts without leaving numba.
-        ``slots`` (N,) bool computes only those slots (the others get -1)."""
-        if policy not in POLICIES:
-            raise VectorError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        ``slots`` (N,) bool computes only those slots (the others get -1). On :attr:`threads`
+        threads, except ``random``, which draws from the env's generator in slot order."""
+        kernel, randomly = _compiled(policy, "policy")
         if not self._ready:
             raise VectorError("call reset() before policy_actions()")
         if slots is None:
@@ -553,7 +574,11 @@ class VectorGinRummy:
                     f"got {chosen.dtype} {chosen.shape}"
                 )
         out = np.full(self.num_envs, -1, dtype=np.int64)
-        _policy_actions(POLICIES.index(policy), self.batch.state, self.rule_array, self.rng, chosen, out)
+        if self.threads > 1 and not randomly:
+            numba.set_num_threads(self.threads)
+            _policy_actions_threaded(kernel, self.batch.state, self.rule_array, chosen, out)
+        else:
+            _policy_actions(kernel, randomly, self.batch.state, self.rule_array, self.rng, chosen, out)
         return out
 
     @property
@@ -602,8 +627,10 @@ class VectorGinRummy:
 class OpponentVectorGinRummy:
     """N hands in lockstep where a learner plays one seat and a compiled opponent the other.
 
-    ``opponent`` is one of :data:`POLICIES` (``"greedy"``: ``ginenv.agents.baselines.greedy`` move for move;
-    ``"random"``: uniformly random legal actions). The learner's seat is ``seat`` (0 or 1) or, with
+    ``opponent`` names a compiled policy (:func:`policy_names`: ``"greedy"``,
+    ``ginenv.agents.baselines.greedy`` move for move; ``"hard"``, the compiled ``hard``; ``"random"``,
+    uniformly random legal actions; or one registered with
+    :func:`ginenv.kernels.policies.register_policy`). The learner's seat is ``seat`` (0 or 1) or, with
     ``seat=None``, drawn at random for every hand. :meth:`step` applies the learner's actions, then
     the opponents' moves in compiled code until every slot waits for the learner again, so the caller
     sees only the learner's decisions: observations and masks are always the learner's. A hand that
@@ -622,10 +649,7 @@ class OpponentVectorGinRummy:
         reward_scale: float = 1.0,
     ) -> None:
         """Allocate the slots (call :meth:`reset` before :meth:`step`)."""
-        if opponent not in POLICIES:
-            raise VectorError(
-                f"opponent must be one of {', '.join(POLICIES)} (compiled policies), got {opponent!r}"
-            )
+        self._kernel, self._randomly = _compiled(opponent, "opponent")
         if seat is not None and as_int(seat) not in (0, 1):
             raise VectorError(f"seat must be 0, 1 or None (a random seat every hand), got {seat!r}")
         self._engine = VectorGinRummy(num_envs, rules, seed, turn_limit, reward_scale)
@@ -675,7 +699,7 @@ class OpponentVectorGinRummy:
         e = self._engine
         _step_learners(
             e.batch, actions, self._seats, -1 if self.seat is None else self.seat,
-            POLICIES.index(self.opponent), e.rule_array, e.rng, e.reward_scale, self._rewards,
+            self._kernel, self._randomly, e.rule_array, e.rng, e.reward_scale, self._rewards,
             self._final_obs, first,
         )  # fmt: skip
 
@@ -697,6 +721,16 @@ class OpponentVectorGinRummy:
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, (N, 108) bool."""
         return self._engine.batch.masks.astype(bool)
+
+
+def _compiled(name: object, what: str) -> tuple[CompiledPolicy, bool]:
+    # A policy name as the loops take it, or one line saying which names there are.
+    try:
+        return P.compiled_policy(name)  # type: ignore[arg-type]
+    except LookupError:
+        raise VectorError(
+            f"{what} must name a compiled policy ({', '.join(policy_names())}), got {name!r}"
+        ) from None
 
 
 def _check_decks(decks: object, n: int) -> np.ndarray:
@@ -722,7 +756,6 @@ def _check_dealers(dealers: object, n: int, what: str = "dealers") -> np.ndarray
 
 
 __all__ = [
-    "POLICIES",
     "RESULT_KINDS",
     "Batch",
     "HandEnd",
@@ -731,5 +764,6 @@ __all__ = [
     "VectorError",
     "VectorGinRummy",
     "play_random_hands",
+    "policy_names",
     "rules_array",
 ]

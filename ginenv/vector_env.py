@@ -4,8 +4,9 @@
 for single-agent training code written against ``gymnasium.vector`` (CleanRL-style loops, TorchRL's
 Gymnasium wrappers, or Stable-Baselines3 through a ``VecEnv`` adapter). Every slot is one hand: the
 learner plays one seat (``seat=None``: drawn at random every hand), a compiled opponent the other
-(``opponent="greedy"``: ``ginenv.agents.baselines.greedy`` move for move; ``"random"``), and the opponent's
-moves are stepped inside the env so that every step is one learner decision. ``import ginenv``
+(``opponent="greedy"``: ``ginenv.agents.baselines.greedy`` move for move; ``"hard"``; ``"random"``;
+any name of :func:`ginenv.vector.policy_names`), and the opponent's moves are stepped inside the env
+so that every step is one learner decision. ``import ginenv``
 registers it as the vector entry point of ``"ginenv/GinRummyBatched-v0"``, whose defaults
 (:data:`DEFAULT_OPPONENT`, a random seat) are this class's for ``make_vec`` and ``make`` alike::
 
@@ -73,7 +74,8 @@ class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
         if unused:
             raise TypeError(
                 f"GinRummyVectorEnv got unknown argument(s) {', '.join(sorted(unused))}; it takes num_envs, "
-                "opponent ('greedy' or 'random'), seat, rules, turn_limit, reward_scale, seed"
+                "opponent (a compiled policy: 'greedy', 'hard', 'random'), seat, rules, turn_limit, "
+                "reward_scale, seed"
             )
         self._vec = OpponentVectorGinRummy(num_envs, opponent, seat, rules, seed, turn_limit, reward_scale)
         self.num_envs = self._vec.num_envs

@@ -21,17 +21,24 @@ from numba import njit
 from ginenv.engine import HandState, check_turn_limit
 from ginenv.kernels import hand as H
 from ginenv.kernels import policies as P
+from ginenv.kernels.policies import CompiledPolicy, compiled_policy
 from ginenv.validation import as_int
-from ginenv.vector import POLICIES, VectorError
+from ginenv.vector import VectorError, policy_names
 
 
 @njit(cache=True)
 def _playout_all(
-    s: np.ndarray, policy: int, cfg: np.ndarray, rng: np.random.Generator, seat: int, points: np.ndarray
+    s: np.ndarray,
+    policy: CompiledPolicy,
+    randomly: bool,
+    cfg: np.ndarray,
+    rng: np.random.Generator,
+    seat: int,
+    points: np.ndarray,
 ) -> None:
     # Every row played to its end; ``points[i]``: row i's points for ``seat``.
     for i in range(s.shape[0]):
-        P.play_out(policy, s, i, cfg, rng)
+        P.play_out(policy, randomly, s, i, cfg, rng)
         points[i] = H.points_for(s, i, seat)
 
 
@@ -122,18 +129,20 @@ def rollout_worlds(
 
     The worlds are :func:`world_records`' (``opponent_hands[w]``, a card bitmask, and ``stocks[w]``,
     the stock in drawing order, holding exactly the cards hidden from the player to move). Both
-    seats then play ``policy`` (one of :data:`POLICIES`) to the end of the hand. Returns the points
-    of each world for the player to move (negative when the opponent scores; 0 for a dead or
-    truncated hand).
+    seats then play ``policy`` (one of :func:`ginenv.vector.policy_names`) to the end of the hand.
+    Returns the points of each world for the player to move (negative when the opponent scores; 0
+    for a dead or truncated hand).
     """
-    if policy not in POLICIES:
-        raise VectorError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    try:
+        kernel, randomly = compiled_policy(policy)
+    except LookupError:
+        raise VectorError(f"policy must be one of {', '.join(policy_names())}, got {policy!r}") from None
     state = world_records(position, opponent_hands, stocks)
     me = position.player
     limit = position.turn_limit if turn_limit is None else check_turn_limit(turn_limit)
     cfg = H.rules_array(position.rules, limit)
     points = np.empty(len(state), dtype=np.int64)
-    _playout_all(state, POLICIES.index(policy), cfg, np.random.default_rng(seed), me, points)
+    _playout_all(state, kernel, randomly, cfg, np.random.default_rng(seed), me, points)
     return points.astype(np.float64)
 
 

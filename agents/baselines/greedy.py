@@ -12,20 +12,25 @@ before (:class:`ginenv.agents.levels.base.TakeGuard`; the card just taken is nev
 where ``Rules.discard_taken_card`` allows it). Two greedy players cannot pass the same cards back and
 forth through the discard pile.
 
-The choices are the compiled greedy policy's (:func:`ginenv.kernels.policies.greedy_takes` and
-:func:`ginenv.kernels.policies.greedy_discard`), the same functions the batched engine's ``greedy``
-opponent plays (:func:`ginenv.kernels.policies.greedy_action`), so the two play move for move alike;
-this class only reads the seat's observation and its action mask around them.
+The choices are compiled functions of this module (:func:`greedy_takes` and :func:`greedy_discard`),
+the same ones the batched engine's ``greedy`` opponent plays (:func:`greedy_action`, a compiled
+policy of :mod:`ginenv.kernels.policies`, registered by the package's entry point), so the two play
+move for move alike; :class:`GreedyAgent` only reads the seat's observation and its action mask
+around them.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from ginenv.agents.base import Observation
 from ginenv.agents.levels.base import HeuristicAgent
 from ginenv.agents.levels.heuristics import legal_discards
+from ginenv.agents.levels.kernels import take_guarded
+from numba import njit
 
-from ginenv.actions import KNOCK_BASE
-from ginenv.kernels.policies import greedy_discard, greedy_takes
+from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.kernels import hand as H
+from ginenv.kernels.melds import CARD_VALUE, lowest_card, min_deadwood
 from ginenv.observation import SeatView
 
 
@@ -47,4 +52,55 @@ class GreedyAgent(HeuristicAgent):
         return card, bool(observation["action_mask"][KNOCK_BASE + card])
 
 
-__all__ = ["GreedyAgent"]
+@njit(cache=True)
+def greedy_discard(hand: int, allowed: int) -> int:
+    """The allowed card whose discard leaves the least deadwood, the highest-valued one on ties,
+    then the lowest card id (``GreedyAgent``'s discard)."""
+    best = -1
+    best_dw = 1 << 30
+    rest = allowed
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        c = lowest_card(low)
+        dw = min_deadwood(hand ^ low)
+        if dw < best_dw or (dw == best_dw and CARD_VALUE[c] > CARD_VALUE[best]):
+            best = c
+            best_dw = dw
+    return best
+
+
+@njit(cache=True)
+def greedy_takes(hand: int, card: int) -> bool:
+    """``GreedyAgent``'s take: after taking ``card`` and the best discard among the other cards,
+    ``card`` is in a meld and the deadwood is lower than before."""
+    bit = 1 << card
+    kept = hand | bit
+    kept ^= 1 << greedy_discard(kept, hand)
+    after = min_deadwood(kept)
+    in_meld = after < min_deadwood(kept ^ bit) + CARD_VALUE[card]
+    return in_meld and after < min_deadwood(hand)
+
+
+@njit(cache=True)
+def greedy_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
+    """The greedy level's action in row ``i`` (exactly :meth:`GreedyAgent.act`): the batched engine's
+    ``greedy`` opponent, a compiled policy (:mod:`ginenv.kernels.policies`) named by the entry point
+    ``greedy`` of ``ginenv.compiled_policies``."""
+    phase = H.phase_of(s, i)
+    hand = H.hand_of(s, i, H.mover(s, i))
+    if phase != H.Phase.DISCARD:
+        top = H.top_card(s, i)
+        if H.may_take_top(s, i) and top >= 0 and greedy_takes(hand, top):
+            return DRAW_DISCARD
+        return PASS if phase != H.Phase.DRAW else DRAW_STOCK
+    allowed, knocks, big = H.discard_options(s, i, cfg)
+    if big:
+        return BIG_GIN
+    card = greedy_discard(hand, take_guarded(hand, H.just_taken(s, i), allowed))
+    if knocks >> card & 1:
+        return KNOCK_BASE + card
+    return DISCARD_BASE + card
+
+
+__all__ = ["GreedyAgent", "greedy_action", "greedy_discard", "greedy_takes"]

@@ -2,14 +2,14 @@
 
 The strategy is the one of :mod:`.hard`, whose docstring is its one statement; this module owns only
 its compiled form. :func:`hard_action` reads a row of the hand record (:mod:`ginenv.kernels.hand`)
-as the seat to move sees it, the way :func:`ginenv.kernels.policies.greedy_action` does, and returns
+as the seat to move sees it, the way :func:`ginenv.agents.baselines.greedy.greedy_action` does, and returns
 the action :class:`.hard.HardAgent` (default parameters) would choose from that seat's observation,
 move for move (``tests/agents/levels/test_hard_kernel.py`` plays whole hands through both). The
 seat's view is the record's as :func:`ginenv.kernels.hand.encode` shows it, read through the core's
 functions (the unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of
 :class:`.base.TakeGuard` (the card just taken, up to the next discard) is the record's
 (:func:`ginenv.kernels.hand.just_taken`), applied by
-:func:`ginenv.kernels.policies.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
+:func:`.kernels.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
 fills a batch of rows and :func:`hard_moves` does it for the slots of a
 :class:`ginenv.vector.VectorGinRummy` (a league opponent in training). The card evaluation is the
 kernels' of :mod:`.kernels` and :mod:`ginenv.kernels`; the seat's danger weights and the decisions
@@ -26,6 +26,8 @@ from ginenv.agents.levels.kernels import (
     gin_outs,
     max_deadwood_value,
     stock_cost,
+    take_guarded,
+    useful_discards,
 )
 from numba import njit
 
@@ -33,7 +35,6 @@ from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOC
 from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
 from ginenv.kernels.melds import CARD_VALUE, meldable, min_deadwood, popcount
-from ginenv.kernels.policies import take_guarded, useful_discards
 from ginenv.observation import MAX_STOCK
 from ginenv.vector import VectorGinRummy
 

@@ -4,7 +4,7 @@ Everything works on card bitmasks (``ginenv.cards``: bit ``c`` set for card ``c`
 observation with :func:`ginenv.observation.decode`, so an agent sees nothing but its own seat's view.
 The functions are thin typed wrappers around the numba kernels of :mod:`.kernels` and of
 :mod:`ginenv.kernels` (the deadwood search, the showdown, and
-:func:`ginenv.kernels.policies.useful_discards`, the one home of the useful-take rule, shared with
+:func:`ginenv.agents.levels.kernels.useful_discards`, the one home of the useful-take rule, shared with
 the batched engine's greedy opponent). Their names and meanings are stable: every level imports
 them. The base class that plays the turns is in
 :mod:`.base`.
@@ -53,10 +53,11 @@ from ginenv.agents.levels.kernels import (
 )
 from ginenv.agents.levels.kernels import gin_outs as compiled_gin_outs
 from ginenv.agents.levels.kernels import max_deadwood_value as compiled_max_deadwood_value
+from ginenv.agents.levels.kernels import useful_discards as compiled_useful_discards
 
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
-from ginenv.kernels import MELD_PARTNERS, min_deadwood, policies
+from ginenv.kernels import MELD_PARTNERS, min_deadwood
 from ginenv.kernels import meldable as meldable_cards
 
 
@@ -117,13 +118,13 @@ def useful_discards(hand: int, taken: int) -> int:
     """
     if not hand >> taken & 1:
         raise ValueError(f"the taken card {taken} is not in the hand")
-    return int(policies.useful_discards(hand, taken))
+    return int(compiled_useful_discards(hand, taken))
 
 
 def take_is_useful(hand: int, card: int) -> bool:
     """Whether taking ``card`` into the 10-card ``hand`` can lower its deadwood this turn
     (:func:`useful_discards` is not empty): the condition every level puts on taking a discard."""
-    return int(policies.useful_discards(hand | 1 << card, card)) != 0
+    return int(compiled_useful_discards(hand | 1 << card, card)) != 0
 
 
 def enables_knock(hand: int, card: int, limit: int) -> bool:

@@ -4,7 +4,9 @@ numba functions (``cache=True``) over card bitmasks, built on the compiled rule 
 :mod:`ginenv.kernels` (the one home of the deadwood search and the showdown). The words they use
 (after-draw deadwood, expected cost, danger, ...) are defined in the docstring of
 :mod:`.heuristics`, whose typed functions wrap these; the levels call the kernels directly only
-inside their own numba code (:mod:`.expert`, :mod:`.belief`, :mod:`.master`).
+inside their own numba code (:mod:`.expert`, :mod:`.belief`, :mod:`.master`). The take guard's
+rule (:func:`useful_discards`, :func:`take_guarded`) is here too, compiled once for every level:
+:class:`.base.TakeGuard`, the compiled ``hard`` and ``greedy`` read it.
 """
 
 from __future__ import annotations
@@ -197,6 +199,36 @@ def danger_table(live: int, taken: int, avoided: int) -> np.ndarray:
     return out
 
 
+# ----------------------------------------------------------------- the take guard
+
+
+@njit(cache=True)
+def useful_discards(grown: int, taken: int) -> int:
+    """After taking ``taken`` (``grown`` holds it): the other cards whose discard leaves less deadwood
+    than the hand before the take. Only these may follow a take, so no level cycles cards through
+    the pile (:class:`.base.TakeGuard`)."""
+    before = min_deadwood(grown ^ (1 << taken))
+    out = 0
+    rest = grown & ~(1 << taken)
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        if min_deadwood(grown ^ low) < before:
+            out |= low
+    return out
+
+
+@njit(cache=True)
+def take_guarded(hand: int, taken: int, allowed: int) -> int:
+    """The discards allowed after a take of ``taken`` (-1: no take): the :func:`useful_discards`
+    among ``allowed`` when there are some, else ``allowed`` (``TakeGuard.useful_only``)."""
+    if taken >= 0:
+        useful = useful_discards(hand, taken) & allowed
+        if useful:
+            return useful
+    return allowed
+
+
 __all__ = [
     "AVOIDED_FACTOR",
     "TAKEN_WEIGHT",
@@ -209,4 +241,6 @@ __all__ = [
     "max_deadwood_value",
     "sensible_discards",
     "stock_cost",
+    "take_guarded",
+    "useful_discards",
 ]

@@ -5,8 +5,8 @@
   a knock). Its names are re-exported here (``from ginenv import kernels as K; K.min_deadwood``).
 - :mod:`ginenv.kernels.hand`: a hand's state as one int64 record and its step: dealing, legal
   actions, applying an action, the observation encoder.
-- :mod:`ginenv.kernels.policies`: the compiled policies (random, greedy) that the batched engine's
-  opponents, the ``greedy`` level and the tests share.
+- :mod:`ginenv.kernels.policies`: the batched engine's table of compiled opponents: ``random``, and
+  the strategies the agents layer registers by name (``greedy``, ``hard``).
 
 :class:`ginenv.engine.HandState` (and so the AEC env, matches and replays), the batched engine
 (:mod:`ginenv.vector`) and the agents all call these; nothing else implements a rule.

@@ -1,33 +1,40 @@
-"""The compiled policies, in one table: uniformly random and greedy.
+"""The batched engine's opponents: a table of compiled policies, of which the core keeps one, random.
 
-Each policy reads a row of the hand record (:mod:`ginenv.kernels.hand`) as the seat to move may see
-it and returns an action id; :func:`policy_action` picks one by its code in :data:`POLICIES`. The
-batched engine's opponents and playouts (:mod:`ginenv.vector`), the ``greedy`` level and the tests
-all call these, so each policy is written once:
+A compiled policy reads row ``i`` of the hand record (:mod:`ginenv.kernels.hand`) as the seat to
+move may see it and returns an action id. The game's own policy is here: ``random``, a uniformly
+random legal action counted from bitmasks (no 108-entry mask), the one that draws from the engine's
+generator. Strategies are the agents' (``greedy``, the compiled ``hard``): each is an njit function
+``(state, i, cfg) -> action`` compiled for :data:`POLICY_SIGNATURE`, kept beside its level and
+registered under its name, either by :func:`register_policy` or, for the installed package's own, by
+an entry point of the group :data:`POLICY_GROUP` (``ginenv``'s metadata names ``greedy`` and
+``hard``), loaded the first time the name is asked for; so the core steps the agents' strategies
+without importing them.
 
-* ``random``: a uniformly random legal action, counted from bitmasks (no 108-entry mask).
-* ``greedy``: the ``greedy`` level (:mod:`ginenv.agents.baselines.greedy`) move for move: take the
-  top discard when it goes into a meld and lowers the deadwood, discard the card leaving the least
-  deadwood (the higher card on ties, then the lowest id), after a take only a card that keeps the
-  deadwood lower than before (:func:`useful_discards`), knock whenever the best discard allows it,
-  big gin whenever legal.
-
-Master's rollout policy is master's strategy, not the game's: it lives with master
-(:mod:`ginenv.agents.levels.master_rollout`).
+The engine's loops take a policy as a numba first-class function (:class:`CompiledPolicy`): one
+compiled loop, cached on disk, serves every registered policy, at the price of a call through a
+pointer per opponent move (the policies' own work, a deadwood search or two, is far larger).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from importlib.metadata import distributions
+from typing import Any
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.experimental.function_type import _get_wrapper_address
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import CARD_VALUE, lowest_card, min_deadwood, popcount
+from ginenv.kernels.melds import lowest_card, popcount
 
-#: Policy names by code (``policy_action``'s ``policy``).
-POLICIES = ("random", "greedy")
-RANDOM_POLICY, GREEDY_POLICY = 0, 1
+#: A compiled policy's signature: (the hand records (N, RECORD_SIZE), the row, the rule array) -> action.
+POLICY_SIGNATURE = types.int64(types.int64[:, ::1], types.int64, types.int64[::1])
+#: The entry-point group that names the installed packages' compiled policies (name -> njit function).
+POLICY_GROUP = "ginenv.compiled_policies"
+#: The policy the core implements itself (it draws from the engine's generator).
+RANDOM = "random"
 
 
 # --------------------------------------------------------------------------- random
@@ -64,111 +71,132 @@ def random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generato
     return DRAW_DISCARD if rng.random() < 0.5 else PASS
 
 
-# --------------------------------------------------------------------------- greedy
+# --------------------------------------------------------------------------- the table
+
+
+class CompiledPolicy:
+    """A registered policy as numba passes it to the engine's loops: a first-class function.
+
+    numba types it by :data:`POLICY_SIGNATURE`, not by which function it is, so the loops compile
+    (and are cached) once for every policy; ``kernel`` is the njit function. It follows numba's
+    wrapper-address protocol (``__wrapper_address__``) and carries its numba type as
+    ``_numba_type_``: typed that way a call of an engine loop costs about 2 us of typing instead of
+    the 10 us of numba's own ``WrapperAddressProtocol`` class, which builds the type anew each call."""
+
+    _numba_type_ = types.FunctionType(POLICY_SIGNATURE)
+
+    def __init__(self, name: str, kernel: Any) -> None:
+        self.name = name
+        self.kernel = kernel
+        self._address: int | None = None
+
+    def __call__(self, s: np.ndarray, i: int | np.integer, cfg: np.ndarray) -> int:
+        """The policy's action in row ``i`` (in Python; the loops call the compiled function)."""
+        return int(self.kernel(s, i, cfg))
+
+    def __wrapper_address__(self) -> int:
+        if self._address is None:  # compiles the kernel for the signature, once
+            self._address = _get_wrapper_address(self.kernel, POLICY_SIGNATURE)
+        return self._address
+
+    def __repr__(self) -> str:
+        return f"CompiledPolicy({self.name!r})"
+
+
+# No signature in the decorator: it would compile at import, before the engine's note of a first
+# compilation (ginenv.compiling) looks at the cache. CompiledPolicy compiles it for the signature.
+@njit(cache=True)
+def no_policy(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
+    """The policy argument of the loops when ``random`` plays (never called: it has no kernel)."""
+    return -1
+
+
+#: The kernel argument of the loops for ``random`` (with ``randomly`` true).
+NO_POLICY = CompiledPolicy(RANDOM, no_policy)
+#: Registered policies by name (``random``: :data:`NO_POLICY`); entry points join on first use.
+_TABLE: dict[str, CompiledPolicy] = {RANDOM: NO_POLICY}
+
+
+def register_policy(name: str, kernel: Callable[..., int]) -> CompiledPolicy:
+    """Make ``kernel`` (an njit function ``(state, i, cfg) -> action``) an opponent of the batched
+    engine under ``name``; a name already registered is replaced (``random`` cannot be)."""
+    if not isinstance(name, str) or not name or name == RANDOM:
+        raise ValueError(f"a compiled policy needs a new non-empty name other than {RANDOM!r}, got {name!r}")
+    if not hasattr(kernel, "py_func"):
+        raise TypeError(
+            f"policy {name!r} must be a numba njit function (state, i, cfg) -> action, got {kernel!r}"
+        )
+    policy = CompiledPolicy(name, kernel)
+    _TABLE[name] = policy
+    return policy
+
+
+def _installed() -> dict[str, Any]:
+    # Every distribution is read, as ginenv.wrappers.agent_factory does: a stale egg-info in a
+    # checkout's root would otherwise hide the installed metadata.
+    return {
+        point.name: point
+        for dist in distributions()
+        for point in dist.entry_points
+        if point.group == POLICY_GROUP
+    }
+
+
+def policy_names() -> tuple[str, ...]:
+    """The names of every compiled policy: registered ones and installed entry points."""
+    return tuple(sorted({*_TABLE, *_installed()}))
+
+
+def compiled_policy(name: str) -> tuple[CompiledPolicy, bool]:
+    """``(policy, randomly)`` for the engine's loops: the registered policy (loaded from its entry
+    point the first time) and ``False``, or :data:`NO_POLICY` and ``True`` for ``random``. An
+    unknown name raises :class:`LookupError` naming the known ones."""
+    if name not in _TABLE:
+        point = _installed().get(name) if isinstance(name, str) else None
+        if point is None:
+            raise LookupError(
+                f"no compiled policy named {name!r}; known: {', '.join(policy_names())} "
+                f"(installed ones come from the entry-point group {POLICY_GROUP!r})"
+            )
+        register_policy(name, point.load())
+    return _TABLE[name], name == RANDOM
+
+
+# --------------------------------------------------------------------------- in the loops
 
 
 @njit(cache=True)
-def greedy_discard(hand: int, allowed: int) -> int:
-    """The allowed card whose discard leaves the least deadwood, the highest-valued one on ties,
-    then the lowest card id (``GreedyAgent``'s discard)."""
-    best = -1
-    best_dw = 1 << 30
-    rest = allowed
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        c = lowest_card(low)
-        dw = min_deadwood(hand ^ low)
-        if dw < best_dw or (dw == best_dw and CARD_VALUE[c] > CARD_VALUE[best]):
-            best = c
-            best_dw = dw
-    return best
+def policy_action(
+    policy: Any, randomly: bool, s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator
+) -> int:
+    """The action of ``policy`` (``randomly``: of ``random``, from ``rng``) for the seat to move in
+    row ``i``."""
+    if randomly:
+        return random_legal(s, i, cfg, rng)
+    return policy(s, i, cfg)
 
 
 @njit(cache=True)
-def greedy_takes(hand: int, card: int) -> bool:
-    """``GreedyAgent``'s take: after taking ``card`` and the best discard among the other cards,
-    ``card`` is in a meld and the deadwood is lower than before."""
-    bit = 1 << card
-    kept = hand | bit
-    kept ^= 1 << greedy_discard(kept, hand)
-    after = min_deadwood(kept)
-    in_meld = after < min_deadwood(kept ^ bit) + CARD_VALUE[card]
-    return in_meld and after < min_deadwood(hand)
-
-
-@njit(cache=True)
-def useful_discards(grown: int, taken: int) -> int:
-    """After taking ``taken`` (``grown`` holds it): the other cards whose discard leaves less deadwood
-    than the hand before the take. Only these may follow a take, so no level cycles cards through
-    the pile (``ginenv.agents.levels.base.TakeGuard``)."""
-    before = min_deadwood(grown ^ (1 << taken))
-    out = 0
-    rest = grown & ~(1 << taken)
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        if min_deadwood(grown ^ low) < before:
-            out |= low
-    return out
-
-
-@njit(cache=True)
-def take_guarded(hand: int, taken: int, allowed: int) -> int:
-    """The discards allowed after a take of ``taken`` (-1: no take): the :func:`useful_discards`
-    among ``allowed`` when there are some, else ``allowed`` (``TakeGuard.useful_only``)."""
-    if taken >= 0:
-        useful = useful_discards(hand, taken) & allowed
-        if useful:
-            return useful
-    return allowed
-
-
-@njit(cache=True)
-def greedy_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
-    """The greedy level's action in row ``i`` (exactly ``GreedyAgent.act``)."""
-    phase = s[i, H.PHASE]
-    hand = s[i, H.HAND0 + s[i, H.PLAYER]]
-    if phase != H.Phase.DISCARD:
-        top = H.top_card(s, i)
-        if H.may_take_top(s, i) and top >= 0 and greedy_takes(hand, top):
-            return DRAW_DISCARD
-        return PASS if phase != H.Phase.DRAW else DRAW_STOCK
-    allowed, knocks, big = H.discard_options(s, i, cfg)
-    if big:
-        return BIG_GIN
-    card = greedy_discard(hand, take_guarded(hand, s[i, H.JUST_TOOK], allowed))
-    if knocks >> card & 1:
-        return KNOCK_BASE + card
-    return DISCARD_BASE + card
-
-
-@njit(cache=True)
-def policy_action(policy: int, s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> int:
-    """The action of policy ``policy`` (a :data:`POLICIES` index) for the seat to move in row ``i``."""
-    if policy == GREEDY_POLICY:
-        return greedy_action(s, i, cfg)
-    return random_legal(s, i, cfg, rng)
-
-
-@njit(cache=True)
-def play_out(policy: int, s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> None:
-    """Play row ``i`` to the end of its hand with ``policy`` for both seats."""
-    while not H.apply(s, i, policy_action(policy, s, i, cfg, rng), cfg):
+def play_out(
+    policy: Any, randomly: bool, s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator
+) -> None:
+    """Play row ``i`` to the end of its hand with one policy for both seats."""
+    while not H.apply(s, i, policy_action(policy, randomly, s, i, cfg, rng), cfg):
         pass
 
 
 __all__ = [
-    "GREEDY_POLICY",
-    "POLICIES",
-    "RANDOM_POLICY",
-    "greedy_action",
-    "greedy_discard",
-    "greedy_takes",
+    "NO_POLICY",
+    "POLICY_GROUP",
+    "POLICY_SIGNATURE",
+    "RANDOM",
+    "CompiledPolicy",
+    "compiled_policy",
+    "no_policy",
     "pick_bit",
     "play_out",
     "policy_action",
+    "policy_names",
     "random_legal",
-    "take_guarded",
-    "useful_discards",
+    "register_policy",
 ]

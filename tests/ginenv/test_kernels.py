@@ -114,6 +114,8 @@ def test_a_position_written_in_mid_hand_plays_on_as_the_dealt_hand() -> None:
     player to move and the knock limit, nothing of the past) plays on exactly as the dealt hand it
     was copied from: the same legal actions at every step and the same end, knocks and dead hands
     alike, Oklahoma's knock limits included."""
+    from ginenv.agents.baselines.greedy import greedy_action
+
     from ginenv.actions import KNOCK_BASE
     from ginenv.engine import HandState, Phase
     from ginenv.kernels import hand as H
@@ -143,7 +145,7 @@ def test_a_position_written_in_mid_hand_plays_on_as_the_dealt_hand() -> None:
         while row[H.PHASE] != Phase.OVER:
             assert H.legal_parts(world, 0, cfg) == H.legal_parts(dealt, 0, cfg)
             action = (
-                P.greedy_action(dealt, 0, cfg)
+                greedy_action(dealt, 0, cfg)
                 if rng.random() < 0.8
                 else P.random_legal(dealt, 0, cfg, np.random.default_rng(seed))
             )

@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 import pytest
+from numba import njit
 from positions import aec_for, cut_position
 
 from ginenv import agents, kernels
@@ -20,6 +21,7 @@ from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_AC
 from ginenv.cards import CARD_NAMES, NUM_CARDS, mask_of, parse_cards
 from ginenv.engine import DeckError
 from ginenv.kernels import hand as H
+from ginenv.kernels import policies
 from ginenv.observation import IS_DEALER, OBS_SIZE, PHASE_BASE, TO_MOVE
 from ginenv.rules import PRESETS, Rules
 from ginenv.vector import (
@@ -28,6 +30,7 @@ from ginenv.vector import (
     VectorError,
     VectorGinRummy,
     play_random_hands,
+    policy_names,
 )
 
 HANDS = int(os.environ.get("GINENV_EQUIVALENCE_HANDS", "300"))
@@ -293,8 +296,56 @@ def test_learner_against_compiled_opponents() -> None:
         assert hands > 100
         if opponent == "random":
             assert total / hands > 10  # a knocking learner beats random play
-    with pytest.raises(VectorError, match="opponent must be one of random, greedy"):
+    with pytest.raises(VectorError, match=r"opponent must name a compiled policy \(greedy, hard, random\)"):
         OpponentVectorGinRummy(2, opponent="master")
+
+
+@njit
+def _lowest_legal(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
+    # A policy of the test's own: the legal action with the smallest id.
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    H.legal_into(s, i, mask, cfg)
+    return int(np.flatnonzero(mask)[0])
+
+
+def test_a_registered_policy_is_an_opponent_without_the_core_knowing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The core names no strategy: a policy registered by name plays in the same compiled loops.
+    monkeypatch.setattr(policies, "_TABLE", dict(policies._TABLE))  # the registration ends with the test
+    policies.register_policy("lowest_legal", _lowest_legal)
+    assert "lowest_legal" in policy_names()
+    venv = VectorGinRummy(8, seed=2)
+    _, mask, _ = venv.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        chosen = venv.policy_actions("lowest_legal")
+        assert chosen.tolist() == [int(np.flatnonzero(row)[0]) for row in mask]
+        _, mask, *_ = venv.step(biased_actions(mask, rng))
+    learner = OpponentVectorGinRummy(8, opponent="lowest_legal", seed=2)
+    obs, mask = learner.reset()
+    for _ in range(40):
+        obs, mask, *_ = learner.step(biased_actions(mask, rng))
+        assert np.all(obs[:, TO_MOVE] == 1)
+    with pytest.raises(ValueError, match="a compiled policy needs a new non-empty name other than 'random'"):
+        policies.register_policy("random", _lowest_legal)
+    with pytest.raises(TypeError, match="must be a numba njit function"):
+        policies.register_policy("plain", lambda s, i, cfg: 0)
+
+
+@pytest.mark.parametrize("policy", ["greedy", "hard"])
+def test_threads_choose_the_same_policy_actions(policy: str) -> None:
+    one, two = VectorGinRummy(64, seed=9), VectorGinRummy(64, seed=9, threads=2)
+    _, mask, _ = one.reset()
+    two.reset()
+    rng = np.random.default_rng(9)
+    some = rng.random(64) < 0.5
+    for _ in range(60):
+        np.testing.assert_array_equal(one.policy_actions(policy), two.policy_actions(policy))
+        np.testing.assert_array_equal(one.policy_actions(policy, some), two.policy_actions(policy, some))
+        actions = biased_actions(mask, rng)
+        _, mask, *_ = one.step(actions)
+        two.step(actions)
 
 
 def test_policy_actions_for_chosen_slots() -> None:

@@ -118,7 +118,7 @@ def test_same_step_autoreset_gives_the_final_observation() -> None:
 def test_bad_arguments_and_actions_are_refused() -> None:
     with pytest.raises(TypeError, match="unknown argument"):
         GinRummyVectorEnv(num_envs=2, render_mode="human")
-    with pytest.raises(VectorError, match="opponent must be one of"):
+    with pytest.raises(VectorError, match="opponent must name a compiled policy"):
         GinRummyVectorEnv(num_envs=2, opponent="normal")
     envs = GinRummyVectorEnv(num_envs=2)
     _, info = envs.reset(seed=0)
