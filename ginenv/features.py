@@ -7,7 +7,7 @@ the same way:
 - ``"observation"``: the observation vector as it is (:data:`ginenv.observation.OBS_SIZE` entries);
   the first networks were trained on it.
 - ``"features"``: the observation with its scalars rescaled to about [0, 1], followed by
-  :data:`FEATURE_SIZE` entries computed by :func:`ginenv.kernels.hand_features_many` from the
+  :data:`FEATURE_SIZE` entries computed by :func:`hand_features_many` from the
   observation's own-hand plane: per card, the deadwood left after discarding it (11 cards held) or
   reachable by drawing it (10 held), whether it is in a meld, and the hand's deadwood, in units of
   :data:`POINTS` points. A raw-bit network must rediscover meld arithmetic from 52 bits; these are
@@ -19,9 +19,18 @@ Both read nothing but the observation, so a policy on either sees only what its 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from ginenv import kernels
 from ginenv.cards import NUM_CARDS
+from ginenv.kernels.melds import (
+    FULL_DECK,
+    best_discard_deadwood,
+    lowest_card,
+    meldable,
+    min_deadwood,
+    own_deadwood,
+    popcount,
+)
 from ginenv.observation import (
     KNOCK_LIMIT,
     OBS_SIZE,
@@ -33,8 +42,57 @@ from ginenv.observation import (
 )
 
 INPUT_KINDS = ("observation", "features")
-#: Entries appended by the ``"features"`` input (:func:`ginenv.kernels.hand_features_many`).
-FEATURE_SIZE = len(kernels.FEATURE_PLANES) * NUM_CARDS + 1
+
+
+#: Per-card planes of :func:`hand_features_many`, in order (one entry per card id each).
+FEATURE_PLANES = ("after_discard", "after_draw", "meldable")
+
+
+@njit(cache=True)
+def hand_features_many(hands: np.ndarray) -> np.ndarray:
+    """What each card is worth to each hand (int64 masks of 10 or 11 cards), in deadwood points.
+
+    Returns float32 ``(N, 3 * 52 + 1)``: the planes of :data:`FEATURE_PLANES`, then the hand's own
+    deadwood. ``after_discard``: for an 11-card hand, the least deadwood left after discarding that
+    held card (0 elsewhere); ``after_draw``: for a 10-card hand, the least deadwood reachable by adding
+    that card (not held) and making the best discard (0 elsewhere); ``meldable``: 1 for each held card
+    that belongs to some meld of the hand. The last entry: the least deadwood of a 10-card hand, or
+    after the best discard of an 11-card one. These are the figures the heuristic levels compute
+    (what greedy reads to draw and discard), given to a learned policy so it need not rediscover
+    the meld arithmetic from raw card bits.
+    """
+    n = hands.size
+    out = np.zeros((n, 3 * 52 + 1), dtype=np.float32)
+    for i in range(n):
+        hand = hands[i]
+        held = popcount(hand)
+        if held >= 11:
+            best = 1 << 30
+            rest = hand
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                value = min_deadwood(hand ^ low)
+                out[i, lowest_card(low)] = value
+                best = min(best, value)
+            out[i, 3 * 52] = best
+        else:
+            rest = FULL_DECK & ~hand
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                out[i, 52 + lowest_card(low)] = best_discard_deadwood(hand | low)
+            out[i, 3 * 52] = own_deadwood(hand)
+        melded = meldable(hand)
+        while melded:
+            low = melded & -melded
+            melded ^= low
+            out[i, 104 + lowest_card(low)] = 1.0
+    return out
+
+
+#: Entries appended by the ``"features"`` input (:func:`hand_features_many`).
+FEATURE_SIZE = len(FEATURE_PLANES) * NUM_CARDS + 1
 #: Deadwood features are divided by this many points.
 POINTS = 50.0
 
@@ -70,9 +128,9 @@ def hand_masks(observations: np.ndarray) -> np.ndarray:
 
 def scaled_hand_features(hands: np.ndarray) -> np.ndarray:
     """The ``"features"`` input's :data:`FEATURE_SIZE` entries for hands given as int64 card
-    bitmasks (B,): :func:`ginenv.kernels.hand_features_many` in units of :data:`POINTS` points (the
+    bitmasks (B,): :func:`hand_features_many` in units of :data:`POINTS` points (the
     meldable plane stays 0/1). A training oracle computes them for the opponent's hand too."""
-    return kernels.hand_features_many(np.asarray(hands, dtype=np.int64)) * _FEATURE_SCALE
+    return hand_features_many(np.asarray(hands, dtype=np.int64)) * _FEATURE_SCALE
 
 
 def policy_inputs(observations: np.ndarray, kind: str) -> np.ndarray:

@@ -18,7 +18,7 @@ from torch import nn
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
-from ginenv.features import FEATURE_SIZE, input_size, policy_inputs
+from ginenv.features import FEATURE_PLANES, input_size, policy_inputs
 from ginenv.observation import NUM_PLANES, OBS_SIZE, PLANE_BASE, plane_slice
 from ginenv.validation import is_int
 
@@ -28,7 +28,7 @@ __all__ = ["ACTIVATIONS", "MaskedPolicy", "card_channels", "per_card_columns"]
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 _TOP = plane_slice("top")
-_FEATURE_PLANES = (FEATURE_SIZE - 1) // NUM_CARDS
+_FEATURE_PLANES = len(FEATURE_PLANES)
 
 
 def card_channels(inputs: str) -> int:

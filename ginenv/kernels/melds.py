@@ -364,53 +364,6 @@ def own_deadwood_many(masks: np.ndarray) -> np.ndarray:
     return out
 
 
-#: Per-card planes of :func:`hand_features_many`, in order (one entry per card id each).
-FEATURE_PLANES = ("after_discard", "after_draw", "meldable")
-
-
-@njit(cache=True)
-def hand_features_many(hands: np.ndarray) -> np.ndarray:
-    """What each card is worth to each hand (int64 masks of 10 or 11 cards), in deadwood points.
-
-    Returns float32 ``(N, 3 * 52 + 1)``: the planes of :data:`FEATURE_PLANES`, then the hand's own
-    deadwood. ``after_discard``: for an 11-card hand, the least deadwood left after discarding that
-    held card (0 elsewhere); ``after_draw``: for a 10-card hand, the least deadwood reachable by adding
-    that card (not held) and making the best discard (0 elsewhere); ``meldable``: 1 for each held card
-    that belongs to some meld of the hand. The last entry: the least deadwood of a 10-card hand, or
-    after the best discard of an 11-card one. These are the figures the heuristic levels compute
-    (what greedy reads to draw and discard), given to a learned policy so it need not rediscover
-    the meld arithmetic from raw card bits.
-    """
-    n = hands.size
-    out = np.zeros((n, 3 * 52 + 1), dtype=np.float32)
-    for i in range(n):
-        hand = hands[i]
-        held = popcount(hand)
-        if held >= 11:
-            best = 1 << 30
-            rest = hand
-            while rest:
-                low = rest & -rest
-                rest ^= low
-                value = min_deadwood(hand ^ low)
-                out[i, lowest_card(low)] = value
-                best = min(best, value)
-            out[i, 3 * 52] = best
-        else:
-            rest = FULL_DECK & ~hand
-            while rest:
-                low = rest & -rest
-                rest ^= low
-                out[i, 52 + lowest_card(low)] = best_discard_deadwood(hand | low)
-            out[i, 3 * 52] = own_deadwood(hand)
-        melded = meldable(hand)
-        while melded:
-            low = melded & -melded
-            melded ^= low
-            out[i, 104 + lowest_card(low)] = 1.0
-    return out
-
-
 # --------------------------------------------------------------------------- the showdown
 
 
@@ -685,7 +638,6 @@ def knock_outcome(
 
 __all__ = [
     "CARD_VALUE",
-    "FEATURE_PLANES",
     "FULL_DECK",
     "KNOCK_KINDS",
     "LANE",
@@ -701,7 +653,6 @@ __all__ = [
     "best_layoffs",
     "deadwood_many",
     "defend_knock",
-    "hand_features_many",
     "hand_value",
     "highest_card",
     "knock_discards",

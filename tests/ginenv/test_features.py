@@ -12,7 +12,7 @@ from test_melds import meld_rich_hands
 
 from ginenv import gin_rummy_v0, kernels
 from ginenv.cards import NUM_CARDS, mask_of, parse_cards
-from ginenv.features import FEATURE_SIZE, POINTS, hand_masks, input_size, policy_inputs
+from ginenv.features import FEATURE_SIZE, POINTS, hand_features_many, hand_masks, input_size, policy_inputs
 from ginenv.observation import OBS_SIZE, plane_slice
 
 hands_10_or_11 = st.one_of(
@@ -24,7 +24,7 @@ hands_10_or_11 = st.one_of(
 @settings(max_examples=60, deadline=None)
 @given(hands_10_or_11)
 def test_hand_features_equal_the_reference(hand: list[int]) -> None:
-    feats = kernels.hand_features_many(np.array([mask_of(hand)], dtype=np.int64))[0]
+    feats = hand_features_many(np.array([mask_of(hand)], dtype=np.int64))[0]
     after_discard, after_draw, meldable = feats[:52], feats[52:104], feats[104:156]
     in_melds = {c for meld in ref.all_melds(hand) for c in meld}
     for card in range(NUM_CARDS):
@@ -45,7 +45,7 @@ def test_hand_features_equal_the_reference(hand: list[int]) -> None:
 def test_a_scripted_hand_reads_as_a_player_would() -> None:
     # 10 cards: a run of hearts, a set of sevens, four loose cards (deadwood 9 + 10 + 2 + 5 = 26).
     hand = parse_cards("Ah 2h 3h 7c 7d 7s 9c Kd 2s 5c")
-    feats = kernels.hand_features_many(np.array([mask_of(hand)], dtype=np.int64))[0]
+    feats = hand_features_many(np.array([mask_of(hand)], dtype=np.int64))[0]
     assert feats[-1] == 26
     # Drawing the 4h extends the run and lets the king go: 26 - 10 = 16 left.
     assert feats[52 + parse_cards("4h")[0]] == 16
@@ -62,7 +62,7 @@ def test_policy_inputs_read_only_the_observation() -> None:
     assert x.shape == (2, OBS_SIZE + FEATURE_SIZE) == (2, input_size("features"))
     hand = hand_masks(batch)[0]
     assert hand == sum(1 << int(c) for c in np.flatnonzero(obs[plane_slice("hand")]))
-    expected = kernels.hand_features_many(np.array([hand], dtype=np.int64))[0]
+    expected = hand_features_many(np.array([hand], dtype=np.int64))[0]
     np.testing.assert_allclose(x[0, OBS_SIZE + 52 * 3] * POINTS, expected[-1])
     # Cards are 0/1 planes already; the scalars (cards left in the stock) are brought near [0, 1].
     assert 0 < x[0, 0] <= 1 and obs[0] > 1
