@@ -77,7 +77,7 @@ from ginenv.experiments.train.networks import (
     unseen_card_loss,
 )
 from ginenv.experiments.train.progress import Phases, Tally, banner, throughput
-from ginenv.experiments.train.rollouts import Rollout
+from ginenv.experiments.train.rollouts import Decisions, Rollout
 from torch import nn
 
 from ginenv.rules import resolve_rules
@@ -152,17 +152,10 @@ def potential_shaping(
 
 
 @dataclass
-class Batch:
+class Batch(Decisions):
     """What the update trains on: every worker's learner decisions, flat (worker after worker, each
     in (env step, slot) order), with their values, advantages and returns."""
 
-    obs: torch.Tensor  # (B, input_size) float32: network inputs
-    mask: torch.Tensor  # (B, NUM_ACTIONS) bool: the legal actions
-    opp: torch.Tensor  # (B, 52) float32 0/1: the opponent's hand (the auxiliary head's target)
-    oracle: torch.Tensor  # (B, ORACLE_SIZE) float32: an oracle critic's inputs ((B, 0) without one)
-    actions: torch.Tensor  # (B,) int64
-    teacher: torch.Tensor  # (B,) int64: the kickstarting teacher's action (when teaching, else 0)
-    logp: torch.Tensor  # (B,) log-probability of the action under the policy that sampled it
     values: torch.Tensor  # (B,)
     advantages: torch.Tensor  # (B,)
     returns: torch.Tensor  # (B,) advantages + values

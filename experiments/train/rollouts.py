@@ -81,12 +81,9 @@ def oracle_inputs(opponent_hands: np.ndarray, stock_tops: np.ndarray) -> np.ndar
 
 
 @dataclass
-class Rollout:
-    """One worker's rollout of ``T`` env steps in ``N`` slots: the learner's decisions flat in (env
-    step, slot) order; per (env step, slot) what their advantages are computed from; per hand that
-    ended the learner's figures; and the worker's seconds."""
+class Decisions:
+    """The learner's decisions, flat: what a rollout recorded of each and the update trains on."""
 
-    # The learner's decisions, (B, ...) in (env step, slot) order: the entries of ``valid``.
     obs: torch.Tensor  # (B, input_size) float32: network inputs
     mask: torch.Tensor  # (B, NUM_ACTIONS) bool: the legal actions
     opp: torch.Tensor  # (B, 52) float32 0/1: the opponent's hand (the auxiliary head's target)
@@ -94,6 +91,15 @@ class Rollout:
     actions: torch.Tensor  # (B,) int64
     teacher: torch.Tensor  # (B,) int64: the kickstarting teacher's action (when teaching, else 0)
     logp: torch.Tensor  # (B,) log-probability of the action under the policy that sampled it
+
+
+@dataclass
+class Rollout(Decisions):
+    """One worker's rollout of ``T`` env steps in ``N`` slots: the learner's decisions flat in (env
+    step, slot) order (:class:`Decisions`, the entries of ``valid``); per (env step, slot) what their
+    advantages are computed from; per hand that ended the learner's figures; and the worker's
+    seconds."""
+
     # What the advantages read, (T, N): entry (t, i) is about the learner's decision at env step t
     # in slot i, where ``valid`` says there is one (elsewhere the entries mean nothing).
     valid: torch.Tensor  # (T, N) bool
