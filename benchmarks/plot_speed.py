@@ -37,42 +37,43 @@ def read(paths: list[Path]) -> list[dict[str, Any]]:
     return reports
 
 
-def threads_figure(reports: list[dict[str, Any]]) -> plt.Figure:
-    """Decisions/s against engine threads, a line per (report, hands)."""
+def line_figure(
+    reports: list[dict[str, Any]], rows: str, line: str, x: str, y: str, labels: tuple[str, str, str]
+) -> plt.Figure:
+    """``y`` against ``x`` (log 2) of the ``rows`` of every report, a line per (report, ``line``
+    value); ``labels``: the x axis, the y axis, the title."""
     fig, ax = plt.subplots(figsize=(6, 4))
     for report in reports:
-        for hands in sorted({row["hands"] for row in report["engine"]}):
-            rows = sorted((r for r in report["engine"] if r["hands"] == hands), key=lambda r: r["threads"])
-            ax.plot([r["threads"] for r in rows], [r["decisions_per_s"] for r in rows], marker="o",
-                    label=f"{report['device']}, {hands} hands")  # fmt: skip
+        for value in sorted({row[line] for row in report[rows]}):
+            points = sorted((r for r in report[rows] if r[line] == value), key=lambda r: r[x])
+            ax.plot(
+                [r[x] for r in points],
+                [r[y] for r in points],
+                marker="o",
+                label=f"{report['device']}, {value}",
+            )
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("engine threads (VectorGinRummy(N, threads=k))")
-    ax.set_ylabel("decisions/s, observation and mask included")
-    ax.set_title("The batched engine against its threads")
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    ax.set_title(labels[2])
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def threads_figure(reports: list[dict[str, Any]]) -> plt.Figure:
+    """Decisions/s against engine threads, a line per (report, hands)."""
+    axes = ("engine threads (VectorGinRummy(N, threads=k))", "decisions/s, observation and mask included")
+    return line_figure(
+        reports, "engine", "hands", "threads", "decisions_per_s", (*axes, "The batched engine")
+    )
 
 
 def hands_figure(reports: list[dict[str, Any]]) -> plt.Figure:
     """PPO env steps/s against hands in lockstep, a line per (report, precision)."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for report in reports:
-        for precision in sorted({row["precision"] for row in report["train"]}):
-            rows = sorted(
-                (r for r in report["train"] if r["precision"] == precision), key=lambda r: r["hands"]
-            )
-            ax.plot([r["hands"] for r in rows], [r["steps_per_s"] for r in rows], marker="o",
-                    label=f"{report['device']}, {precision}")  # fmt: skip
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("hands in lockstep (num_envs)")
-    ax.set_ylabel("PPO env steps/s, learning included")
-    ax.set_title("Training against the hands in lockstep")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    axes = ("hands in lockstep (num_envs)", "PPO env steps/s, learning included")
+    return line_figure(reports, "train", "precision", "hands", "steps_per_s", (*axes, "Training"))
 
 
 def main(argv: list[str] | None = None) -> int:
