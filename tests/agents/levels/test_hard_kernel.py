@@ -126,3 +126,16 @@ def test_hard_actions_fill_the_given_rows() -> None:
         hard_moves(venv, np.array([12]))
     with pytest.raises(ValueError, match="1-D"):
         hard_moves(venv, np.zeros((2, 2), dtype=np.int64))
+
+
+def test_the_engines_hard_opponent_is_the_compiled_hard() -> None:
+    # "hard" in the batched engine's table of compiled policies is this module's hard_action.
+    venv = VectorGinRummy(32, seed=5)
+    venv.reset()
+    every = np.arange(32, dtype=np.int64)
+    rng = np.random.default_rng(5)
+    for _ in range(80):
+        chosen = venv.policy_actions("hard")
+        np.testing.assert_array_equal(chosen, hard_moves(venv, every))
+        random_moves = venv.policy_actions("random")
+        venv.step(np.where(rng.random(32) < 0.5, chosen, random_moves))
