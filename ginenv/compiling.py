@@ -30,9 +30,9 @@ NOTE = "ginenv: compiling the game engine once (about 30 s); later runs load it 
 def engine_modules() -> list[ModuleType]:
     """The modules holding the engine's cached kernels."""
     from ginenv import vector
-    from ginenv.kernels import hand, melds, policies
+    from ginenv.kernels import hand, melds, opponent_loops, policies
 
-    return [melds, hand, policies, vector]
+    return [melds, hand, policies, opponent_loops, vector]
 
 
 def _kernels() -> list[tuple[str, object]]:

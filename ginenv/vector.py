@@ -15,8 +15,8 @@ gin, big gin, a dead or a truncated hand) is dealt a new hand at once from the e
 (numpy ``default_rng(seed)``, passed into the compiled loop: a shuffled deck, then a random dealer),
 and the observation, mask and player returned are the new hand's; the ended hand's outcome is in
 :attr:`VectorGinRummy.results` until the next step. :class:`OpponentVectorGinRummy` plays a
-compiled opponent (:mod:`ginenv.kernels.policies`) inside the loop so a learner sees only its own
-decisions.
+compiled opponent (:mod:`ginenv.kernels.policies`) inside the loop (its loops:
+:mod:`ginenv.kernels.opponent_loops`) so a learner sees only its own decisions.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ginenv.actions import ACTION_NAMES, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, check_turn_limit
 from ginenv.kernels import hand as H
+from ginenv.kernels import opponent_loops as OL
 from ginenv.kernels import policies as P
 from ginenv.kernels.melds import KnockKind
 from ginenv.kernels.policies import CompiledPolicy
@@ -113,19 +114,6 @@ class Batch(NamedTuple):
 
 
 @njit(cache=True)
-def _note_result(
-    state: np.ndarray, i: int, results: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
-) -> None:
-    # How slot i's hand ended (its result columns, terminated or truncated), before it is dealt again.
-    for k in range(5):
-        results[i, k] = state[i, H.RESULT + k]
-    if state[i, H.RESULT] == H.TRUNCATED:
-        truncated[i] = True
-    else:
-        terminated[i] = True
-
-
-@njit(cache=True)
 def _record_end(
     state: np.ndarray,
     i: int,
@@ -138,7 +126,7 @@ def _record_end(
     encode: bool,
 ) -> None:
     # Slot i's hand ended: its result, both seats' rewards and (with ``encode``) last views.
-    _note_result(state, i, results, terminated, truncated)
+    OL.note_result(state, i, results, terminated, truncated)
     H.end_rewards(state, i, scale, rewards[i])
     if encode:
         # Both seats' last view of the ended hand, for bootstrapping a truncated hand.
@@ -287,55 +275,6 @@ def _random_hands(n: int, cfg: np.ndarray, rng: np.random.Generator, results: np
         for k in range(5):
             results[h, k] = s[0, H.RESULT + k]
     return decisions
-
-
-@njit(cache=True)
-def _step_learners(
-    b: Batch,
-    actions: np.ndarray,
-    seats: np.ndarray,
-    fixed_seat: int,
-    policy: CompiledPolicy,
-    randomly: bool,
-    cfg: np.ndarray,
-    rng: np.random.Generator,
-    scale: float,
-    rewards: np.ndarray,
-    final_obs: np.ndarray,
-    first: bool,
-) -> None:
-    """Apply each slot's learner action (``first``: none, a fresh deal), then the compiled opponent's
-    moves until the learner's next decision. A hand that ends is recorded (``b.results``, the
-    learner's ``rewards``, its ``final_obs``) and a new one dealt, with a new learner seat unless
-    ``fixed_seat`` >= 0; a new hand that ends before the learner's first decision is dealt again."""
-    s = b.state
-    seat_rewards = np.zeros(2, dtype=np.float64)
-    for i in range(s.shape[0]):
-        rewards[i] = 0.0
-        b.terminated[i] = False
-        b.truncated[i] = False
-        b.results[i, :] = H.NO_RESULT
-        # ``fresh``: the learner has not decided yet in the slot's current hand.
-        fresh = first
-        ended = False if first else H.apply(s, i, actions[i], cfg)
-        while True:
-            if ended:
-                if not fresh:
-                    _note_result(s, i, b.results, b.terminated, b.truncated)
-                    H.end_rewards(s, i, scale, seat_rewards)
-                    rewards[i] = seat_rewards[seats[i]]
-                    H.encode(s, i, seats[i], final_obs[i], 0, 0, 0, False)
-                # A hand the learner had no say in (the opponent took the upcard and knocked) is
-                # dealt again without a record.
-                H.deal_random(s, i, cfg, rng)
-                seats[i] = fixed_seat if fixed_seat >= 0 else rng.integers(0, 2)
-                fresh = True
-                ended = False
-            if s[i, H.PLAYER] == seats[i]:
-                break
-            ended = H.apply(s, i, P.policy_action(policy, randomly, s, i, cfg, rng), cfg)
-        H.legal_into(s, i, b.masks[i], cfg)
-        H.encode(s, i, seats[i], b.obs[i], 0, 0, 0, False)
 
 
 def play_random_hands(
@@ -636,6 +575,12 @@ class OpponentVectorGinRummy:
     sees only the learner's decisions: observations and masks are always the learner's. A hand that
     ends before the learner's first decision (the opponent takes the upcard and knocks at once) is
     dealt again, as in :class:`ginenv.wrappers.SingleAgentEnv`.
+
+    ``threads``: as :class:`VectorGinRummy`'s (default 1, the same results for every count, the
+    same caveat of forked processes): the slots play on the threads, new hands are dealt (and the
+    opponents' moves before the learner's first decision played) on one, in slot order. The
+    ``random`` opponent draws from the generator as it plays, so it plays on one thread whatever
+    ``threads`` says (:mod:`ginenv.kernels.opponent_loops`).
     """
 
     def __init__(
@@ -647,12 +592,15 @@ class OpponentVectorGinRummy:
         seed: int | None = None,
         turn_limit: int = DEFAULT_TURN_LIMIT,
         reward_scale: float = 1.0,
+        threads: int = 1,
     ) -> None:
         """Allocate the slots (call :meth:`reset` before :meth:`step`)."""
         self._kernel, self._randomly = _compiled(opponent, "opponent")
         if seat is not None and as_int(seat) not in (0, 1):
             raise VectorError(f"seat must be 0, 1 or None (a random seat every hand), got {seat!r}")
-        self._engine = VectorGinRummy(num_envs, rules, seed, turn_limit, reward_scale)
+        self._engine = VectorGinRummy(num_envs, rules, seed, turn_limit, reward_scale, threads=threads)
+        #: Threads :meth:`step` runs on (one with the ``random`` opponent).
+        self.threads = 1 if self._randomly else self._engine.threads
         self.num_envs = self._engine.num_envs
         self.opponent = opponent
         self.seat = seat
@@ -696,12 +644,23 @@ class OpponentVectorGinRummy:
         )
 
     def _run(self, actions: np.ndarray, first: bool) -> None:
-        e = self._engine
-        _step_learners(
-            e.batch, actions, self._seats, -1 if self.seat is None else self.seat,
-            self._kernel, self._randomly, e.rule_array, e.rng, e.reward_scale, self._rewards,
-            self._final_obs, first,
+        e, seats, fixed = self._engine, self._seats, -1 if self.seat is None else self.seat
+        b, cfg = e.batch, e.rule_array
+        results = (b.terminated, b.truncated, b.results)
+        if self.threads == 1:
+            OL.step_learners(
+                b.state, b.masks, b.obs, *results, actions, seats, fixed, self._kernel, self._randomly, cfg,
+                e.rng, e.reward_scale, self._rewards, self._final_obs, first,
+            )  # fmt: skip
+            return
+        numba.set_num_threads(self.threads)  # per calling thread: set at every step
+        ended = np.empty(self.num_envs, dtype=np.bool_)
+        OL.play_to_learner(
+            b.state, *results, actions, seats, self._kernel, cfg, e.reward_scale, self._rewards,
+            self._final_obs, first, ended,
         )  # fmt: skip
+        OL.deal_to_learner(b.state, ended, seats, fixed, self._kernel, cfg, e.rng)
+        OL.show_learners(b.state, seats, b.masks, b.obs, cfg)
 
     @property
     def seats(self) -> np.ndarray:

@@ -7,6 +7,8 @@
   actions, applying an action, the observation encoder.
 - :mod:`ginenv.kernels.policies`: the batched engine's table of compiled opponents: ``random``, and
   the strategies the agents layer registers by name (``greedy``, ``hard``).
+- :mod:`ginenv.kernels.opponent_loops`: the opponent engine's loops, a learner's decisions in N
+  slots with a compiled opponent's moves played between them, on one thread or several.
 
 :class:`ginenv.engine.HandState` (and so the AEC env, matches and replays), the batched engine
 (:mod:`ginenv.vector`) and the agents all call these; nothing else implements a rule.

@@ -459,3 +459,47 @@ def test_a_returned_observation_array_is_never_written_again(threads: int) -> No
     assert all(np.array_equal(a, b) for a, b in zip(kept, frozen, strict=True))
     assert len({id(a) for a in kept}) == len(kept)
     assert np.array_equal(venv.observe(), venv.batch.obs)  # the batch holds the latest
+
+
+def _learner_trajectory(rules: Rules, opponent: str, threads: int, seat: int | None) -> list[np.ndarray]:
+    """Everything a threaded opponent step could get wrong, over 120 steps of 64 slots against
+    ``opponent``: each step's outputs, the results, the seats, and the last dealers."""
+    venv = OpponentVectorGinRummy(
+        64, opponent=opponent, seat=seat, rules=rules, seed=7, turn_limit=30, threads=threads
+    )
+    obs, mask = venv.reset()
+    seen = [obs, mask, venv.seats]
+    rng = np.random.default_rng(3)
+    for _ in range(120):
+        step = venv.step(biased_actions(mask, rng))
+        mask = step[1]
+        r = venv.results
+        seen += [*step, venv.seats, r.kind, r.winner, r.points, r.deadwood]
+    return [*seen, venv.dealers, venv.action_masks()]
+
+
+@pytest.mark.parametrize("opponent", ["greedy", "hard"])
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_every_thread_count_plays_the_opponents_the_same(preset: str, opponent: str) -> None:
+    # The serial loop's results (pinned by test_record_access) for 2 threads, and 3 where numba has them.
+    import numba
+
+    most = int(numba.config.NUMBA_NUM_THREADS)
+    assert most >= 2, "run with NUMBA_NUM_THREADS >= 2 (numba's default: the machine's cores)"
+    seat = None if preset != "oklahoma" else 1
+    one = _learner_trajectory(PRESETS[preset], opponent, 1, seat)
+    assert sum(int(np.count_nonzero(a)) for a in one[6::11]) > 40  # many hands ended (terminated)
+    for threads in [k for k in (2, 3) if k <= most]:
+        many = _learner_trajectory(PRESETS[preset], opponent, threads, seat)
+        assert all(np.array_equal(a, b) for a, b in zip(one, many, strict=True)), threads
+
+
+def test_the_random_opponent_plays_on_one_thread() -> None:
+    # random draws from the generator as it plays: threads would change the draws' order.
+    one = _learner_trajectory(Rules(), "random", 1, None)
+    venv = OpponentVectorGinRummy(4, opponent="random", threads=2)
+    assert venv.threads == 1 and OpponentVectorGinRummy(4, threads=2).threads == 2
+    two = _learner_trajectory(Rules(), "random", 2, None)
+    assert all(np.array_equal(a, b) for a, b in zip(one, two, strict=True))
+    with pytest.raises(VectorError, match="threads must be an integer from 1 to"):
+        OpponentVectorGinRummy(4, threads=0)
