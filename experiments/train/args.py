@@ -35,9 +35,10 @@ class Args:
 
     A resumed run (``ginenv train --resume PATH``) takes every setting from its checkpoint; only
     ``total_steps``, ``eval_every``, ``eval_deals``, ``eval_levels``, ``eval_workers``,
-    ``checkpoint_every``, ``progress``, ``threads``, ``device``, ``backend`` and ``runs_dir`` may be
-    given new values (``RESUME_MAY_CHANGE`` of :mod:`ginenv.experiments.train.checkpoints`); any
-    other change would make it another run and is refused.
+    ``checkpoint_every``, ``progress``, ``threads``, ``engine_threads``, ``device``, ``backend`` and
+    ``runs_dir`` may be given new values (``RESUME_MAY_CHANGE`` of
+    :mod:`ginenv.experiments.train.checkpoints`); any other change would make it another run and is
+    refused.
     """
 
     experiment: str = "ppo"
@@ -54,6 +55,11 @@ class Args:
     both cores of this project's machine (1.5x faster than one, measured). Use 1 when other work
     shares the cores: torch's threads spin-waiting beside other processes made a forward pass 20x
     slower (measured)."""
+    engine_threads: int = 1
+    """Threads each rollout worker's batched engine steps its hands on (``threads`` of
+    :class:`ginenv.vector.VectorGinRummy`, a Ray actor included), from 1 to numba's threads (the
+    cores the process may use). Every count trains the same network; one (the default) leaves the
+    cores to torch's ``threads`` and keeps numba's OpenMP threads out of a process that forks."""
     precision: str = "auto"
     """``auto``, ``fp32`` or ``bf16``: with bf16 the networks' matrix products are in bfloat16
     (``torch.autocast``) in the rollouts and in the update alike, so the PPO ratio compares like with
@@ -196,6 +202,11 @@ class Args:
         for name in ("ent_coef", "vf_coef", "aux_coef", "shaping", "kickstart", "kickstart_steps"):
             if getattr(self, name) < 0:
                 raise bad(name, "a number >= 0")
+        import numba
+
+        most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+        if not 1 <= self.engine_threads <= most:
+            raise bad("engine_threads", f"an integer from 1 to {most} (numba's threads)")
         if self.target_kl is not None and not self.target_kl > 0:
             raise bad("target_kl", "a positive number or null")
         if self.card_hidden < 0:

@@ -36,9 +36,9 @@ from torch import nn
 from ginenv.validation import is_int
 
 #: The settings a resumed run may be given new values for: how long it goes on, how often it is
-#: measured and saved, what it shows, and where its work runs (torch's threads, the device, the
-#: rollout workers' backend: for a seed and a number of workers both backends train the same
-#: network). Anything else (num_envs, the league, the teacher, the seed, the experiment's name...)
+#: measured and saved, what it shows, and where its work runs (torch's and the engine's threads,
+#: the device, the rollout workers' backend: for a seed and a number of workers both backends train
+#: the same network). Anything else (num_envs, the league, the teacher, the seed, the experiment's name...)
 #: would make it another run.
 RESUME_MAY_CHANGE = (
     "total_steps",
@@ -49,6 +49,7 @@ RESUME_MAY_CHANGE = (
     "checkpoint_every",
     "progress",
     "threads",
+    "engine_threads",
     "device",
     "backend",
     "runs_dir",

@@ -6,10 +6,11 @@ the snapshot is those same weights, so no extra traffic) and gets back each work
 advantages are computed from (the learner computes them per worker: GAE needs only the worker's
 own slots). ``backend`` (``--backend`` of ``ginenv train``) says where the workers run: ``local`` in
 the learner's process, one after another (one worker: the plain single-process trainer); ``ray``
-as Ray actors (one CPU each, on CPU) collecting in parallel, on a local Ray instance, the Ray
-already initialised in this process, or the cluster that ``RAY_ADDRESS`` names (its nodes need
-``ginenv`` installed). A worker's deals, league draws and action samples follow from ``(seed,
-worker index)``: for a seed and a number of workers, both backends train the same network.
+as Ray actors (a CPU per engine thread, ``engine_threads``, each; inference on CPU) collecting in
+parallel, on a local Ray instance, the Ray already initialised in this process, or the cluster that
+``RAY_ADDRESS`` names (its nodes need ``ginenv`` installed). A worker's deals, league draws and
+action samples follow from ``(seed, worker index)``: for a seed and a number of workers, both
+backends train the same network, whatever ``engine_threads`` is.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ginenv.experiments.train.rollouts import Rollout, RolloutWorker
 class RolloutWorkers:
     """``args.workers`` :class:`RolloutWorker` objects splitting ``args.num_envs`` evenly: in this
     process, collecting one after another (backend ``local``), or as Ray actors collecting in
-    parallel (``ray``, one CPU each, inference on CPU). :meth:`close` ends them."""
+    parallel (``ray``, ``engine_threads`` CPUs each, inference on CPU). :meth:`close` ends them."""
 
     def __init__(self, args: Args, weights: dict[str, torch.Tensor], device: torch.device) -> None:
         shard = args.num_envs // args.workers
@@ -39,8 +40,9 @@ class RolloutWorkers:
         if args.backend == "local":
             self.local = [RolloutWorker(args, i, shard, weights, str(device)) for i in range(args.workers)]
             return
-        self.ray, self.started_ray = init_ray(args.workers)
-        actor = self.ray.remote(num_cpus=1)(RolloutWorker)
+        self.ray, self.started_ray = init_ray(args.workers, args.engine_threads)
+        # An actor's engine steps on engine_threads threads: as many CPUs are its own.
+        actor = self.ray.remote(num_cpus=args.engine_threads)(RolloutWorker)
         first = self.ray.put(weights)
         self.actors = [actor.remote(args, i, shard, first, "cpu") for i in range(args.workers)]
         self.parallel = args.workers
@@ -62,10 +64,11 @@ class RolloutWorkers:
             self.started_ray = False
 
 
-def init_ray(workers: int) -> tuple[Any, bool]:
+def init_ray(workers: int, cpus_each: int = 1) -> tuple[Any, bool]:
     """Ray, initialised, and whether this call did it: the Ray already initialised in this process,
-    else the cluster named by ``RAY_ADDRESS``, else a new local instance (with a CPU per worker at
-    least, so that every actor starts even on a small machine)."""
+    else the cluster named by ``RAY_ADDRESS``, else a new local instance (with ``cpus_each`` CPUs
+    per worker at least, so that every actor starts even on a small machine)."""
+    wanted = workers * cpus_each
     try:
         import ray
     except ImportError:
@@ -76,13 +79,13 @@ def init_ray(workers: int) -> tuple[Any, bool]:
         ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=False)
         started = True
     else:
-        ray.init(num_cpus=max(os.cpu_count() or 1, workers), include_dashboard=False, log_to_driver=False)
+        ray.init(num_cpus=max(os.cpu_count() or 1, wanted), include_dashboard=False, log_to_driver=False)
         started = True
     cpus = ray.cluster_resources().get("CPU", 0)
-    if cpus < workers:
+    if cpus < wanted:
         warnings.warn(
-            f"Ray has {cpus:g} CPUs for {workers} rollout workers of one CPU each: the run waits "
-            "until the cluster has them",
+            f"Ray has {cpus:g} CPUs for {workers} rollout workers of {cpus_each} CPU(s) each "
+            "(engine_threads): the run waits until the cluster has them",
             stacklevel=2,
         )
     return ray, started

@@ -158,7 +158,9 @@ class RolloutWorker:
 
         league_rng = np.random.default_rng(league_seed)
         rules = resolve_rules(args.rules)
-        self.venv = VectorGinRummy(num_envs, rules=rules, seed=deal_seed, turn_limit=args.turn_limit)
+        self.venv = VectorGinRummy(
+            num_envs, rules=rules, seed=deal_seed, turn_limit=args.turn_limit, threads=args.engine_threads
+        )
         self.obs_np, self.mask_np, self.player = self.venv.reset()
         fixed = {k: fixed_member(k, args.inputs).to(self.device) for k in drawn_fixed(args.opponents)}
         self.league = League(

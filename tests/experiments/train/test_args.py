@@ -45,6 +45,11 @@ def test_config_errors_name_the_setting(tmp_path: Path) -> None:
         ({"workers": 0}, "workers must be a positive integer, got 0"),
         ({"workers": 3}, r"workers must be a divisor of num_envs \(1024\).*, got 3"),
         ({"pfsp": "off"}, "pfsp must be null or variance or hard, got 'off'"),
+        (
+            {"engine_threads": 0},
+            r"engine_threads must be an integer from 1 to \d+ \(numba's threads\), got 0",
+        ),
+        ({"engine_threads": 4096}, "engine_threads must be an integer from 1 to"),
     ],
 )
 def test_bad_backends_worker_counts_and_weightings_are_refused(changes: dict, message: str) -> None:

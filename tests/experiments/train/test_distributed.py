@@ -57,6 +57,16 @@ def test_ray_is_reused_or_started_locally_or_on_the_cluster_of_ray_address(
     with pytest.warns(UserWarning, match="Ray has 2 CPUs for 4 rollout workers"):
         assert init_ray(4) == (cluster, True)
     assert cluster.calls[0]["address"] == "ray://head:10001" and "num_cpus" not in cluster.calls[0]
+    # Each actor's engine threads are CPUs of its own (engine_threads).
+    monkeypatch.delenv("RAY_ADDRESS")
+    local = FakeRay(initialised=False)
+    monkeypatch.setitem(sys.modules, "ray", local)
+    assert init_ray(32, 3) == (local, True) and local.calls[0]["num_cpus"] >= 96
+    monkeypatch.setitem(sys.modules, "ray", FakeRay(initialised=True, cpus=4.0))
+    with pytest.warns(
+        UserWarning, match=r"4 CPUs for 4 rollout workers of 2 CPU\(s\) each \(engine_threads\)"
+    ):
+        init_ray(4, 2)
 
 
 def comparable(found: dict[str, list[float]]) -> dict[str, list[float]]:

@@ -112,3 +112,13 @@ def test_a_tiny_seeded_run_learns_as_it_always_did(name: str, tiny, scalars) -> 
     assert found.keys() == pinned.keys()
     for tag, values in pinned.items():
         assert found[tag] == pytest.approx(values, rel=1e-6, abs=1e-6), tag
+
+
+def test_the_engine_threads_change_no_figure(tiny, scalars) -> None:  # type: ignore[no-untyped-def]
+    # The batched engine on two threads (greedy, hard and random opponents, two workers) gives the
+    # very figures of one thread, pinned above: not a bit differs.
+    one, two = (
+        figures(train(tiny(**RUNS["options"], engine_threads=k, experiment=f"engine{k}")), scalars)
+        for k in (1, 2)
+    )
+    assert one == two
