@@ -126,11 +126,16 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         self.state_space = spaces.Box(
             low=0.0, high=state_high(knock_high, score_high, self.rules.target, self.turn_limit)
         )
-        # Both seats' observations and the mover's mask, rewritten by one compiled call per action
-        # (ginenv.kernels.hand.write_views); observe() copies them out.
+        # The seats' observations (a row each) and the mover's mask, which observe() copies out. A step
+        # writes the mover's row and the mask in the call that applies the action
+        # (HandState.step_viewing); the other seat's row is encoded when that seat is observed (most
+        # loops observe only the mover), from the same state and scores, so it reads the same.
         self._views = np.zeros((2, ORACLE_OBS_SIZE if oracle else OBS_SIZE), dtype=np.float32)
+        self._rows = (self._views[0], self._views[1])
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._score_view = (0, 0, 0)
+        self._stale = -1  # the seat whose row is older than the state (-1: none)
+        self._score_view = np.zeros(3, dtype=np.int64)  # seat 0's and 1's points, the target
+        self._human = self.settings.render_mode == "human"
         self._rng: random.Random | None = None
         self._match: Match | None = None
         self._state: HandState | None = None
@@ -300,7 +305,13 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         state = self._state
         if state is None:
             raise RuntimeError("call reset() before observe()")
-        vec = self._views[_SEAT[agent]].copy()
+        seat = _SEAT[agent]
+        if seat == self._stale:
+            s0, s1, target = self._score_view.tolist()
+            own, other = (s0, s1) if seat == 0 else (s1, s0)
+            H.encode(state.record, 0, seat, self._rows[seat], own, other, target, self.oracle)
+            self._stale = -1
+        vec = self._rows[seat].copy()
         if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
             mask = self._mask.copy()
         else:
@@ -308,14 +319,15 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         return {"observation": vec, "action_mask": mask}
 
     def _refresh(self, state: HandState, scores: list[int] | None = None, target: int = 0) -> None:
-        """Rewrite both seats' views and the mover's mask (after a deal, an action, new scores)."""
-        self._score_view = (0, 0, 0) if scores is None else (scores[0], scores[1], target)
-        self._write_views(state)
+        """Rewrite the views for a new deal, new scores or the end of a hand."""
+        self._score_view[:] = (0, 0, 0) if scores is None else (scores[0], scores[1], target)
+        self._write_view(state)
 
-    def _write_views(self, state: HandState) -> None:
-        """One kernel call: both seats' views and the mover's mask, at the scores last set."""
-        s0, s1, t = self._score_view
-        H.write_views(state.record, 0, state.rule_array, self._views, self._mask, s0, s1, t, self.oracle)
+    def _write_view(self, state: HandState) -> None:
+        """One kernel call: the mover's view and mask at the scores last set; the other seat's view
+        is encoded when observed."""
+        H.write_view(state.record, 0, state.rule_array, self._views, self._mask, self._score_view)
+        self._stale = 1 - state.player
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last``; after every agent has left a finished episode it raises
@@ -356,16 +368,22 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        self._play(agent, action)
+
+    def _play(self, agent: str, action: int | np.integer | None) -> None:
+        """:meth:`step` for ``agent``, the agent to move and still playing (what ``step`` checks
+        first, and ``env()``'s wrapper before it calls this)."""
         state = self._state
         assert state is not None
         if type(action) is not int:
             action = as_action(action)
+        match = self._match
         try:
-            if self._match is None:
-                state.step(action)
+            if match is None:
+                state.step_viewing(action, self._views, self._mask, self._score_view)
                 result = state.result
             else:
-                result = self._match.step(action)
+                result = match.step(action)
         except IllegalActionError as err:
             raise IllegalActionError(f"{agent}: {err}") from None
         # The action is applied: from here on the env changes.
@@ -375,11 +393,14 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
             self._rewards_dirty = False
         self._cumulative_rewards[agent] = 0.0
         if result is None:
-            self._write_views(state)
+            if match is None:
+                self._stale = 1 - state.player  # step_viewing wrote the mover's view
+            else:
+                self._write_view(state)
             self.agent_selection = AGENTS[state.player]
         else:
             self._end_of_hand(state, result)
-        if self.render_mode == "human":
+        if self._human:
             self.render()
 
     def _end_of_hand(self, state: HandState, result: HandResult) -> None:
@@ -543,6 +564,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
                 memo[id(hand)] = hand.clone()
         for name, value in self.__dict__.items():
             other.__dict__[name] = copy.deepcopy(value, memo)
+        other._rows = (other._views[0], other._views[1])  # views of the copy's rows, not copies
         return other
 
     def __str__(self) -> str:

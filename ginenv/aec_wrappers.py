@@ -39,7 +39,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from ginenv.actions import NUM_ACTIONS
-from ginenv.aec import EpisodeOverError
+from ginenv.aec import EpisodeOverError, raw_env
 from ginenv.validation import finite_number
 
 __all__ = ["AssertOutOfBounds", "OrderEnforcing", "TerminateIllegal", "wrap"]
@@ -193,6 +193,12 @@ class OrderEnforcing(_Forwarding):
         self._after_reset = self._raw
         self._raw = None  # the properties read nothing until reset()
         self._updated = False  # a step or reset since agent_iter's last agent
+        # Over wrap()'s chain, step and last make the two inner levels' checks themselves for the
+        # usual case (the mover's mask observed, an int action it allows) and call the unwrapped env
+        # directly: the levels' calls cost more than the checks. Anything else goes down the chain.
+        raw, inner = self._after_reset, env.env if type(env) is AssertOutOfBounds else None
+        fused = type(inner) is TerminateIllegal and inner.env is raw and _plain(raw)
+        self._illegal: TerminateIllegal | None = inner if fused else None
 
     def __getattr__(self, name: str) -> Any:
         """Refuse the state before the first reset, as PettingZoo does; forward anything else."""
@@ -214,6 +220,15 @@ class OrderEnforcing(_Forwarding):
         if not raw.agents:
             raise EpisodeOverError.after("step")
         self._updated = True
+        illegal = self._illegal
+        if illegal is not None and type(action) is int and 0 <= action < NUM_ACTIONS:
+            # AssertOutOfBounds passes it; TerminateIllegal passes it on when the mask allows it.
+            mask = illegal._mask
+            agent = raw.agent_selection
+            if mask is not None and mask[action] and not (raw.terminations[agent] or raw.truncations[agent]):
+                illegal._mask = None
+                raw._play(agent, action)  # raw_env.step past the checks just made
+                return
         self.env.step(action)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -223,13 +238,36 @@ class OrderEnforcing(_Forwarding):
             raise AttributeError("agent_selection cannot be accessed before reset")
         if not raw.agents:
             raise EpisodeOverError.after("last")
-        return super().last(observe)
+        agent = raw.agent_selection
+        illegal = self._illegal
+        if not observe:
+            observation = None
+        elif illegal is None:
+            observation = self.observe(agent)
+        else:  # observe(agent), inlined: the observation of the agent to move, its mask kept
+            observation = raw.observe(agent)
+            illegal._mask = observation["action_mask"]
+        return (
+            observation,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
 
     def observe(self, agent: str) -> dict[str, np.ndarray] | None:
         """The observation of ``agent`` (an error before reset)."""
-        if self._raw is None:
+        raw = self._raw
+        if raw is None:
             EnvLogger.error_observe_before_reset()
-        return self.env.observe(agent)
+        illegal = self._illegal
+        if illegal is None:
+            return self.env.observe(agent)
+        # TerminateIllegal.observe, over the unwrapped env (see __init__).
+        observation = raw.observe(agent)
+        if agent == raw.agent_selection:
+            illegal._mask = observation["action_mask"]
+        return observation
 
     def state(self) -> np.ndarray:
         """The full state (an error before reset)."""
@@ -268,6 +306,13 @@ class _OrderedAgents(Iterator[str]):
         env._updated = False
         agent: str = raw.agent_selection
         return agent
+
+
+def _plain(env: object) -> bool:
+    """Whether ``env`` is a :class:`ginenv.aec.raw_env` whose ``step`` and ``observe`` are its own, so
+    that :class:`OrderEnforcing` may step it past the checks it has made (``raw_env._play``)."""
+    cls = type(env)
+    return issubclass(cls, raw_env) and cls.step is raw_env.step and cls.observe is raw_env.observe
 
 
 def wrap(env: GinEnv, illegal_reward: float = -1.0) -> GinEnv:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NoReturn
 
 import numpy as np
 
@@ -332,17 +332,32 @@ class HandState:
 
         Illegal actions, and anything that is not an integer, raise and change nothing.
         """
-        if type(action) is not int:
-            number = as_int(action)
-            if number is None:
-                self._refuse(action)
-            action = number  # type: ignore[assignment]
-        if not 0 <= action < NUM_ACTIONS:
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = self._action_id(action)
+        self._applied(action, H.try_apply(self.record, 0, action, self._cfg))
+
+    def step_viewing(self, action: int, views: np.ndarray, mask: np.ndarray, scores: np.ndarray) -> None:
+        """:meth:`step`, then what the new seat to move observes into ``views[seat]`` and its legal
+        mask into ``mask``, in the same compiled call (:func:`ginenv.kernels.hand.step_view`, whose
+        docstring says what ``scores`` holds): the AEC env's step. An illegal action writes nothing."""
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = self._action_id(action)
+        self._applied(action, H.step_view(self.record, 0, action, self._cfg, views, mask, scores))
+
+    def _action_id(self, action: object) -> int:
+        # Anything but an int in range: its int, or the refusal (before anything is touched).
+        number = action if type(action) is int else as_int(action)
+        if number is None:
             self._refuse(action)
-        player = self.player
-        code = H.try_apply(self.record, 0, action, self._cfg)
+        if not 0 <= number < NUM_ACTIONS:
+            self._refuse(number)
+        return number
+
+    def _applied(self, action: int, code: int) -> None:
+        # Mirror the kernel's answer (try_apply's code): the history, the phase, the seat, the result.
         if code == H.ILLEGAL:
             self._refuse(action)
+        player = self.player
         self.history.append((player, action))
         self._legal = -1
         self.phase = phase = _PHASES[code & 7]
@@ -354,7 +369,7 @@ class HandState:
         """Apply an action by name (``"draw_stock"``, ``"discard 7h"``, ...)."""
         self.step(action_id(name))
 
-    def _refuse(self, action: object) -> None:
+    def _refuse(self, action: object) -> NoReturn:
         legal = ", ".join(ACTION_NAMES[a] for a in self.legal_actions()) or self._over_note()
         # A bool is an int to Python but never an action id: it gets the "not an integer" message.
         if not isinstance(action, int) or isinstance(action, bool):

@@ -15,7 +15,8 @@ slot, and so the AEC env, :class:`ginenv.match.Match` and replays), the batched 
 a row (:func:`set_position` writes a made-up position in mid-hand), :func:`legal_into` /
 :func:`discard_options` say what is legal, :func:`apply` applies a legal action (:func:`try_apply`
 checks it first), :func:`encode` writes what one seat observes (the layout of :mod:`ginenv.layout`)
-and :func:`write_views` both seats' views and the mask in one call.
+and :func:`write_view` the view and the mask of the seat to move (:func:`step_view`: an action and
+then that view, in one call).
 
 The columns of the record are this module's: every other module, and every layer above the core,
 reads a record through its functions (:func:`phase_of`, :func:`mover`, :func:`hand_of`,
@@ -485,22 +486,39 @@ def try_apply(s: np.ndarray, i: int, action: int, cfg: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def write_views(
+def write_view(
+    s: np.ndarray, i: int, cfg: np.ndarray, views: np.ndarray, mask: np.ndarray, scores: np.ndarray
+) -> None:
+    """What the seat to move in row ``i`` observes into ``views[seat]`` and its legal mask into ``mask``.
+
+    ``scores`` holds seat 0's and seat 1's running points and the match target (zeros in hand
+    mode); ``views`` has a row per seat, of the oracle size when the opponent's hand is shown. The
+    other seat's row is left as it was: the AEC env encodes it (:func:`encode`) only when asked."""
+    seat = s[i, PLAYER]
+    oracle = views.shape[1] > OBS_SIZE
+    if seat == 0:
+        encode(s, i, 0, views[0], scores[0], scores[1], scores[2], oracle)
+    else:
+        encode(s, i, 1, views[1], scores[1], scores[0], scores[2], oracle)
+    legal_into(s, i, mask, cfg)
+
+
+@njit(cache=True)
+def step_view(
     s: np.ndarray,
     i: int,
+    action: int,
     cfg: np.ndarray,
     views: np.ndarray,
     mask: np.ndarray,
-    score0: int,
-    score1: int,
-    target: int,
-    oracle: bool,
-) -> None:
-    """Both seats' observations of row ``i`` into ``views[0]`` and ``views[1]`` and the legal mask of
-    the seat to move into ``mask``: the AEC env's whole per-step encoding in one call."""
-    encode(s, i, 0, views[0], score0, score1, target, oracle)
-    encode(s, i, 1, views[1], score1, score0, target, oracle)
-    legal_into(s, i, mask, cfg)
+    scores: np.ndarray,
+) -> int:
+    """:func:`try_apply`, then when the action was legal :func:`write_view`: the AEC env's whole
+    step in one call (each call from Python costs more than the work of either)."""
+    code = try_apply(s, i, action, cfg)
+    if code != ILLEGAL:
+        write_view(s, i, cfg, views, mask, scores)
+    return code
 
 
 @njit(cache=True)
@@ -671,10 +689,11 @@ __all__ = [
     "set_hand",
     "set_position",
     "shared_rules_array",
+    "step_view",
     "stock_cards",
     "stock_mask",
     "top_card",
     "try_apply",
     "unseen",
-    "write_views",
+    "write_view",
 ]
