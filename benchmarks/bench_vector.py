@@ -14,10 +14,15 @@ thread scaling's.
 - **Exact deadwood on arrays of hands** (target: 100x OpenSpiel's ``min_deadwood`` per hand):
   ``kernels.deadwood_many`` on random 10-card hands; anchor ``GinRummyUtils.min_deadwood`` per call.
 - **A learner against the compiled greedy opponent**: ``OpponentVectorGinRummy.step`` learner
-  decisions/s, the opponent's moves included (information, no target).
+  decisions/s, the opponent's moves included (information, no target), on 1 and 2 threads.
 - **Thread scaling**: the first measurement again with ``VectorGinRummy(N, threads=k)`` for k from 1
   to the cores numba may use (target: 2 threads at least 1.8x one); every k gives the same results
-  (``tests/ginenv/test_vector.py``).
+  (``tests/ginenv/test_vector.py``). On a machine whose cores other work keeps busy, GNU OpenMP's
+  threads spin-waiting at each loop's end lose to one thread (measured on 2026-12-06 on the 2-core
+  machine under a load of 4: 2 threads 0.2x one; with ``OMP_WAIT_POLICY=passive`` 1.0-1.2x).
+- **The cliff**: the first measurement at 1024, 2048 and 4096 slots, one thread, the same decisions
+  in all (target: no slot count much slower per decision than another; the 532 float32 observation
+  of 4096 slots, 8.7 MB a step, leaves the cache).
 - **Compile time and caching**: the first call in a fresh process with an empty numba cache
   (``NUMBA_CACHE_DIR`` pointing at a new folder: everything compiles), then again with that cache
   filled (``cache=True``: machine code loaded from disk, nothing compiled).
@@ -131,10 +136,10 @@ def vector_deadwood(masks: np.ndarray) -> float:
     return len(masks) / best
 
 
-def learner_steps(num_envs: int, steps: int, seed: int) -> float:
+def learner_steps(num_envs: int, steps: int, seed: int, threads: int = 1) -> float:
     from ginenv.vector import OpponentVectorGinRummy
 
-    venv = OpponentVectorGinRummy(num_envs, opponent="greedy", seed=seed)
+    venv = OpponentVectorGinRummy(num_envs, opponent="greedy", seed=seed, threads=threads)
     rng = np.random.default_rng(seed)
     _, mask = venv.reset()
     in_env = 0.0
@@ -215,13 +220,20 @@ def main(argv: list[str] | None = None) -> int:
     vec = vector_decisions(a.num_envs, steps, a.seed)
     os_hands = openspiel_hands(seconds, a.seed)
     vec_hands = vector_random_hands(n_hands, a.seed)
-    learner = learner_steps(a.num_envs, max(steps // 3, 10), a.seed)
     import numba
+
+    cores = int(numba.config.NUMBA_NUM_THREADS)
+    learner_threads = {
+        k: learner_steps(a.num_envs, max(steps // 3, 10), a.seed, threads=k) for k in (1, 2) if k <= cores
+    }
+    learner = learner_threads[1]
+    # The cliff: one thread, the same number of decisions at each slot count.
+    slots = {n: vector_decisions(n, steps * 4096 // n, a.seed)["decisions_per_s"] for n in (1024, 2048, 4096)}
 
     # One thread's rate is the first measurement's; more threads are measured on the same slots.
     scaling = {1: vec["decisions_per_s"]} | {
         k: vector_decisions(a.num_envs, steps, a.seed, threads=k)["decisions_per_s"]
-        for k in range(2, int(numba.config.NUMBA_NUM_THREADS) + 1)
+        for k in range(2, cores + 1)
     }
     compiled = compile_times()
     rows: list[tuple[str, float, float | None, str]] = [
@@ -246,12 +258,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"threads, VectorGinRummy({a.num_envs}).step with observation + mask (target: 2 threads >= "
-        f"{TARGET_TWO_THREADS}x one; layer {numba.threading_layer() if len(scaling) > 1 else '-'}):"
+        f"{TARGET_TWO_THREADS}x one; layer {numba.threading_layer() if len(scaling) > 1 else '-'}, "
+        f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', 'unset')}):"
     )
     for k, rate in scaling.items():
         print(
             f"  {k} thread{'s' if k > 1 else ' '} {rate:12,.0f} decisions/s "
             f"{rate / scaling[1]:5.2f}x one thread"
+        )
+    print(f"threads, OpponentVectorGinRummy({a.num_envs}, 'greedy').step, learner decisions/s:")
+    for k, rate in learner_threads.items():
+        print(
+            f"  {k} thread{'s' if k > 1 else ' '} {rate:12,.0f} decisions/s {rate / learner:5.2f}x one thread"
+        )
+    print("slots, VectorGinRummy(N).step with observation + mask, one thread (the cliff):")
+    for n, rate in slots.items():
+        print(
+            f"  {n:5} slots {rate:12,.0f} decisions/s "
+            f"{slots[2048] / rate:5.2f}x the time per decision at 2048"
         )
     verdicts = {
         "decisions": vec["decisions_per_s"] / os_dec["decisions_per_s"] >= TARGET_DECISIONS,
@@ -270,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         "learner_decisions_per_s": learner,
         "compile": compiled,
         "threads": scaling,
+        "learner_threads": learner_threads,
+        "slots": slots,
         "targets_met": verdicts,
     }
     if a.json:
