@@ -67,17 +67,21 @@ class GinRummyVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]
         turn_limit: int = DEFAULT_TURN_LIMIT,
         reward_scale: float = 1.0,
         seed: int | None = None,
+        threads: int = 1,
         **unused: Any,
     ) -> None:
-        """Build the slots; ``unused`` keyword arguments (the single-agent env's, passed on by
-        ``make_vec``) are refused by name."""
+        """Build the slots (``threads``: the engine's, as :class:`~ginenv.vector.OpponentVectorGinRummy`
+        takes them: the same results for every count); ``unused`` keyword arguments (the single-agent
+        env's, passed on by ``make_vec``) are refused by name."""
         if unused:
             raise TypeError(
                 f"GinRummyVectorEnv got unknown argument(s) {', '.join(sorted(unused))}; it takes num_envs, "
                 "opponent (a compiled policy: 'greedy', 'hard', 'random'), seat, rules, turn_limit, "
-                "reward_scale, seed"
+                "reward_scale, seed, threads"
             )
-        self._vec = OpponentVectorGinRummy(num_envs, opponent, seat, rules, seed, turn_limit, reward_scale)
+        self._vec = OpponentVectorGinRummy(
+            num_envs, opponent, seat, rules, seed, turn_limit, reward_scale, threads=threads
+        )
         self.num_envs = self._vec.num_envs
         self.rules = rules or Rules()
         self.single_observation_space = learner_observation_space(self.rules)

@@ -126,3 +126,19 @@ def test_bad_arguments_and_actions_are_refused() -> None:
     with pytest.raises(VectorError, match="illegal"):
         envs.step(illegal)
     np.testing.assert_array_equal(envs.action_masks(), info["action_mask"].astype(bool))
+
+
+def test_threads_give_the_same_episodes() -> None:
+    # make_vec passes threads on to the engine; every count plays the same hands.
+    make = gymnasium.make_vec
+    envs = [make(ginenv.GYMNASIUM_BATCHED_ID, num_envs=16, opponent="hard", threads=k) for k in (1, 2)]
+    first = [env.reset(seed=4) for env in envs]
+    np.testing.assert_array_equal(first[0][0], first[1][0])
+    rng = np.random.default_rng(4)
+    masks = first[0][1]["action_mask"]
+    for _ in range(60):
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+        (obs, rewards, terminated, truncated, infos), other = (env.step(actions) for env in envs)
+        for mine, theirs in zip((obs, rewards, terminated, truncated), other[:4], strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        masks = infos["action_mask"]
