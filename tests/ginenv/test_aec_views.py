@@ -133,6 +133,8 @@ def test_a_deep_copy_keeps_views_of_its_own() -> None:
     for _ in range(5):
         env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
     twin = copy.deepcopy(env)
+    # The copy's outer level checks with the copy's own inner level, not the original's.
+    assert twin._illegal is twin.env.env and twin._illegal is not env._illegal
     before = {a: env.observe(a)["observation"] for a in ("player_0", "player_1")}
     for _ in range(4):
         twin.step(int(np.flatnonzero(twin.last()[0]["action_mask"])[-1]))
