@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only: no display on a server or in CI
 import matplotlib.pyplot as plt
@@ -50,9 +51,11 @@ def line_figure(
                 [r[x] for r in points],
                 [r[y] for r in points],
                 marker="o",
-                label=f"{report['device']}, {value}",
+                label=f"{report['device']}, {value} {line}",
             )
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())  # 1, 2, 4, not 2^0, 2^1, 2^2
+    ax.set_ylim(bottom=0)  # rates from zero: the gaps between points read as they are
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
     ax.set_title(labels[2])
