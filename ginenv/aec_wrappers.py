@@ -60,6 +60,18 @@ _BEFORE_RESET = frozenset({*_STATE, "num_agents"})
 GinEnv: TypeAlias = AECEnv[str, dict[str, np.ndarray], int]
 
 
+def _last_of(raw: Any, agent: str, observation: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    """``AECEnv.last``'s tuple for ``agent`` of the unwrapped env ``raw``, around ``observation``:
+    its dicts read once, by the wrappers that answer ``last`` themselves."""
+    return (
+        observation,
+        raw._cumulative_rewards[agent],
+        raw.terminations[agent],
+        raw.truncations[agent],
+        raw.infos[agent],
+    )
+
+
 class _Forwarding(BaseWrapper[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
     """A wrapper level that reads the unwrapped env's state directly and calls the next level once."""
 
@@ -92,14 +104,7 @@ class _Forwarding(BaseWrapper[str, dict[str, np.ndarray], int]):  # type: ignore
         """``AECEnv.last`` reading the unwrapped env's dicts once."""
         raw = self._raw
         agent = raw.agent_selection
-        observation = self.observe(agent) if observe else None
-        return (
-            observation,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            raw.infos[agent],
-        )
+        return _last_of(raw, agent, self.observe(agent) if observe else None)
 
     def __str__(self) -> str:
         """The env's name, as PettingZoo's standard wrappers show it: ``gin_rummy_v0``."""
@@ -247,13 +252,7 @@ class OrderEnforcing(_Forwarding):
         else:  # observe(agent), inlined: the observation of the agent to move, its mask kept
             observation = raw.observe(agent)
             illegal._mask = observation["action_mask"]
-        return (
-            observation,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            raw.infos[agent],
-        )
+        return _last_of(raw, agent, observation)
 
     def observe(self, agent: str) -> dict[str, np.ndarray] | None:
         """The observation of ``agent`` (an error before reset)."""
