@@ -88,7 +88,8 @@ class GinRummyVecEnv(VecEnv):  # type: ignore[misc]
     def __init__(self, num_envs: int = 8, **settings: Any) -> None:
         """The slots of :class:`ginenv.vector_env.GinRummyVectorEnv`, given its keyword arguments
         (``opponent``, ``seat``, ``rules``, ``turn_limit``, ``reward_scale`` (default
-        :data:`SB3_REWARD_SCALE`), ``seed``: see it; any other name is refused there)."""
+        :data:`SB3_REWARD_SCALE`), ``seed``, ``threads`` (the engine's): see it; any other name is
+        refused there)."""
         settings.setdefault("reward_scale", SB3_REWARD_SCALE)
         self.vector_env = GinRummyVectorEnv(num_envs, **settings)
         super().__init__(
