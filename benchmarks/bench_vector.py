@@ -95,11 +95,14 @@ def openspiel_deadwood(hands: list[list[int]]) -> float:
     return len(hands) / (time.perf_counter() - start)
 
 
-def vector_decisions(num_envs: int, steps: int, seed: int, threads: int = 1) -> dict[str, float]:
-    """Random legal play through VectorGinRummy.step on ``threads`` threads, timing the env's calls."""
+def vector_decisions(
+    num_envs: int, steps: int, seed: int, threads: int = 1, obs_dtype: str = "float32"
+) -> dict[str, float]:
+    """Random legal play through VectorGinRummy.step on ``threads`` threads, timing the env's calls
+    (observations in ``obs_dtype``)."""
     from ginenv.vector import VectorGinRummy
 
-    venv = VectorGinRummy(num_envs, seed=seed, threads=threads)
+    venv = VectorGinRummy(num_envs, seed=seed, threads=threads, obs_dtype=obs_dtype)
     rng = np.random.default_rng(seed)
     _, mask, _ = venv.reset()
     venv.step((rng.random(mask.shape, dtype=np.float32) * mask).argmax(axis=1))  # warm-up
@@ -229,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     learner = learner_threads[1]
     # The cliff: one thread, the same number of decisions at each slot count.
     slots = {n: vector_decisions(n, steps * 4096 // n, a.seed)["decisions_per_s"] for n in (1024, 2048, 4096)}
+    compact = vector_decisions(a.num_envs, steps, a.seed, obs_dtype="uint8")["decisions_per_s"]
 
     # One thread's rate is the first measurement's; more threads are measured on the same slots.
     scaling = {1: vec["decisions_per_s"]} | {
@@ -277,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
             f"  {n:5} slots {rate:12,.0f} decisions/s "
             f"{slots[2048] / rate:5.2f}x the time per decision at 2048"
         )
+    print(
+        f"uint8 observations (obs_dtype='uint8'), one thread: {compact:,.0f} decisions/s, "
+        f"{compact / os_dec['decisions_per_s']:.1f}x OpenSpiel, "
+        f"{compact / vec['decisions_per_s']:.2f}x float32"
+    )
     verdicts = {
         "decisions": vec["decisions_per_s"] / os_dec["decisions_per_s"] >= TARGET_DECISIONS,
         "two_threads": len(scaling) < 2 or scaling[2] / scaling[1] >= TARGET_TWO_THREADS,

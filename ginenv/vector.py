@@ -49,6 +49,8 @@ policy_names = P.policy_names
 RESULT_KINDS = H.RESULT_KINDS
 #: The rule options as the compiled code reads them.
 rules_array = H.rules_array
+#: The dtypes :class:`VectorGinRummy` may return observations in (``obs_dtype``).
+OBS_DTYPES = ("float32", "uint8")
 
 
 class HandEnd(enum.IntEnum):
@@ -90,11 +92,11 @@ class Batch(NamedTuple):
     results: np.ndarray
 
     @classmethod
-    def empty(cls, n: int) -> Batch:
-        """Zeroed arrays for ``n`` slots."""
+    def empty(cls, n: int, obs_dtype: type = np.float32) -> Batch:
+        """Zeroed arrays for ``n`` slots (the observations of ``obs_dtype``)."""
         return cls(
             np.zeros((n, H.RECORD_SIZE), dtype=np.int64),
-            np.zeros((n, OBS_SIZE), dtype=np.float32),
+            np.zeros((n, OBS_SIZE), dtype=obs_dtype),
             np.zeros((n, 2, OBS_SIZE), dtype=np.float32),
             np.zeros((n, NUM_ACTIONS), dtype=np.int8),
             np.zeros(n, dtype=np.int64),
@@ -320,6 +322,9 @@ class VectorGinRummy:
     ``VectorGinRummy(num_envs, rules=Rules(), seed=0, turn_limit=100)``; :meth:`reset` deals from
     given decks and dealers or from the env's generator, :meth:`step` applies one action per slot.
     ``observations=False`` skips building observation vectors (for playouts that need only masks).
+    ``obs_dtype="uint8"`` returns the same observations in a quarter of the bytes (every entry is a
+    small whole number; ``obs.astype(np.float32)`` is ``observe()``'s vector exactly): a step writes
+    less memory, and a learner on a GPU sends less and converts there.
 
     ``threads``: how many threads :meth:`step` runs on (default 1). Every count gives exactly the
     same results: the slots are stepped on the threads, new deals drawn on one in slot order. More
@@ -338,6 +343,7 @@ class VectorGinRummy:
         reward_scale: float = 1.0,
         observations: bool = True,
         threads: int = 1,
+        obs_dtype: str = "float32",
     ) -> None:
         """Allocate ``num_envs`` slots (call :meth:`reset` before :meth:`step`)."""
         n = as_int(num_envs)
@@ -367,7 +373,13 @@ class VectorGinRummy:
         #: The generator that shuffles new deals (and drives random policies).
         self.rng = np.random.default_rng(seed)
         #: The slots' arrays (full state: for the compiled loops, tests and oracles, not for agents).
-        self.batch = Batch.empty(n)
+        if obs_dtype not in OBS_DTYPES:
+            raise VectorError(f"obs_dtype must be one of {', '.join(OBS_DTYPES)}, got {obs_dtype!r}")
+        #: The observations' dtype: ``float32`` (``observe()``'s), or ``uint8``, the same values in a
+        #: quarter of the bytes (every entry is a small whole number), for a learner that converts
+        #: them where it computes, on a GPU for instance.
+        self.obs_dtype = str(obs_dtype)
+        self.batch = Batch.empty(n, np.dtype(obs_dtype).type)
         self._ready = False
 
     # ------------------------------------------------------------------ generator

@@ -503,3 +503,24 @@ def test_the_random_opponent_plays_on_one_thread() -> None:
     assert all(np.array_equal(a, b) for a, b in zip(one, two, strict=True))
     with pytest.raises(VectorError, match="threads must be an integer from 1 to"):
         OpponentVectorGinRummy(4, threads=0)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_uint8_observations_are_the_float32_ones(preset: str) -> None:
+    # The compact observation holds the same values; everything else of a step is the same too.
+    for threads in (1, 2):
+        wide = VectorGinRummy(32, rules=PRESETS[preset], seed=8, threads=threads)
+        narrow = VectorGinRummy(32, rules=PRESETS[preset], seed=8, threads=threads, obs_dtype="uint8")
+        obs, mask, _ = wide.reset()
+        small, _, _ = narrow.reset()
+        assert small.dtype == np.uint8
+        np.testing.assert_array_equal(small.astype(np.float32), obs)
+        rng = np.random.default_rng(8)
+        for _ in range(150):
+            actions = biased_actions(mask, rng)
+            (obs, mask, *rest), (small, *others) = wide.step(actions), narrow.step(actions)
+            np.testing.assert_array_equal(small.astype(np.float32), obs)
+            for mine, theirs in zip([mask, *rest], others, strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+    with pytest.raises(VectorError, match="obs_dtype must be one of float32, uint8"):
+        VectorGinRummy(2, obs_dtype="float16")
