@@ -60,7 +60,6 @@ Baselines3's vector envs included, the mask is the new hand's real one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from importlib.metadata import distributions
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import gymnasium
@@ -70,6 +69,7 @@ from gymnasium import spaces
 from ginenv.actions import NUM_ACTIONS
 from ginenv.aec import as_action, raw_env
 from ginenv.engine import HandState
+from ginenv.plugins import installed
 from ginenv.rules import Rules
 from ginenv.settings import AGENTS, RENDER_MODES, EnvSettings
 from ginenv.validation import as_int, finite_number
@@ -130,21 +130,14 @@ def agent_factory() -> Callable[..., Any]:
     metadata names the factory (entry point ``ginenv`` of the group :data:`AGENT_FACTORY_GROUP`), and it is
     loaded here on first use (half a second: the agents layer and its compiled kernels).
     """
-    # Every distribution is read, not only the first of each name that entry_points() keeps: a
-    # stale ginenv.egg-info in a checkout's root (left by a build there) would otherwise hide it.
-    found = [
-        point
-        for dist in distributions()
-        for point in dist.entry_points
-        if point.group == AGENT_FACTORY_GROUP and point.name == "ginenv"
-    ]
-    if not found:
+    found = installed(AGENT_FACTORY_GROUP).get("ginenv")
+    if found is None:
         raise LookupError(
             f"no agent factory is installed (entry-point group {AGENT_FACTORY_GROUP!r}), so an opponent "
             "cannot be named by a spec: install ginenv (pip install ginenv, or pip install -e . in a "
             "checkout), or pass an agent object or a callable policy(observation)"
         )
-    return found[0].load()
+    return found.load()
 
 
 def _resolve_opponent(

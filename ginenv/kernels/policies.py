@@ -18,7 +18,6 @@ pointer per opponent move (the policies' own work, a deadwood search or two, is 
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import distributions
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ from numba.experimental.function_type import _get_wrapper_address
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.kernels import hand as H
 from ginenv.kernels.melds import lowest_card, popcount
+from ginenv.plugins import installed
 
 #: A compiled policy's signature: (the hand records (N, RECORD_SIZE), the row, the rule array) -> action.
 POLICY_SIGNATURE = types.int64(types.int64[:, ::1], types.int64, types.int64[::1])
@@ -131,20 +131,9 @@ def register_policy(name: str, kernel: Callable[..., int]) -> CompiledPolicy:
     return policy
 
 
-def _installed() -> dict[str, Any]:
-    # Every distribution is read, as ginenv.wrappers.agent_factory does: a stale egg-info in a
-    # checkout's root would otherwise hide the installed metadata.
-    return {
-        point.name: point
-        for dist in distributions()
-        for point in dist.entry_points
-        if point.group == POLICY_GROUP
-    }
-
-
 def policy_names() -> tuple[str, ...]:
     """The names of every compiled policy: registered ones and installed entry points."""
-    return tuple(sorted({*_TABLE, *_installed()}))
+    return tuple(sorted({*_TABLE, *installed(POLICY_GROUP)}))
 
 
 def compiled_policy(name: str) -> tuple[CompiledPolicy, bool]:
@@ -152,7 +141,7 @@ def compiled_policy(name: str) -> tuple[CompiledPolicy, bool]:
     point the first time) and ``False``, or :data:`NO_POLICY` and ``True`` for ``random``. An
     unknown name raises :class:`LookupError` naming the known ones."""
     if name not in _TABLE:
-        point = _installed().get(name) if isinstance(name, str) else None
+        point = installed(POLICY_GROUP).get(name) if isinstance(name, str) else None
         if point is None:
             raise LookupError(
                 f"no compiled policy named {name!r}; known: {', '.join(policy_names())} "
