@@ -243,16 +243,7 @@ class OrderEnforcing(_Forwarding):
             raise AttributeError("agent_selection cannot be accessed before reset")
         if not raw.agents:
             raise EpisodeOverError.after("last")
-        agent = raw.agent_selection
-        illegal = self._illegal
-        if not observe:
-            observation = None
-        elif illegal is None:
-            observation = self.observe(agent)
-        else:  # observe(agent), inlined: the observation of the agent to move, its mask kept
-            observation = raw.observe(agent)
-            illegal._mask = observation["action_mask"]
-        return _last_of(raw, agent, observation)
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray] | None:
         """The observation of ``agent`` (an error before reset)."""
