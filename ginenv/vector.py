@@ -632,7 +632,7 @@ class OpponentVectorGinRummy:
         e.reset()
         self._run(np.zeros(self.num_envs, dtype=np.int64), first=True)
         self._ready = True
-        return e.batch.obs.copy(), e.batch.masks.copy()
+        return e.batch.obs, e.batch.masks.copy()
 
     def step(
         self, actions: np.ndarray
@@ -647,7 +647,7 @@ class OpponentVectorGinRummy:
         self._run(self._engine.check_actions(actions), first=False)
         b = self._engine.batch
         return (
-            b.obs.copy(),
+            b.obs,
             b.masks.copy(),
             self._rewards.copy(),
             b.terminated.copy(),
@@ -657,7 +657,9 @@ class OpponentVectorGinRummy:
 
     def _run(self, actions: np.ndarray, first: bool) -> None:
         e, seats, fixed = self._engine, self._seats, -1 if self.seat is None else self.seat
-        b, cfg = e.batch, e.rule_array
+        # Every slot's observation is written anew into a new array, returned as it is (as
+        # VectorGinRummy.step does): no copy, and no array once returned is written again.
+        b, cfg = e._fresh_obs(), e.rule_array
         results = (b.terminated, b.truncated, b.results)
         if self.threads == 1:
             OL.step_learners(

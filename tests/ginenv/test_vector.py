@@ -461,6 +461,24 @@ def test_a_returned_observation_array_is_never_written_again(threads: int) -> No
     assert np.array_equal(venv.observe(), venv.batch.obs)  # the batch holds the latest
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_learners_observation_array_is_never_written_again(threads: int) -> None:
+    # The opponent engine returns its observations without a copy too: a new array each call.
+    venv = OpponentVectorGinRummy(32, opponent="greedy", seed=4, threads=threads)
+    obs, mask = venv.reset()
+    kept = [obs]
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        obs, mask, *_ = venv.step(biased_actions(mask, rng))
+        kept.append(obs)
+    frozen = [a.copy() for a in kept]
+    for _ in range(5):
+        _, mask, *_ = venv.step(biased_actions(mask, rng))
+    venv.reset(seed=9)
+    assert all(np.array_equal(a, b) for a, b in zip(kept, frozen, strict=True))
+    assert len({id(a) for a in kept}) == len(kept)
+
+
 def _learner_trajectory(rules: Rules, opponent: str, threads: int, seat: int | None) -> list[np.ndarray]:
     """Everything a threaded opponent step could get wrong, over 120 steps of 64 slots against
     ``opponent``: each step's outputs, the results, the seats, and the last dealers."""
