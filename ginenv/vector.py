@@ -128,7 +128,7 @@ def _record_end(
     encode: bool,
 ) -> None:
     # Slot i's hand ended: its result, both seats' rewards and (with ``encode``) last views.
-    OL.note_result(state, i, results, terminated, truncated)
+    H.note_result(state, i, results, terminated, truncated)
     H.end_rewards(state, i, scale, rewards[i])
     if encode:
         # Both seats' last view of the ended hand, for bootstrapping a truncated hand.

@@ -532,6 +532,20 @@ def end_rewards(s: np.ndarray, i: int, scale: float, rewards: np.ndarray) -> Non
         rewards[1 - winner] = -s[i, POINTS] * scale
 
 
+@njit(cache=True)
+def note_result(
+    state: np.ndarray, i: int, results: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
+) -> None:
+    """How row ``i``'s hand ended (its result columns, terminated or truncated), before it is
+    dealt again."""
+    for k in range(5):
+        results[i, k] = state[i, RESULT + k]
+    if state[i, RESULT] == TRUNCATED:
+        truncated[i] = True
+    else:
+        terminated[i] = True
+
+
 # --------------------------------------------------------------------------- reading a record
 # The layers above the core read and write a record only through the functions below and those
 # above (top_card, unseen, discard_options, set_position, ...): its columns are this module's layout,
@@ -682,6 +696,7 @@ __all__ = [
     "may_take_top",
     "mover",
     "next_stock_card",
+    "note_result",
     "phase_of",
     "points_for",
     "public_cards",

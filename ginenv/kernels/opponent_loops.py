@@ -30,20 +30,6 @@ from ginenv.kernels import policies as P
 
 
 @njit(cache=True)
-def note_result(
-    state: np.ndarray, i: int, results: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
-) -> None:
-    """How slot ``i``'s hand ended (its result columns, terminated or truncated), before it is
-    dealt again."""
-    for k in range(5):
-        results[i, k] = state[i, H.RESULT + k]
-    if state[i, H.RESULT] == H.TRUNCATED:
-        truncated[i] = True
-    else:
-        terminated[i] = True
-
-
-@njit(cache=True)
 def _record_learner_end(
     state: np.ndarray,
     i: int,
@@ -58,7 +44,7 @@ def _record_learner_end(
 ) -> None:
     # Slot i's hand, in which the learner (``seat``) decided, ended: its result, the learner's
     # reward (through ``seat_rewards``, both seats' in float64) and the learner's last view.
-    note_result(state, i, results, terminated, truncated)
+    H.note_result(state, i, results, terminated, truncated)
     H.end_rewards(state, i, scale, seat_rewards)
     rewards[i] = seat_rewards[seat]
     H.encode(state, i, seat, final_obs[i], 0, 0, 0, False)
@@ -187,4 +173,4 @@ def show_learners(
         H.encode(state, i, seats[i], obs[i], 0, 0, 0, False)
 
 
-__all__ = ["deal_to_learner", "note_result", "play_to_learner", "show_learners", "step_learners"]
+__all__ = ["deal_to_learner", "play_to_learner", "show_learners", "step_learners"]
