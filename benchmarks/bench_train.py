@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 import tempfile
@@ -111,6 +112,7 @@ def update_flops_per_decision(args: Any) -> float:
     return counter.get_total_flops() / 64
 
 
+@functools.cache  # one measurement a process per device and precision (bench_gpu asks per row)
 def matmul_peak(device: str, precision: str, n: int = 1024, seconds: float = 1.0) -> float:
     """This machine's measured matmul rate, FLOP/s: ``n x n`` products in the update's precision on
     the update's device and threads, for about ``seconds`` (the best of the timed batches)."""
