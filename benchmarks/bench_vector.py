@@ -225,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     vec_hands = vector_random_hands(n_hands, a.seed)
     import numba
 
-    cores = int(numba.config.NUMBA_NUM_THREADS)
+    from ginenv.vector import most_threads
+
+    cores = most_threads()
     learner_threads = {
         k: learner_steps(a.num_envs, max(steps // 3, 10), a.seed, threads=k) for k in (1, 2) if k <= cores
     }

@@ -53,6 +53,12 @@ rules_array = H.rules_array
 OBS_DTYPES = ("float32", "uint8")
 
 
+def most_threads() -> int:
+    """The most threads the batched engine may step on: numba's ``NUMBA_NUM_THREADS``, the cores the
+    process may use."""
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+
+
 class HandEnd(enum.IntEnum):
     """The codes of :data:`RESULT_KINDS` (``NONE``: the hand goes on)."""
 
@@ -355,7 +361,7 @@ class VectorGinRummy:
             scale = finite_number("reward_scale", reward_scale)
         except (TypeError, ValueError):
             raise VectorError(f"reward_scale must be a finite number, got {reward_scale!r}") from None
-        most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+        most = most_threads()
         k = as_int(threads)
         if k is None or not 1 <= k <= most:
             raise VectorError(
@@ -736,6 +742,7 @@ __all__ = [
     "StepResults",
     "VectorError",
     "VectorGinRummy",
+    "most_threads",
     "play_random_hands",
     "policy_names",
     "rules_array",

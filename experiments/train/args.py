@@ -20,6 +20,7 @@ from ginenv.experiments.train.league import LEAGUE_KINDS, PFSP_WEIGHTINGS, is_fi
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS
 from ginenv.rules import RulesError, resolve_rules
+from ginenv.vector import most_threads
 
 #: The values of Args.precision.
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -202,9 +203,7 @@ class Args:
         for name in ("ent_coef", "vf_coef", "aux_coef", "shaping", "kickstart", "kickstart_steps"):
             if getattr(self, name) < 0:
                 raise bad(name, "a number >= 0")
-        import numba
-
-        most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+        most = most_threads()
         if not 1 <= self.engine_threads <= most:
             raise bad("engine_threads", f"an integer from 1 to {most} (numba's threads)")
         if self.target_kl is not None and not self.target_kl > 0:
