@@ -16,7 +16,10 @@ thread scaling's.
 - **A learner against the compiled greedy opponent**: ``OpponentVectorGinRummy.step`` learner
   decisions/s, the opponent's moves included (information, no target), on 1 and 2 threads.
 - **Thread scaling**: the first measurement again with ``VectorGinRummy(N, threads=k)`` for k from 1
-  to the cores numba may use (target: 2 threads at least 1.8x one); every k gives the same results
+  to the cores numba may use (target: 2 threads at least 1.8x one), in ``--rounds`` alternated pairs
+  (one thread, then k) whose median ratio is the figure, printed with the lowest and highest: a
+  slow spell of the machine falls on both of a pair, where a one-thread run at the start and a
+  k-thread run a minute later each had their own. Every k gives the same results
   (``tests/ginenv/test_vector.py``). On a machine whose cores other work keeps busy, GNU OpenMP's
   threads spin-waiting at each loop's end lose to one thread (measured on 2026-12-06 on the 2-core
   machine under a load of 4: 2 threads 0.2x one; with ``OMP_WAIT_POLICY=passive`` 1.0-1.2x).
@@ -43,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +143,23 @@ def vector_deadwood(masks: np.ndarray) -> float:
     return len(masks) / best
 
 
+def paired_scaling(measure: Callable[[int], float], cores: int, rounds: int) -> dict[int, dict[str, float]]:
+    """Per thread count k from 2 to ``cores``: ``rounds`` pairs of ``measure(1)`` then ``measure(k)``
+    (decisions/s); the median ratio and its lowest and highest, and the median rates."""
+    out = {}
+    for k in range(2, cores + 1):
+        pairs = [(measure(1), measure(k)) for _ in range(rounds)]
+        ratios = [many / one for one, many in pairs]
+        out[k] = {
+            "ratio": float(np.median(ratios)),
+            "low": min(ratios),
+            "high": max(ratios),
+            "one_thread": float(np.median([one for one, _ in pairs])),
+            "rate": float(np.median([many for _, many in pairs])),
+        }
+    return out
+
+
 def learner_steps(num_envs: int, steps: int, seed: int, threads: int = 1) -> float:
     from ginenv.vector import OpponentVectorGinRummy
 
@@ -182,6 +203,16 @@ def compile_times() -> dict[str, float]:
         return out
 
 
+def print_scaling(scaling: dict[int, dict[str, float]]) -> None:
+    """The lines of :func:`paired_scaling`'s figures."""
+    for k, row in scaling.items():
+        print(
+            f"  {k} threads {row['rate']:12,.0f} decisions/s, {row['ratio']:5.2f}x one thread "
+            f"(median of pairs; lowest {row['low']:.2f}x, highest {row['high']:.2f}x; one thread "
+            f"{row['one_thread']:,.0f})"
+        )
+
+
 def doc_figures() -> Any:
     """``docs/_hooks/figures.py``, which reads and writes ``docs/figures.json`` (``bench_env.py``
     loads it)."""
@@ -194,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a short smoke run")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rounds", type=int, default=5, help="alternated pairs per thread count (default 5)")
     p.add_argument("--num-envs", type=int, default=4096, help="slots of the vector env (default 4096)")
     p.add_argument("--equivalence", type=int, metavar="HANDS", help="also run the AEC-equivalence test")
     p.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
@@ -228,19 +260,19 @@ def main(argv: list[str] | None = None) -> int:
     from ginenv.vector import most_threads
 
     cores = most_threads()
-    learner_threads = {
-        k: learner_steps(a.num_envs, max(steps // 3, 10), a.seed, threads=k) for k in (1, 2) if k <= cores
-    }
-    learner = learner_threads[1]
+    rounds = 1 if a.quick else a.rounds
+    learner_threads = paired_scaling(
+        lambda k: learner_steps(a.num_envs, max(steps // 3, 10), a.seed, threads=k), cores, rounds
+    )
+    learner = learner_steps(a.num_envs, max(steps // 3, 10), a.seed)
     # The cliff: one thread, the same number of decisions at each slot count.
     slots = {n: vector_decisions(n, steps * 4096 // n, a.seed)["decisions_per_s"] for n in (1024, 2048, 4096)}
     compact = vector_decisions(a.num_envs, steps, a.seed, obs_dtype="uint8")["decisions_per_s"]
 
-    # One thread's rate is the first measurement's; more threads are measured on the same slots.
-    scaling = {1: vec["decisions_per_s"]} | {
-        k: vector_decisions(a.num_envs, steps, a.seed, threads=k)["decisions_per_s"]
-        for k in range(2, cores + 1)
-    }
+    # Each thread count against one thread in alternated pairs on the same slots.
+    scaling = paired_scaling(
+        lambda k: vector_decisions(a.num_envs, steps, a.seed, threads=k)["decisions_per_s"], cores, rounds
+    )
     compiled = compile_times()
     rows: list[tuple[str, float, float | None, str]] = [
         (
@@ -263,20 +295,14 @@ def main(argv: list[str] | None = None) -> int:
         f"(compiling), {compiled['warm_cache_s']:.1f} s with the cache filled (cache=True, loaded from disk)"
     )
     print(
-        f"threads, VectorGinRummy({a.num_envs}).step with observation + mask (target: 2 threads >= "
-        f"{TARGET_TWO_THREADS}x one; layer {numba.threading_layer() if len(scaling) > 1 else '-'}, "
+        f"threads, VectorGinRummy({a.num_envs}).step with observation + mask, {rounds} alternated pairs "
+        f"(target: 2 threads >= {TARGET_TWO_THREADS}x one; layer "
+        f"{numba.threading_layer() if scaling else '-'}, "
         f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', 'unset')}):"
     )
-    for k, rate in scaling.items():
-        print(
-            f"  {k} thread{'s' if k > 1 else ' '} {rate:12,.0f} decisions/s "
-            f"{rate / scaling[1]:5.2f}x one thread"
-        )
+    print_scaling(scaling)
     print(f"threads, OpponentVectorGinRummy({a.num_envs}, 'greedy').step, learner decisions/s:")
-    for k, rate in learner_threads.items():
-        print(
-            f"  {k} thread{'s' if k > 1 else ' '} {rate:12,.0f} decisions/s {rate / learner:5.2f}x one thread"
-        )
+    print_scaling(learner_threads)
     print("slots, VectorGinRummy(N).step with observation + mask, one thread (the cliff):")
     for n, rate in slots.items():
         print(
@@ -290,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     verdicts = {
         "decisions": vec["decisions_per_s"] / os_dec["decisions_per_s"] >= TARGET_DECISIONS,
-        "two_threads": len(scaling) < 2 or scaling[2] / scaling[1] >= TARGET_TWO_THREADS,
+        "two_threads": 2 not in scaling or scaling[2]["ratio"] >= TARGET_TWO_THREADS,
         "hands": vec_hands >= TARGET_HANDS_PER_S,
         "deadwood": vec_dw / os_dw >= TARGET_DEADWOOD,
     }
@@ -327,6 +353,16 @@ def main(argv: list[str] | None = None) -> int:
                 "vector.learner_decisions_per_s": (learner, "rate"),
                 "vector.compile_cold_s": (compiled["cold_cache_s"], "seconds"),
                 "vector.compile_warm_s": (compiled["warm_cache_s"], "seconds"),
+                **(
+                    {
+                        "vector.two_threads_ratio": (scaling[2]["ratio"], "ratio"),
+                        "vector.two_threads_low": (scaling[2]["low"], "ratio"),
+                        "vector.two_threads_high": (scaling[2]["high"], "ratio"),
+                        "vector.learner_two_threads_ratio": (learner_threads[2]["ratio"], "ratio"),
+                    }
+                    if 2 in scaling
+                    else {}
+                ),
             },
             command.strip(),
             started_on,

@@ -48,7 +48,7 @@ INPUT_KINDS = ("observation", "features")
 FEATURE_PLANES = ("after_discard", "after_draw", "meldable")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hand_features_many(hands: np.ndarray) -> np.ndarray:
     """What each card is worth to each hand (int64 masks of 10 or 11 cards), in deadwood points.
 

@@ -158,7 +158,7 @@ def hard_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
     return hard_discard(s, i, allowed, knocks)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hard_actions(s: np.ndarray, cfg: np.ndarray, slots: np.ndarray, out: np.ndarray) -> None:
     """``out[k] = hard_action(s, slots[k], cfg)`` for each row index of ``slots`` (int64)."""
     for k in range(slots.size):

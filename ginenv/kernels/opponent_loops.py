@@ -5,12 +5,12 @@ applies the learner's action, then the opponent's moves until the learner is to 
 that ends is recorded (its result, the learner's reward, the learner's last view) and a new one
 dealt from the engine's generator, with the learner's seat drawn for it; a new hand that ends before
 the learner's first decision is dealt again without a record. :func:`step_learners` does that slot
-after slot on one thread. The threaded step does the same work in three loops:
-:func:`play_to_learner` (every slot, on the threads), :func:`deal_to_learner` (the slots whose hand
-ended, one thread, in slot order) and :func:`show_learners` (every slot, on the threads). The
-generator is drawn from only while dealing, in slot order as the serial loop does, so every thread
-count gives the serial results; an opponent that draws from the generator (``random``) plays on
-the serial loop only.
+after slot on one thread. :func:`step_learners_threaded` does the same work in two loops of one
+call: every slot on the threads, then the slots whose hand ended on one thread, in slot order (until
+2026-12-07 three calls, the views in a loop of their own). The generator is drawn from only while
+dealing, in slot order as the serial loop does, so every thread count gives the serial results; an
+opponent that draws from the generator (``random``) plays on the serial loop only. Both release
+the GIL (``nogil``): a trainer may step one engine while another thread runs its network.
 
 The loops take the arrays of a :class:`ginenv.vector.Batch`, not the NamedTuple: inside a prange
 loop numba was seen to write some of a NamedTuple's arrays to copies, losing the writes. A prange
@@ -50,7 +50,7 @@ def _record_learner_end(
     H.encode(state, i, seat, final_obs[i], 0, 0, 0, False)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def step_learners(
     state: np.ndarray,
     masks: np.ndarray,
@@ -104,27 +104,44 @@ def step_learners(
         H.encode(state, i, seats[i], obs[i], 0, 0, 0, False)
 
 
-@njit(cache=True, parallel=True)
-def play_to_learner(
+@njit(cache=True, nogil=True)
+def _show_learner(
+    state: np.ndarray, i: int, seats: np.ndarray, masks: np.ndarray, obs: np.ndarray, cfg: np.ndarray
+) -> None:
+    # Slot i's learner mask and observation.
+    H.legal_into(state, i, masks[i], cfg)
+    H.encode(state, i, seats[i], obs[i], 0, 0, 0, False)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def step_learners_threaded(
     state: np.ndarray,
+    masks: np.ndarray,
+    obs: np.ndarray,
     terminated: np.ndarray,
     truncated: np.ndarray,
     results: np.ndarray,
     actions: np.ndarray,
     seats: np.ndarray,
+    fixed_seat: int,
     policy: Any,
     cfg: np.ndarray,
+    rng: np.random.Generator,
     scale: float,
     rewards: np.ndarray,
     final_obs: np.ndarray,
     first: bool,
     ended: np.ndarray,
 ) -> None:
-    """The threaded step's first loop, on the threads: each slot's learner action (``first``: none),
-    then the opponent's moves (``policy`` must not draw from a generator) until the learner's turn
-    or the hand's end. A hand that ends is recorded where the learner decided in it; ``ended``
-    says which slots :func:`deal_to_learner` deals again."""
-    for i in prange(state.shape[0]):
+    """:func:`step_learners` with the slots on the threads (``policy`` must not draw from a
+    generator): first, on the threads, each slot's learner action (``first``: none), the opponent's
+    moves until the learner's turn or the hand's end, the record of a hand the learner decided in,
+    and the learner's view where the hand goes on; then, on this thread in slot order (the
+    generator's draws are the serial loop's), each slot whose hand ended gets a new hand and learner
+    seat and the opponent's moves up to the learner's first decision, dealt again while a new hand
+    ends before it, and its learner's view."""
+    n = state.shape[0]
+    for i in prange(n):
         rewards[i] = 0.0
         terminated[i] = False
         truncated[i] = False
@@ -138,39 +155,19 @@ def play_to_learner(
                 state, i, seats[i], scale, results, terminated, truncated, seat_rewards, rewards, final_obs
             )
         ended[i] = over
-
-
-@njit(cache=True)
-def deal_to_learner(
-    state: np.ndarray,
-    ended: np.ndarray,
-    seats: np.ndarray,
-    fixed_seat: int,
-    policy: Any,
-    cfg: np.ndarray,
-    rng: np.random.Generator,
-) -> None:
-    """The threaded step's second loop, one thread in slot order (the generator's draws are the
-    serial loop's): each slot whose hand ended gets a new hand and learner seat, and the opponent's
-    moves up to the learner's first decision, dealt again while a new hand ends before it."""
-    for i in range(state.shape[0]):
+        if not over:
+            _show_learner(state, i, seats, masks, obs, cfg)
+    for i in range(n):
         over = ended[i]
+        if not over:
+            continue
         while over:
             H.deal_random(state, i, cfg, rng)
             seats[i] = fixed_seat if fixed_seat >= 0 else rng.integers(0, 2)
             over = False
             while not over and state[i, H.PLAYER] != seats[i]:
                 over = H.apply(state, i, policy(state, i, cfg), cfg)
+        _show_learner(state, i, seats, masks, obs, cfg)
 
 
-@njit(cache=True, parallel=True)
-def show_learners(
-    state: np.ndarray, seats: np.ndarray, masks: np.ndarray, obs: np.ndarray, cfg: np.ndarray
-) -> None:
-    """The threaded step's last loop, on the threads: each slot's learner mask and observation."""
-    for i in prange(state.shape[0]):
-        H.legal_into(state, i, masks[i], cfg)
-        H.encode(state, i, seats[i], obs[i], 0, 0, 0, False)
-
-
-__all__ = ["deal_to_learner", "play_to_learner", "show_learners", "step_learners"]
+__all__ = ["step_learners", "step_learners_threaded"]

@@ -542,3 +542,18 @@ def test_uint8_observations_are_the_float32_ones(preset: str) -> None:
                 np.testing.assert_array_equal(mine, theirs)
     with pytest.raises(VectorError, match="obs_dtype must be one of float32, uint8"):
         VectorGinRummy(2, obs_dtype="float16")
+
+
+def test_the_engines_compiled_calls_release_the_gil() -> None:
+    # A trainer steps an engine on one Python thread while its network runs on another
+    # (experiments.train.rollouts.collect_overlapped): every compiled call of a step, the compiled
+    # opponents' and the network inputs' must let go of the GIL.
+    from ginenv import features, vector
+    from ginenv.kernels import opponent_loops
+
+    calls = [
+        vector._step_all, vector._step_threaded, vector._count_refused, vector._policy_actions,
+        vector._policy_actions_threaded, opponent_loops.step_learners,
+        opponent_loops.step_learners_threaded, features.hand_features_many,
+    ]  # fmt: skip
+    assert [c.py_func.__name__ for c in calls if not c.targetoptions.get("nogil")] == []
