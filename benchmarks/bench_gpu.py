@@ -9,7 +9,11 @@ Three kinds of row, each measured in this run on this machine, written to one JS
     how far the batched engine feeds a GPU from the host's cores.
 ``train``
     PPO env steps/s, learning included (``bench_train.measure``: the shipped config ``ppo``, a
-    warm-up update untimed), for each ``--hands`` (as ``num_envs``) and each ``--precision``.
+    warm-up update untimed), for each ``--hands`` (as ``num_envs``) and each ``--precision``; then
+    at each ``--hands`` in the first precision the same with two local workers whose env steps
+    overlap (``overlap``: one's engine steps while the other's network chooses) on
+    ``--overlap-threads`` engine threads each (``workers``, ``overlap`` and ``engine_threads`` in
+    every row).
 ``inference``
     The shipped network's shape choosing actions for N observations at once, forward passes/s:
     eager, captured in a CUDA graph (CUDA only) and ``torch.compile`` d (where torch can compile
@@ -152,6 +156,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--engine-steps", type=int, default=0, help="steps per engine row (default: ~4 M decisions)"
     )
+    p.add_argument(
+        "--overlap-threads",
+        type=int,
+        default=0,
+        help="engine threads of each overlapped worker (default: a quarter of the usable cores, 1 at least)",
+    )
     p.add_argument("--seconds", type=float, default=2.0, help="timing per inference row (default 2)")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile inference row")
     p.add_argument("--budget", type=float, default=270.0, help="start no row after this many seconds")
@@ -227,15 +237,24 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"infer   {hands:>6} hands {row['mode']:>10} {rate}")
         save()
-    for hands in args.hands:
-        for precision in args.precision:
-            if due(f"train {hands} hands {precision}"):
-                fig = measure(
-                    args.device, precision, 2, args.updates, hands, num_steps=args.num_steps or None
-                )
-                report["train"].append({"hands": hands, "precision": precision, **fig})
-                print(f"train   {hands:>6} hands {precision:>10} {fig['steps_per_s']:>14,.0f} env steps/s")
-            save()
+    overlap_threads = args.overlap_threads or max(1, cores // 4)
+    train_rows = [(hands, precision, False) for hands in args.hands for precision in args.precision]
+    train_rows += [(hands, args.precision[0], True) for hands in args.hands]
+    for hands, precision, overlap in train_rows:
+        name = f"train {hands} hands {precision}" + (" overlapped" if overlap else "")
+        if due(name):
+            workers, engine_threads = (2, overlap_threads) if overlap else (1, 1)
+            fig = measure(
+                args.device, precision, 2, args.updates, hands, num_steps=args.num_steps or None,
+                workers=workers, engine_threads=engine_threads, overlap=overlap,
+            )  # fmt: skip
+            report["train"].append(
+                {"hands": hands, "precision": precision, "workers": workers, "overlap": overlap,
+                 "engine_threads": engine_threads, **fig}
+            )  # fmt: skip
+            label = "overlapped" if overlap else precision
+            print(f"train   {hands:>6} hands {label:>10} {fig['steps_per_s']:>14,.0f} env steps/s")
+        save()
     save()
     print(f"bench_gpu: {len(report['skipped'])} rows skipped, {report['wall_s']} s; figures in {out}")
     return 0

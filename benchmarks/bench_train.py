@@ -30,10 +30,19 @@ from typing import Any
 
 
 def measure(
-    device: str, precision: str, threads: int, updates: int, num_envs: int, num_steps: int | None = None
+    device: str,
+    precision: str,
+    threads: int,
+    updates: int,
+    num_envs: int,
+    num_steps: int | None = None,
+    workers: int = 1,
+    engine_threads: int = 1,
+    overlap: bool = False,
 ) -> dict[str, float]:
     """One run of ``updates`` timed updates after a warm-up; its figures (``num_steps``: env steps
-    per slot per update, the shipped config's by default)."""
+    per slot per update, the shipped config's by default; ``workers``: local rollout workers, whose
+    env steps overlap when there are several; ``engine_threads``: each one's engine threads)."""
     from ginenv.experiments.eval.config import load_dataclass_yaml
     from ginenv.experiments.train.ppo import Args, train
 
@@ -44,7 +53,8 @@ def measure(
     with tempfile.TemporaryDirectory() as tmp:
         args = dataclasses.replace(
             base, device=device, precision=precision, threads=threads, num_envs=num_envs,
-            total_steps=per_update, eval_every=0, checkpoint_every=0,
+            total_steps=per_update, eval_every=0, checkpoint_every=0, workers=workers,
+            engine_threads=engine_threads, overlap=overlap,
             runs_dir=tmp, progress=False, experiment="bench",
         )  # fmt: skip
         # The warm-up is a run of its own, untimed: the engine's first compilation, the device's
@@ -157,6 +167,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     p.add_argument("--updates", type=int, default=5, help="timed updates after the warm-up (default 5)")
     p.add_argument("--num-envs", type=int, default=1024)
+    p.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="local rollout workers, one timed run each (default 1)",
+    )
+    p.add_argument(
+        "--overlap", action="store_true", help="runs of two or more workers interleave their env steps"
+    )
+    p.add_argument("--engine-threads", type=int, default=1, help="each worker's engine threads (default 1)")
     p.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
     p.add_argument(
         "--record",
@@ -178,18 +199,24 @@ def main(argv: list[str] | None = None) -> int:
     name = torch.cuda.get_device_name(0) if args.device != "cpu" and torch.cuda.is_available() else "cpu"
     print(f"bench_train: torch {torch.__version__}, device {args.device} ({name}), {args.threads} threads")
     print(
-        f"{'precision':<10} {'env steps/s':>12} {'env':>6} {'infer':>6} {'gather':>7} {'update':>7} "
-        f"{'update GFLOP/s':>15} {'matmul peak':>12} {'of peak':>8}"
+        f"{'precision':<10} {'workers':>7} {'env steps/s':>12} {'env':>6} {'infer':>6} {'gather':>7} "
+        f"{'update':>7} {'update GFLOP/s':>15} {'matmul peak':>12} {'of peak':>8}"
     )
     results = {}
     for precision in args.precision:
-        fig = measure(args.device, precision, args.threads, args.updates, args.num_envs)
-        results[precision] = fig
-        print(
-            f"{precision:<10} {fig['steps_per_s']:>12,.0f} {fig['env_share']:>5.0f}% "
-            f"{fig['inference_share']:>5.0f}% {fig['gather_share']:>6.0f}% {fig['update_share']:>6.0f}% "
-            f"{fig['update_gflops']:>15.1f} {fig['matmul_peak_gflops']:>12.1f} {fig['update_of_peak']:>7.0f}%"
-        )
+        for workers in args.workers:
+            fig = measure(
+                args.device, precision, args.threads, args.updates, args.num_envs,
+                workers=workers, engine_threads=args.engine_threads, overlap=args.overlap and workers > 1,
+            )  # fmt: skip
+            label = "" if workers == 1 else f"_workers{workers}" + ("_overlap" if args.overlap else "")
+            results[precision + label] = fig
+            print(
+                f"{precision:<10} {workers:>7} {fig['steps_per_s']:>12,.0f} {fig['env_share']:>5.0f}% "
+                f"{fig['inference_share']:>5.0f}% {fig['gather_share']:>6.0f}% {fig['update_share']:>6.0f}% "
+                f"{fig['update_gflops']:>15.1f} {fig['matmul_peak_gflops']:>12.1f} "
+                f"{fig['update_of_peak']:>7.0f}%"
+            )
     if args.json:
         Path(args.json).write_text(json.dumps({"device": name, "results": results}, indent=1))
     if started_on is not None:

@@ -74,9 +74,20 @@ def threads_figure(reports: list[dict[str, Any]]) -> plt.Figure:
 
 
 def hands_figure(reports: list[dict[str, Any]]) -> plt.Figure:
-    """PPO env steps/s against hands in lockstep, a line per (report, precision)."""
+    """PPO env steps/s against hands in lockstep, a line per (report, precision, overlapped or
+    not: a report from before the overlapped rows has none)."""
     axes = ("hands in lockstep (num_envs)", "PPO env steps/s, learning included")
-    return line_figure(reports, "train", "precision", "hands", "steps_per_s", (*axes, "Training"))
+    runs = [
+        {
+            **report,
+            "train": [
+                {**row, "loop": row["precision"] + (" overlapped" if row.get("overlap") else "")}
+                for row in report["train"]
+            ],
+        }
+        for report in reports
+    ]
+    return line_figure(runs, "train", "loop", "hands", "steps_per_s", (*axes, "Training"))
 
 
 def main(argv: list[str] | None = None) -> int:

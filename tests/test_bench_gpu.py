@@ -35,7 +35,11 @@ def test_a_tiny_cpu_run_writes_every_kind_of_row(tmp_path: Path) -> None:
     assert all(row["decisions_per_s"] > 0 for row in report["engine"])
     assert [(row["hands"], row["mode"]) for row in report["inference"]] == [(32, "eager")]
     assert report["inference"][0]["decisions_per_s"] == report["inference"][0]["forward_per_s"] * 32
-    assert [(row["hands"], row["precision"]) for row in report["train"]] == [(32, "fp32")]
+    assert [(row["hands"], row["precision"], row["overlap"]) for row in report["train"]] == [
+        (32, "fp32", False),
+        (32, "fp32", True),
+    ]
+    assert [(row["workers"], row["engine_threads"]) for row in report["train"]] == [(1, 1), (2, 1)]
     train = report["train"][0]
     assert train["steps_per_s"] > 0
     assert (
@@ -55,6 +59,7 @@ def test_rows_past_the_budget_are_listed_not_run(tmp_path: Path) -> None:
     assert report["engine"] == report["train"] == report["inference"] == []
     assert report["skipped"] == [
         "engine 32 hands 1 threads", "engine 32 hands 2 threads", "inference 32", "train 32 hands fp32",
+        "train 32 hands fp32 overlapped",
     ]  # fmt: skip
 
 

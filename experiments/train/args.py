@@ -36,8 +36,8 @@ class Args:
 
     A resumed run (``ginenv train --resume PATH``) takes every setting from its checkpoint; only
     ``total_steps``, ``eval_every``, ``eval_deals``, ``eval_levels``, ``eval_workers``,
-    ``checkpoint_every``, ``progress``, ``threads``, ``engine_threads``, ``device``, ``backend`` and
-    ``runs_dir`` may be given new values (``RESUME_MAY_CHANGE`` of
+    ``checkpoint_every``, ``progress``, ``threads``, ``engine_threads``, ``overlap``, ``device``,
+    ``backend`` and ``runs_dir`` may be given new values (``RESUME_MAY_CHANGE`` of
     :mod:`ginenv.experiments.train.checkpoints`); any other change would make it another run and is
     refused.
     """
@@ -75,11 +75,20 @@ class Args:
     num_steps: int = 64
     """Env steps per slot per rollout (about half of them are the learner's decisions)."""
     backend: str = "local"
-    """Where the rollout workers run: ``local`` (in this process, one after another) or ``ray``
+    """Where the rollout workers run: ``local`` (in this process, one after another, or overlapped:
+    ``overlap``) or ``ray``
     (Ray actors collecting in parallel: a local Ray instance, or the cluster named by
     ``RAY_ADDRESS``)."""
     workers: int = 1
     """Rollout workers; each steps ``num_envs // workers`` slots (``num_envs`` must divide evenly)."""
+    overlap: bool = False
+    """With ``local`` workers (two or more): their env steps interleaved, EnvPool-style, so that one
+    worker's engine steps, and prepares its network inputs, on a thread of its own while the next
+    worker's networks choose (:func:`ginenv.experiments.train.rollouts.collect_overlapped`). The
+    rollouts are exactly those of the workers one after another (tested). It pays where the
+    networks and the engine do not share the cores: a GPU's inference, or cores beyond torch's
+    ``threads``. On this project's 2-core machine with ``threads: 2`` the three threads contend and
+    the rollout is slower (docs/training.md has the figures)."""
     learning_rate: float = 3e-4
     """Adam's learning rate."""
     anneal_lr: bool = True
@@ -230,14 +239,7 @@ class Args:
                     f"device: cuda, but this torch ({torch.__version__}) sees no CUDA device; "
                     "use device: cpu, or auto (cuda when there is one)"
                 )
-        if self.backend not in ("local", "ray"):
-            raise bad("backend", "local or ray")
-        if self.backend == "ray" and importlib.util.find_spec("ray") is None:
-            raise UsageError(RAY_MISSING)
-        if self.num_envs % self.workers:
-            raise bad(
-                "workers", f"a divisor of num_envs ({self.num_envs}), so every worker steps as many slots"
-            )
+        self._validate_workers()
         self._validate_league()
         try:
             resolve_rules(self.rules)
@@ -258,6 +260,23 @@ class Args:
                 raise UsageError(
                     f"eval_levels: unknown agent(s) {', '.join(odd)}; known: {', '.join(agents.available())}"
                 )
+
+    def _validate_workers(self) -> None:
+        """Refuse a backend, worker count or overlap that cannot run."""
+        if self.backend not in ("local", "ray"):
+            raise UsageError(f"backend must be local or ray, got {self.backend!r}")
+        if self.backend == "ray" and importlib.util.find_spec("ray") is None:
+            raise UsageError(RAY_MISSING)
+        if self.overlap and (self.backend != "local" or self.workers < 2):
+            raise UsageError(
+                f"overlap needs backend local and workers >= 2 (the workers' steps interleave), "
+                f"got backend {self.backend!r} and workers {self.workers}"
+            )
+        if self.num_envs % self.workers:
+            raise UsageError(
+                f"workers must be a divisor of num_envs ({self.num_envs}), so every worker steps as "
+                f"many slots, got {self.workers!r}"
+            )
 
     def _validate_league(self) -> None:
         """Refuse a league mix naming an unknown member or a missing checkpoint, or without a

@@ -50,6 +50,7 @@ RESUME_MAY_CHANGE = (
     "progress",
     "threads",
     "engine_threads",
+    "overlap",
     "device",
     "backend",
     "runs_dir",

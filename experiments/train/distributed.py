@@ -5,7 +5,10 @@ the snapshot is those same weights, so no extra traffic) and gets back each work
 :class:`~ginenv.experiments.train.rollouts.Rollout`: its learner decisions, flat, and what their
 advantages are computed from (the learner computes them per worker: GAE needs only the worker's
 own slots). ``backend`` (``--backend`` of ``ginenv train``) says where the workers run: ``local`` in
-the learner's process, one after another (one worker: the plain single-process trainer); ``ray``
+the learner's process, one after another (one worker: the plain single-process trainer), or with
+``overlap`` their env steps interleaved so that one worker's engine steps on a thread of its own
+while the next one's networks choose (:func:`~ginenv.experiments.train.rollouts.collect_overlapped`:
+the rollouts are exactly those of one worker after another); ``ray``
 as Ray actors (a CPU per engine thread, ``engine_threads``, each; inference on CPU) collecting in
 parallel, on a local Ray instance, the Ray already initialised in this process, or the cluster that
 ``RAY_ADDRESS`` names (its nodes need ``ginenv`` installed). A worker's deals, league draws and
@@ -22,12 +25,12 @@ from typing import Any
 import torch
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.args import RAY_MISSING, Args
-from ginenv.experiments.train.rollouts import Rollout, RolloutWorker
+from ginenv.experiments.train.rollouts import Rollout, RolloutWorker, collect_overlapped
 
 
 class RolloutWorkers:
     """``args.workers`` :class:`RolloutWorker` objects splitting ``args.num_envs`` evenly: in this
-    process, collecting one after another (backend ``local``), or as Ray actors collecting in
+    process, one after another or overlapped (backend ``local``, ``overlap``), or as Ray actors collecting in
     parallel (``ray``, ``engine_threads`` CPUs each, inference on CPU). :meth:`close` ends them."""
 
     def __init__(self, args: Args, weights: dict[str, torch.Tensor], device: torch.device) -> None:
@@ -35,6 +38,8 @@ class RolloutWorkers:
         self.local: list[RolloutWorker] = []
         self.actors: list[Any] = []
         self.started_ray = False
+        #: Whether the local workers' env steps interleave (Args.overlap).
+        self.overlap = args.overlap
         #: Workers collecting at the same time (their seconds are summed, then divided by this).
         self.parallel = 1
         if args.backend == "local":
@@ -49,7 +54,9 @@ class RolloutWorkers:
 
     def collect(self, weights: dict[str, torch.Tensor], snapshot: bool, teach: bool = False) -> list[Rollout]:
         """Every worker's rollout with these weights, in worker order (see RolloutWorker.collect)."""
-        if not self.actors:
+        if self.overlap:
+            return collect_overlapped(self.local, weights, snapshot, teach)
+        if self.local:
             return [w.collect(weights, snapshot, teach) for w in self.local]
         shared = self.ray.put(weights)  # stored once, read by every actor
         return list(self.ray.get([a.collect.remote(shared, snapshot, teach) for a in self.actors]))

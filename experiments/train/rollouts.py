@@ -29,6 +29,7 @@ learner's last decision in it, the engine having dealt the next hand already.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,6 +120,22 @@ class Rollout(Decisions):
     member_scores: dict[str, float]  # the learner's running score against each league member (PFSP)
 
 
+@dataclass
+class Move:
+    """One env step of a worker between :meth:`RolloutWorker.choose` and
+    :meth:`RolloutWorker.settle`: the actions the engine applies, and what the step's record needs."""
+
+    t: int  # the env step of the rollout
+    actions: np.ndarray  # (N,) int64: every slot's action (the compiled opponents' added by advance)
+    learner: np.ndarray  # (N,) bool: the slots where the learner moves
+    li: np.ndarray  # their indices
+    teacher_policy: str | None  # the compiled policy whose every action is recorded as the teacher's
+    teacher: np.ndarray | None = None  # (N,) that policy's actions, once advanced
+    stepped: tuple[np.ndarray, ...] | None = None  # what the engine's step returned
+    inputs: np.ndarray | None = None  # the network inputs of every slot's new view, when prepared ahead
+    engine_s: float = 0.0  # seconds of advance()
+
+
 class RolloutWorker:
     """Collects rollouts on one shard of the training slots, ``num_envs`` hands in lockstep.
 
@@ -162,6 +179,8 @@ class RolloutWorker:
             num_envs, rules=rules, seed=deal_seed, turn_limit=args.turn_limit, threads=args.engine_threads
         )
         self.obs_np, self.mask_np, self.player = self.venv.reset()
+        #: The network inputs of every slot's current view where the engine's thread prepared them.
+        self.inputs: np.ndarray | None = None
         fixed = {k: fixed_member(k, args.inputs).to(self.device) for k in drawn_fixed(args.opponents)}
         self.league = League(
             args.opponents, args.snapshot_pool, self.net.actor, num_envs, league_rng, fixed, args.pfsp
@@ -210,7 +229,19 @@ class RolloutWorker:
     ) -> Rollout:
         """One rollout of ``num_steps`` env steps with the network ``weights`` (None: unchanged);
         ``snapshot``: these weights join the league first; ``teach``: record the kickstarting
-        teacher's (compiled greedy's) action at every learner decision."""
+        teacher's (compiled greedy's) action at every learner decision. Each env step is
+        :meth:`choose`, :meth:`advance` and :meth:`settle` (:func:`collect_overlapped` runs the
+        steps of several workers so that one's engine steps while another's networks choose)."""
+        self.begin(weights, snapshot)
+        for t in range(self.args.num_steps):
+            move = self.advance(self.choose(t, teach))
+            self.env_s += move.engine_s
+            self.settle(move)
+        return self.finish()
+
+    def begin(self, weights: dict[str, torch.Tensor] | None, snapshot: bool) -> None:
+        """A rollout begins: the network ``weights`` (None: unchanged), the snapshot joining the
+        league, the tallies and the per-rollout buffers cleared."""
         if weights is not None:
             self.net.load_state_dict(weights)
         if snapshot:
@@ -220,13 +251,14 @@ class RolloutWorker:
         for buffer in (self.b_valid, self.b_rew, self.b_term, self.b_trunc, self.b_trunc_val, self.b_teacher):
             buffer.zero_()
         self.last[:] = -1
-        for t in range(self.args.num_steps):
-            self._step(t, teach)
+
+    def finish(self) -> Rollout:
+        """The rollout, once its ``num_steps`` env steps are settled: the open hands bootstrapped."""
         return self._rollout(*self._bootstrap())
 
-    def _step(self, t: int, teach: bool) -> None:
-        """Env step ``t`` of the rollout in every slot: the learner moves where its seat is to move
-        (its decision recorded), its opponent elsewhere; the hands that end are scored."""
+    def choose(self, t: int, teach: bool) -> Move:
+        """Env step ``t``, first part: the networks' actions (the learner's, its decisions recorded,
+        and the league's networks'); the compiled opponents' come in :meth:`advance`."""
         venv, league, seats = self.venv, self.league, self.league.seats
         tick = time.perf_counter()
         learner = self.player == seats
@@ -239,7 +271,10 @@ class RolloutWorker:
         # Network inputs only where a network moves: the learner's slots and the snapshots'.
         netted = np.flatnonzero(learner | league.plays_a_network())
         obs_t = torch.zeros((len(seats), self.width), dtype=torch.float32)
-        obs_t[netted] = self.prepare(self.obs_np[netted])
+        if self.inputs is None:
+            obs_t[netted] = self.prepare(self.obs_np[netted])
+        else:  # prepared on the engine's thread (collect_overlapped): the same figures row for row
+            obs_t[netted] = torch.from_numpy(self.inputs[netted])
         mask_t = torch.from_numpy(self.mask_np.astype(np.bool_))
         tock = time.perf_counter()
         self.env_s += tock - tick
@@ -251,13 +286,33 @@ class RolloutWorker:
                     dead = own_deadwood(hands[li, seats[li]])
                     self.b_phi[t, li] = torch.from_numpy(-self.args.shaping * self.args.reward_scale * dead)
             self._network_opponents_move(~learner, obs_t, mask_t, actions)
-        tick = time.perf_counter()
-        self.inference_s += tick - tock
+        self.inference_s += time.perf_counter() - tock
         taught = teach and self.teacher is None and li.size > 0
-        greedy = league.compiled_moves(venv, actions, ~learner, "greedy" if taught else None)
-        if greedy is not None:
-            self.b_teacher[t, li] = torch.from_numpy(greedy[li])
-        self.obs_np, self.mask_np, self.player, rewards, terminated, truncated = venv.step(actions)
+        return Move(t, actions, learner, li, "greedy" if taught else None)
+
+    def advance(self, move: Move, ahead: bool = False) -> Move:
+        """Env step ``move.t``, second part: the compiled opponents' moves and the engine's step;
+        ``ahead``: also the network inputs of every slot's new view, which the next :meth:`choose`
+        would otherwise prepare for the slots where a network moves. Only this worker's engine and
+        league are touched and no network runs, so it may run on another thread while another
+        worker chooses (the compiled loops release the GIL)."""
+        tick = time.perf_counter()
+        move.teacher = self.league.compiled_moves(self.venv, move.actions, ~move.learner, move.teacher_policy)
+        move.stepped = self.venv.step(move.actions)
+        if ahead:
+            move.inputs = policy_inputs(move.stepped[0], self.args.inputs)
+        move.engine_s = time.perf_counter() - tick
+        return move
+
+    def settle(self, move: Move) -> None:
+        """Env step ``move.t``, last part: the teacher's actions recorded, the engine's new view
+        taken, the hands that ended scored."""
+        tick = time.perf_counter()
+        if move.teacher is not None:
+            self.b_teacher[move.t, move.li] = torch.from_numpy(move.teacher[move.li])
+        assert move.stepped is not None, "settle() takes a move that advance() stepped"
+        self.obs_np, self.mask_np, self.player, rewards, terminated, truncated = move.stepped
+        self.inputs = move.inputs
         self._hands_ended(rewards, terminated, truncated)
         self.env_s += time.perf_counter() - tick
 
@@ -376,3 +431,34 @@ class RolloutWorker:
             inference_seconds=self.inference_s,
             member_scores=self.league.member_scores(),
         )
+
+
+def collect_overlapped(
+    workers: list[RolloutWorker], weights: dict[str, torch.Tensor], snapshot: bool, teach: bool
+) -> list[Rollout]:
+    """Every worker's rollout, the workers' env steps interleaved so that the engine of one steps
+    (on a thread of its own) while the networks of the next choose, EnvPool-style; each worker's
+    rollout is exactly what its :meth:`RolloutWorker.collect` gives (nothing is shared between
+    workers: each has its engine, league, network copy and generators). A worker's env seconds are
+    its own work on this thread and the time this thread waited for its engine."""
+    for worker in workers:
+        worker.begin(weights, snapshot)
+    pending: list[Future[Move] | None] = [None] * len(workers)
+    with ThreadPoolExecutor(1, thread_name_prefix="ginenv-engine") as engine:
+        for t in range(workers[0].args.num_steps):
+            for k, worker in enumerate(workers):
+                _settle_pending(worker, pending[k])
+                pending[k] = engine.submit(worker.advance, worker.choose(t, teach), True)
+        for worker, step in zip(workers, pending, strict=True):
+            _settle_pending(worker, step)
+    return [worker.finish() for worker in workers]
+
+
+def _settle_pending(worker: RolloutWorker, step: Future[Move] | None) -> None:
+    # Wait for the worker's engine step (the wait counted as its env time), then settle it.
+    if step is None:
+        return
+    tick = time.perf_counter()
+    move = step.result()
+    worker.env_s += time.perf_counter() - tick
+    worker.settle(move)

@@ -50,6 +50,14 @@ def test_config_errors_name_the_setting(tmp_path: Path) -> None:
             r"engine_threads must be an integer from 1 to \d+ \(numba's threads\), got 0",
         ),
         ({"engine_threads": 4096}, "engine_threads must be an integer from 1 to"),
+        (
+            {"overlap": True},
+            "overlap needs backend local and workers >= 2.*got backend 'local' and workers 1",
+        ),
+        (
+            {"overlap": True, "workers": 2, "backend": "ray"},
+            "overlap needs backend local and workers >= 2.*got backend 'ray' and workers 2",
+        ),
     ],
 )
 def test_bad_backends_worker_counts_and_weightings_are_refused(changes: dict, message: str) -> None:

@@ -1,5 +1,6 @@
 """Where the rollout workers run (ginenv.experiments.train.distributed): how Ray is found or started,
-and Ray actors training the same network as workers in the learner's process."""
+Ray actors training the same network as workers in the learner's process, and local workers whose
+env steps overlap training the same network as workers one after another."""
 
 from __future__ import annotations
 
@@ -114,3 +115,13 @@ def test_ray_workers_train_like_local_ones_and_write_a_run_that_loads(local_ray:
     # The split matters: one worker over all the slots deals other hands and trains another network.
     single = train(dataclasses.replace(args, backend="local", workers=1))
     assert scalars(single)["charts/episodic_return"] != found["charts/episodic_return"]
+
+
+def test_overlapped_local_workers_train_the_network_of_workers_one_after_another(tiny, scalars) -> None:  # type: ignore[no-untyped-def]
+    args = tiny(workers=2, eval_every=0, threads=2)
+    apart = train(args)
+    overlapped = train(dataclasses.replace(args, overlap=True))
+    assert comparable(scalars(overlapped)) == comparable(scalars(apart))
+    one = read_checkpoint(apart / "checkpoints" / "latest.pt").policy.state_dict()
+    other = read_checkpoint(overlapped / "checkpoints" / "latest.pt").policy.state_dict()
+    assert all(torch.equal(one[k], other[k]) for k in one)

@@ -6,12 +6,19 @@ by oracle_inputs."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 from ginenv.experiments.train.networks import ORACLE_SIZE, ORACLE_STOCK, ActorCritic, network_weights
 from ginenv.experiments.train.ppo import learner_batch, learner_gae, potential_shaping
-from ginenv.experiments.train.rollouts import RolloutWorker, oracle_inputs, unpack_card_masks
+from ginenv.experiments.train.rollouts import (
+    RolloutWorker,
+    collect_overlapped,
+    oracle_inputs,
+    unpack_card_masks,
+)
 
 from ginenv.cards import NUM_CARDS, mask_of, parse_cards
 from ginenv.features import FEATURE_SIZE, POINTS, scaled_hand_features
@@ -82,6 +89,34 @@ def test_a_rollout_holds_the_learners_legal_decisions_and_follows_the_seed(tiny)
     assert torch.allclose(first.returns, first.advantages + first.values)
     assert torch.equal(first.actions, again.actions) and torch.equal(first.advantages, again.advantages)
     assert not (len(other.actions) == decisions and torch.equal(other.actions, first.actions))
+
+
+def test_overlapped_workers_collect_what_each_collects_alone(tiny) -> None:  # type: ignore[no-untyped-def]
+    # Every kind of league member (the compiled greedy, random, which draws from the engine's
+    # generator, and hard; snapshots), the greedy teacher and a truncated hand or two (turn limit
+    # 10): three workers' steps interleaved, the engines on another thread, then each worker alone.
+    args = tiny(
+        eval_every=0, turn_limit=10, opponents={"greedy": 0.3, "random": 0.2, "hard": 0.2, "snapshot": 0.3}
+    )
+    weights = network_weights(ActorCritic.for_args(args))
+    shard = args.num_envs // 4
+
+    def workers() -> list[RolloutWorker]:
+        return [RolloutWorker(args, i, shard, weights) for i in range(3)]
+
+    together, alone = workers(), workers()
+    for update in range(2):  # the second rollout goes on from the hands the first left open
+        interleaved = collect_overlapped(together, weights, update == 1, teach=True)
+        single = [w.collect(weights, update == 1, teach=True) for w in alone]
+        for a, b in zip(interleaved, single, strict=True):
+            for field in dataclasses.fields(a):
+                x, y = getattr(a, field.name), getattr(b, field.name)
+                if isinstance(x, torch.Tensor):
+                    assert torch.equal(x, y), field.name
+                elif field.name not in ("env_seconds", "inference_seconds"):
+                    assert x == y, field.name
+    assert any(bool(r.truncated.any()) for r in interleaved)
+    assert any(bool(r.teacher.any()) for r in interleaved)
 
 
 def test_oracle_inputs_hold_the_opponents_hand_then_one_block_per_stock_card() -> None:
