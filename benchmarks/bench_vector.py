@@ -26,6 +26,10 @@ thread scaling's.
 - **The cliff**: the first measurement at 1024, 2048 and 4096 slots, one thread, the same decisions
   in all (target: no slot count much slower per decision than another; the 532 float32 observation
   of 4096 slots, 8.7 MB a step, leaves the cache).
+- **The bandwidth limit**: the bytes a step writes per decision (the observation, the mask and the
+  mask's returned copy) against this machine's write bandwidth, measured here by filling new arrays
+  of the 4096-slot observation's size (the best of 30): the decisions/s memory would allow, and the
+  share of it the step reaches. Far below it, the step is bound by its computing, not by memory.
 - **Compile time and caching**: the first call in a fresh process with an empty numba cache
   (``NUMBA_CACHE_DIR`` pointing at a new folder: everything compiles), then again with that cache
   filled (``cache=True``: machine code loaded from disk, nothing compiled).
@@ -160,6 +164,28 @@ def paired_scaling(measure: Callable[[int], float], cores: int, rounds: int) -> 
     return out
 
 
+def write_bandwidth(num_envs: int) -> float:
+    """Bytes/s this machine writes into a new array of ``num_envs`` float32 observations (the best of
+    30 fills), as the step writes each step's observations into a new array."""
+    from ginenv.observation import OBS_SIZE
+
+    best = 0.0
+    for _ in range(30):
+        start = time.perf_counter()
+        out = np.empty((num_envs, OBS_SIZE), dtype=np.float32)
+        out.fill(1.0)
+        best = max(best, out.nbytes / (time.perf_counter() - start))
+    return best
+
+
+def bytes_per_decision() -> int:
+    """What a step writes per decision: the float32 observation, the int8 mask and its returned copy."""
+    from ginenv.actions import NUM_ACTIONS
+    from ginenv.observation import OBS_SIZE
+
+    return OBS_SIZE * 4 + 2 * NUM_ACTIONS
+
+
 def learner_steps(num_envs: int, steps: int, seed: int, threads: int = 1) -> float:
     from ginenv.vector import OpponentVectorGinRummy
 
@@ -274,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda k: vector_decisions(a.num_envs, steps, a.seed, threads=k)["decisions_per_s"], cores, rounds
     )
     compiled = compile_times()
+    bandwidth = write_bandwidth(a.num_envs)
+    memory_limit = bandwidth / bytes_per_decision()
     rows: list[tuple[str, float, float | None, str]] = [
         (
             "decisions/s, observation + mask each decision",
@@ -314,6 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{compact / os_dec['decisions_per_s']:.1f}x OpenSpiel, "
         f"{compact / vec['decisions_per_s']:.2f}x float32"
     )
+    print(
+        f"bandwidth limit: {bytes_per_decision():,} bytes written per decision, {bandwidth / 1e9:.1f} GB/s "
+        f"measured: {memory_limit:,.0f} decisions/s; the step reaches "
+        f"{100 * vec['decisions_per_s'] / memory_limit:.0f}% of it"
+    )
     verdicts = {
         "decisions": vec["decisions_per_s"] / os_dec["decisions_per_s"] >= TARGET_DECISIONS,
         "two_threads": 2 not in scaling or scaling[2]["ratio"] >= TARGET_TWO_THREADS,
@@ -333,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
         "threads": scaling,
         "learner_threads": learner_threads,
         "slots": slots,
+        "write_bandwidth": bandwidth,
+        "memory_limit_decisions_per_s": memory_limit,
         "targets_met": verdicts,
     }
     if a.json:
@@ -353,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
                 "vector.learner_decisions_per_s": (learner, "rate"),
                 "vector.compile_cold_s": (compiled["cold_cache_s"], "seconds"),
                 "vector.compile_warm_s": (compiled["warm_cache_s"], "seconds"),
+                "vector.memory_limit_decisions_per_s": (memory_limit, "rate"),
+                "vector.of_memory_limit": (100 * vec["decisions_per_s"] / memory_limit, "percent"),
                 **(
                     {
                         "vector.two_threads_ratio": (scaling[2]["ratio"], "ratio"),
