@@ -318,12 +318,23 @@ def legal_into(s: np.ndarray, i: int, out: np.ndarray, cfg: np.ndarray) -> None:
             out[DRAW_DISCARD] = 1
 
 
+#: The eight 0/1 entries of each byte of a card mask, low card first: a plane is written a byte
+#: (eight entries) at a time.
+_BYTE_ENTRIES = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)
+
+
 @njit(cache=True)
-def _set_plane(out: np.ndarray, base: int, mask: int) -> None:
-    while mask:
-        low = mask & -mask
-        out[base + lowest_card(low)] = 1.0
-        mask ^= low
+def _write_plane(out: np.ndarray, base: int, mask: int) -> None:
+    # Every entry of the plane, 1 for a card of ``mask`` and 0 elsewhere, eight at a time from a
+    # table. Zeroing the row first and then setting the cards of each plane one by one took 425 ns
+    # a view, 60% of the batched step (2026-12-07).
+    for j in range(6):
+        entries = _BYTE_ENTRIES[(mask >> (8 * j)) & 255]
+        for k in range(8):
+            out[base + 8 * j + k] = entries[k]
+    entries = _BYTE_ENTRIES[(mask >> 48) & 15]
+    for k in range(NUM_CARDS - 48):
+        out[base + 48 + k] = entries[k]
 
 
 @njit(cache=True)
@@ -341,37 +352,41 @@ def encode(
 
     It reads the seat's own hand, the discard pile, the public record, the stock size, the phase,
     whose turn, the dealer and the knock limit; the opponent's hand only with ``oracle`` (an extra
-    plane). The scores and target are the match's (0 in hand mode)."""
-    out[:] = 0.0
+    plane). The scores and target are the match's (0 in hand mode). Every entry of ``out`` is
+    written."""
     other = 1 - seat
     out[STOCK_SIZE] = NUM_CARDS - s[i, STOCK_POS]
     out[KNOCK_LIMIT] = s[i, KNOCK_LIMIT_COL]
     out[OWN_SCORE] = own_score
     out[OPPONENT_SCORE] = opponent_score
     out[TARGET] = target
-    out[PHASE_BASE + s[i, PHASE]] = 1.0
+    for k in range(PHASE_BASE, PLANE_BASE):
+        out[k] = 0
+    out[PHASE_BASE + s[i, PHASE]] = 1
     if s[i, PLAYER] == seat:
-        out[TO_MOVE] = 1.0
+        out[TO_MOVE] = 1
     if s[i, DEALER] == seat:
-        out[IS_DEALER] = 1.0
+        out[IS_DEALER] = 1
     hand = s[i, HAND0 + seat]
     in_pile = s[i, PILE_MASK]
     top = 0
     if s[i, PILE_LEN] > 0:
         top = np.int64(1) << s[i, PILE + s[i, PILE_LEN] - 1]
-    opp_taken = s[i, TAKEN0 + other]
-    _set_plane(out, _PLANE_HAND, hand)
-    _set_plane(out, _PLANE_TOP, top)
-    _set_plane(out, _PLANE_PILE, in_pile ^ top)
-    _set_plane(out, _PLANE_OPP_TAKEN, opp_taken)
-    _set_plane(out, _PLANE_OPP_DISCARDED, s[i, DISCARDED0 + other])
-    _set_plane(out, _PLANE_OPP_PASSED, s[i, PASSED0 + other])
-    _set_plane(out, _PLANE_OWN_TAKEN, s[i, TAKEN0 + seat])
-    _set_plane(out, _PLANE_OWN_DISCARDED, s[i, DISCARDED0 + seat])
-    _set_plane(out, _PLANE_OWN_PASSED, s[i, PASSED0 + seat])
-    _set_plane(out, _PLANE_UNSEEN, unseen(s, i, seat))
+    _write_plane(out, _PLANE_HAND, hand)
+    _write_plane(out, _PLANE_TOP, top)
+    _write_plane(out, _PLANE_PILE, in_pile ^ top)
+    _write_plane(out, _PLANE_OPP_TAKEN, s[i, TAKEN0 + other])
+    _write_plane(out, _PLANE_OPP_DISCARDED, s[i, DISCARDED0 + other])
+    _write_plane(out, _PLANE_OPP_PASSED, s[i, PASSED0 + other])
+    _write_plane(out, _PLANE_OWN_TAKEN, s[i, TAKEN0 + seat])
+    _write_plane(out, _PLANE_OWN_DISCARDED, s[i, DISCARDED0 + seat])
+    _write_plane(out, _PLANE_OWN_PASSED, s[i, PASSED0 + seat])
+    _write_plane(out, _PLANE_UNSEEN, unseen(s, i, seat))
     if oracle:
-        _set_plane(out, _PLANE_ORACLE, s[i, HAND0 + other])
+        _write_plane(out, _PLANE_ORACLE, s[i, HAND0 + other])
+    else:
+        for k in range(OBS_SIZE, out.shape[0]):
+            out[k] = 0
 
 
 @njit(cache=True)

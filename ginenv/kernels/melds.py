@@ -13,8 +13,11 @@ many random hands.
 
 Hands are int64 bitmasks over card ids ``suit * 13 + rank`` (:mod:`ginenv.cards`). Every function is
 ``@njit(cache=True)``: compiled on first call, then cached on disk beside this file, so later
-processes load machine code instead of compiling. With ``NUMBA_DISABLE_JIT=1`` the same source runs
-as plain Python.
+processes load machine code instead of compiling. numba checks a cached function against its own
+file only: after editing a kernel that functions of other files call (``hand.encode`` inside
+:mod:`ginenv.vector`'s step), delete the ``*.nbi`` and ``*.nbc`` files under ``__pycache__``, or
+those callers keep the old machine code. With ``NUMBA_DISABLE_JIT=1`` the same source runs as plain
+Python.
 
 The search (:func:`min_deadwood`): choose the sets (each rank holding 3 or 4 cards: no set, all of
 them, or each 3 of 4), then every suit's runs are independent and looked up in a table of the
