@@ -54,7 +54,7 @@ def line_figure(
                 label=f"{report['device']}, {value} {line}",
             )
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())  # 1, 2, 4, not 2^0, 2^1, 2^2
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))  # 1, 2, 4, not 2^0
     ax.set_ylim(bottom=0)  # rates from zero: the gaps between points read as they are
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
