@@ -5,7 +5,11 @@ each step applying one action per slot for the seat to move there. Per slot a
 :class:`RolloutWorker` keeps which seat the learner plays in the current hand and which opponent it
 faces (:class:`ginenv.experiments.train.league.League`, both drawn at every new hand). Every env
 step, the learner acts in the slots where its seat is to move and the opponents act in the others;
-only the learner's decisions are recorded (:meth:`RolloutWorker.collect`).
+only the learner's decisions are recorded (:meth:`RolloutWorker.collect`). An env step is three
+calls: :meth:`RolloutWorker.choose` (the networks), :meth:`RolloutWorker.advance` (the compiled
+opponents and the engine: no torch, nothing shared with another worker) and
+:meth:`RolloutWorker.settle`, so that :func:`collect_overlapped` can run one worker's advance on a
+thread of its own while the next worker's networks choose (EnvPool-style).
 
 A learner trajectory is its own decisions in a slot, in order. A hand's reward
 (``rewards[:, seat] * reward_scale``) belongs to the learner's last decision of that hand. A
