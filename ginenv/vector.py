@@ -147,10 +147,11 @@ def _step_all(
     b: Batch, actions: np.ndarray, cfg: np.ndarray, rng: np.random.Generator, scale: float, encode: bool
 ) -> None:
     """Step every slot; a slot whose hand ended is dealt a new one from ``rng`` (in slot order)."""
-    # The loop body clears and shows the slot itself, as the threaded step's loops do: with those
-    # lines in per-slot helpers (taking the Batch, as from the one-engine redesign to 2026-12-04, or
-    # its arrays, tried on 2026-12-06) the compiled step at 4096 slots was 10 to 40% slower. The
-    # rare end of a hand goes through _record_end, shared with the threaded step.
+    # The loop body clears and shows the slot itself: with those lines in per-slot helpers (taking
+    # the Batch, as from the one-engine redesign to 2026-12-04, or its arrays, tried on 2026-12-06)
+    # this step at 4096 slots was 10 to 40% slower. The threaded step shows through _show, which its
+    # parallel loop and its deals share. The rare end of a hand goes through _record_end, shared
+    # with the threaded step.
     for i in range(b.state.shape[0]):
         b.rewards[i, 0] = 0.0
         b.rewards[i, 1] = 0.0
