@@ -239,10 +239,7 @@ def _show_all(b: Batch, cfg: np.ndarray, encode: bool) -> None:
     # Every slot's seat to move, its mask and (with ``encode``) its observation; no result yet.
     for i in range(b.state.shape[0]):
         b.results[i, 0] = H.NO_RESULT
-        b.players[i] = b.state[i, H.PLAYER]
-        H.legal_into(b.state, i, b.masks[i], cfg)
-        if encode:
-            H.encode(b.state, i, b.players[i], b.obs[i], 0, 0, 0, False)
+        _show(b.state, i, b.players, b.masks, b.obs, cfg, encode)
 
 
 @njit(cache=True, nogil=True)
