@@ -192,45 +192,41 @@ class Args:
 
     def validate(self) -> None:
         """Refuse values out of range with UsageError (types are checked by the config loader)."""
-
-        def bad(name: str, allowed: str) -> UsageError:
-            return UsageError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
-
         positive = ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "workers")
         for name in (*positive, "turn_limit", "snapshot_every", "snapshot_pool", "eval_deals"):
             if getattr(self, name) < 1:
-                raise bad(name, "a positive integer")
+                raise self._bad(name, "a positive integer")
         for name in ("seed", "threads", "eval_every", "checkpoint_every", "eval_workers"):
             if getattr(self, name) < 0:
-                raise bad(name, "a non-negative integer")
+                raise self._bad(name, "a non-negative integer")
         for name in ("learning_rate", "clip_coef", "max_grad_norm", "reward_scale"):
             if not getattr(self, name) > 0:
-                raise bad(name, "a positive number")
+                raise self._bad(name, "a positive number")
         for name in ("gamma", "gae_lambda"):
             if not 0 <= getattr(self, name) <= 1:
-                raise bad(name, "a number from 0 to 1")
+                raise self._bad(name, "a number from 0 to 1")
         for name in ("ent_coef", "vf_coef", "aux_coef", "shaping", "kickstart", "kickstart_steps"):
             if getattr(self, name) < 0:
-                raise bad(name, "a number >= 0")
+                raise self._bad(name, "a number >= 0")
         most = most_threads()
         if not 1 <= self.engine_threads <= most:
-            raise bad("engine_threads", f"an integer from 1 to {most} (numba's threads)")
+            raise self._bad("engine_threads", f"an integer from 1 to {most} (numba's threads)")
         if self.target_kl is not None and not self.target_kl > 0:
-            raise bad("target_kl", "a positive number or null")
+            raise self._bad("target_kl", "a positive number or null")
         if self.card_hidden < 0:
-            raise bad("card_hidden", "an integer >= 0")
+            raise self._bad("card_hidden", "an integer >= 0")
         if not self.hidden or any(h < 1 for h in self.hidden):
-            raise bad("hidden", "a non-empty list of positive layer widths")
+            raise self._bad("hidden", "a non-empty list of positive layer widths")
         if self.inputs not in INPUT_KINDS:
-            raise bad("inputs", " or ".join(INPUT_KINDS))
+            raise self._bad("inputs", " or ".join(INPUT_KINDS))
         if self.critic_inputs not in CRITIC_INPUTS:
-            raise bad("critic_inputs", " or ".join(CRITIC_INPUTS))
+            raise self._bad("critic_inputs", " or ".join(CRITIC_INPUTS))
         if self.pfsp is not None and self.pfsp not in PFSP_WEIGHTINGS:
-            raise bad("pfsp", f"null or {' or '.join(PFSP_WEIGHTINGS)}")
+            raise self._bad("pfsp", f"null or {' or '.join(PFSP_WEIGHTINGS)}")
         if self.precision not in PRECISIONS:
-            raise bad("precision", " or ".join(PRECISIONS))
+            raise self._bad("precision", " or ".join(PRECISIONS))
         if self.device not in ("cpu", "cuda", "auto"):
-            raise bad("device", "cpu, cuda or auto")
+            raise self._bad("device", "cpu, cuda or auto")
         if self.device == "cuda":
             import torch
 
@@ -261,10 +257,14 @@ class Args:
                     f"eval_levels: unknown agent(s) {', '.join(odd)}; known: {', '.join(agents.available())}"
                 )
 
+    def _bad(self, name: str, allowed: str) -> UsageError:
+        """The refusal of setting ``name``: what it must be, and what it is."""
+        return UsageError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
+
     def _validate_workers(self) -> None:
         """Refuse a backend, worker count or overlap that cannot run."""
         if self.backend not in ("local", "ray"):
-            raise UsageError(f"backend must be local or ray, got {self.backend!r}")
+            raise self._bad("backend", "local or ray")
         if self.backend == "ray" and importlib.util.find_spec("ray") is None:
             raise UsageError(RAY_MISSING)
         if self.overlap and (self.backend != "local" or self.workers < 2):
@@ -273,9 +273,8 @@ class Args:
                 f"got backend {self.backend!r} and workers {self.workers}"
             )
         if self.num_envs % self.workers:
-            raise UsageError(
-                f"workers must be a divisor of num_envs ({self.num_envs}), so every worker steps as "
-                f"many slots, got {self.workers!r}"
+            raise self._bad(
+                "workers", f"a divisor of num_envs ({self.num_envs}), so every worker steps as many slots"
             )
 
     def _validate_league(self) -> None:
