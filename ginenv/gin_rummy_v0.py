@@ -133,7 +133,8 @@ The layout constants live in `ginenv.observation` (`PLANES`, `plane_slice`, `OBS
 #### Legal Actions Mask
 
 `"action_mask"` is a 1-D `int8` vector over the 108 action ids: 1 for each legal action of the agent
-to move, all zeros for the other agent and once the episode has ended.
+to move, all zeros for the other agent and once the episode has ended. On the Parallel API (below)
+a seat that cannot act has instead exactly one legal action, the no-op `NOOP` (id 2, `pass`).
 
 ### Action Space
 
@@ -214,11 +215,24 @@ PettingZoo's classic envs rebuild theirs from the constructor arguments).
 
 `parallel_env()` gives the same game through PettingZoo's Parallel API. Gin rummy is turn-based (the
 same seat draws, then discards), so each `step(actions)` applies only the action of the agent to
-move (`infos[a]["active_agent"]`, the only agent whose `action_mask` is non-zero; its seat is
-`infos[a]["active_seat"]`) and ignores the other entry, whatever it holds. An illegal action ends
+move (`infos[a]["active_agent"]`; its seat is `infos[a]["active_seat"]`). An illegal action ends
 the episode as on `env()` (below); `parallel_env(illegal_reward=None)` raises `IllegalActionError`
-instead and changes nothing. A library that samples an action for every agent at every step (TorchRL)
-must give the seat not to move some action although its mask is all zero: any is ignored.
+instead and changes nothing.
+
+**The no-op.** Libraries sample an action for every agent at every step, from each agent's mask,
+and an all-zero mask leaves nothing to sample (TorchRL's random and masked samplers fail on it). So
+on the Parallel API a seat that cannot act (the seat not to move, and both seats once the episode
+has ended) has exactly one legal action, `gin_rummy_v0.NOOP`, as multi-agent libraries give a unit
+that cannot act its no-op (SMAC's for dead units). The no-op reuses id 2 (`pass`) rather than adding
+an id: the action space stays `Discrete(108)` and the mask `(108,)`, the same as `env()`'s, so one
+network serves both APIs, and Gymnasium's `Discrete.sample(mask)`, PettingZoo's
+`parallel_api_test`, TorchRL's `PettingZooWrapper`, RLlib's `ParallelPettingZooEnv` and
+Tianshou's masked random policy (through PettingZoo's `parallel_to_aec`) all sample it (tested). The
+rule for that seat's entry in `actions`: it is ignored, whatever it holds (the no-op, any other id,
+legal-looking or not, or no entry at all), and never ends the episode as an illegal action would;
+send the no-op. To tell the seats apart read `active_seat` or entry 10 of the observation ("this
+seat decides now"), not the mask: during the upcard offer the mover's mask holds `pass` too. The
+observation vectors and rewards are `env()`'s; only the masks of seats that cannot act differ.
 
 ### Illegal actions
 
@@ -245,6 +259,12 @@ hands); a dead or truncated hand's end line says there was no showdown and shows
   `active_seat` on the Parallel API. Changed within v0, nothing an agent observes: on the Parallel API
   an illegal action ends the episode with `illegal_reward` (as on `env()` and PettingZoo's classic
   envs) where it raised before (`illegal_reward=None` keeps the old behaviour).
+* v0, Parallel API masks: the mask of a seat that cannot act holds the no-op `NOOP` (id 2, `pass`)
+  where it was all zero, so that every library's sampler can draw an action for it. The action
+  space, every observation vector, reward and deal, and `env()`'s and the batched engine's masks are
+  unchanged; the seat's action was ignored before and still is, so every seeded hand plays and
+  scores as before (hence no new version). A program that found the mover by a non-zero mask reads
+  `infos[a]["active_seat"]` instead.
 """
 
 from __future__ import annotations
@@ -271,7 +291,7 @@ from ginenv.aec_wrappers import wrap
 from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, IllegalActionError
 from ginenv.match import DEFAULT_HAND_LIMIT
 from ginenv.observation import OBS_SIZE, ORACLE_OBS_SIZE, STATE_SIZE
-from ginenv.parallel import ParallelGinRummy, parallel_env
+from ginenv.parallel import NOOP, ParallelGinRummy, parallel_env
 from ginenv.settings import EnvSettings, InfoForm, Mode
 
 if TYPE_CHECKING:
@@ -288,6 +308,7 @@ __all__ = [
     "DRAW_DISCARD",
     "DRAW_STOCK",
     "KNOCK_BASE",
+    "NOOP",
     "NUM_ACTIONS",
     "OBS_SIZE",
     "ORACLE_OBS_SIZE",

@@ -1,4 +1,5 @@
-"""The Parallel face of the env: :class:`ParallelGinRummy` and :func:`parallel_env`.
+"""The Parallel face of the env: :class:`ParallelGinRummy`, :func:`parallel_env` and :data:`NOOP`,
+the one legal action of a seat that cannot act.
 
 Import them from ``ginenv.gin_rummy_v0`` (the env card documents them, "Parallel API").
 """
@@ -13,7 +14,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from ginenv.actions import NUM_ACTIONS
+from ginenv.actions import NUM_ACTIONS, PASS
 from ginenv.aec import AGENTS, EpisodeOverError, raw_env
 from ginenv.validation import as_int, finite_number
 
@@ -22,7 +23,15 @@ if TYPE_CHECKING:
 
     from ginenv.settings import EnvKwargs, EnvSettings
 
-__all__ = ["ParallelGinRummy", "parallel_env"]
+__all__ = ["NOOP", "ParallelGinRummy", "parallel_env"]
+
+#: The Parallel API's no-op: the one legal action in the mask of a seat that cannot act (the seat
+#: not to move, and both seats once the episode has ended), as multi-agent libraries give a unit
+#: that cannot act one (SMAC's no-op for dead units). An all-zero mask leaves a sampler nothing to
+#: draw from (TorchRL's random and masked samplers fail on it). It reuses ``pass`` (id 2) rather
+#: than a new id, so the action space, the mask's shape and a network's outputs stay those of
+#: ``env()``; the env ignores the action of a seat that cannot act, this one or any other.
+NOOP = PASS
 
 #: What ``step`` returns, per agent: observations, rewards, terminations, truncations, infos.
 StepResult: TypeAlias = tuple[
@@ -41,8 +50,11 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
     """Gin rummy through PettingZoo's Parallel API: at each step only one agent is to move.
 
     ``step(actions)`` applies ``actions[agent]`` for the agent to move (``infos[a]["active_agent"]``
-    names it, ``infos[a]["active_seat"]`` gives its seat, and only its ``action_mask`` has legal
-    actions) and ignores the other agent's entry, which may be anything or absent. An illegal action
+    names it, ``infos[a]["active_seat"]`` gives its seat) and ignores the other agent's entry, which
+    may be anything or absent. The mover's ``action_mask`` holds its legal actions; the other
+    seat's holds :data:`NOOP` only, as do both seats' once the episode has ended, so every mask has
+    a legal action for a library's sampler to draw (``env()``'s masks are all zero there). Observation
+    vectors are ``env()``'s (entry 10 says whether the seat decides now). An illegal action
     (an id in the action space that the mask refuses) ends the episode as ``env()`` does, following
     PettingZoo's convention: ``illegal_reward`` to the offender, 0 to the other, both terminated and
     truncated; with ``illegal_reward=None`` it raises :class:`ginenv.engine.IllegalActionError` and
@@ -87,7 +99,7 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
         aec.reset(seed=seed, options=options)
         self._dealt = True
         self.agents = list(aec.agents)
-        return {a: aec.observe(a) for a in self.agents}, self._infos()
+        return self._observe(ended=False), self._infos()
 
     def step(self, actions: Mapping[str, Any]) -> StepResult:
         """Apply the action of the agent to move; the other agent's entry is ignored."""
@@ -109,11 +121,24 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
         rewards = {a: float(aec.rewards[a]) for a in AGENTS}
         terminations = dict(aec.terminations)
         truncations = dict(aec.truncations)
-        observations = {a: aec.observe(a) for a in AGENTS}
+        ended = all(terminations[a] or truncations[a] for a in AGENTS)
+        observations = self._observe(ended)
         infos = self._infos()
-        if all(terminations[a] or truncations[a] for a in AGENTS):
+        if ended:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
+
+    def _observe(self, ended: bool) -> dict[str, dict[str, np.ndarray]]:
+        """Both agents' observations, with :data:`NOOP` the one legal action of a seat that cannot
+        act: the seat not to move, or both seats once the episode has ``ended``."""
+        aec = self.aec_env
+        observations = {a: aec.observe(a) for a in AGENTS}
+        for agent, obs in observations.items():
+            if ended or agent != aec.agent_selection:
+                mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+                mask[NOOP] = 1
+                obs["action_mask"] = mask
+        return observations
 
     def _refused(self, action: Any) -> bool:
         """Whether ``action`` is an id of the action space that the rules refuse now, the mover's
@@ -126,8 +151,7 @@ class ParallelGinRummy(ParallelEnv[str, dict[str, np.ndarray], int]):
         """End the episode after ``mover``'s illegal action, as PettingZoo's TerminateIllegalWrapper
         ends an AEC episode: the offender gets ``illegal_reward``, the other 0, both are done."""
         EnvLogger.warn_on_illegal_move()
-        aec = self.aec_env
-        observations = {a: aec.observe(a) for a in AGENTS}
+        observations = self._observe(ended=True)
         rewards = {a: (float(self.illegal_reward or 0.0) if a == mover else 0.0) for a in AGENTS}
         done = dict.fromkeys(AGENTS, True)
         infos = self._infos(ended=True)

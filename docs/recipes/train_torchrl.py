@@ -73,27 +73,28 @@ def make_env(seed: int) -> TransformedEnv:
     return TransformedEnv(env, InitTracker())
 
 
-def legal_or_first(mask: torch.Tensor) -> torch.Tensor:
-    """The mask the learner's distribution reads. Only one seat moves per step; the other's mask
-    is all zero and its action ignored, so that seat gets action 0 as its one choice: a sure
-    action has log-probability 0, and those steps give the policy no gradient."""
-    first = torch.zeros_like(mask)
-    first[..., 0] = True
-    return mask | (first & ~mask.any(-1, keepdim=True))
-
-
 def level_module(agent: Agent) -> TensorDictModule:
     """The computer level as a tensordict module writing the action of ``LEVEL``."""
 
-    def act(is_init: torch.Tensor, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    seat_index = gin_rummy_v0.AGENTS.index(LEVEL)
+
+    def act(
+        is_init: torch.Tensor, observation: torch.Tensor, mask: torch.Tensor, active_seat: torch.Tensor
+    ) -> torch.Tensor:
         if bool(is_init.any()):
             agent.reset()
-        if not bool(mask.any()):
-            return torch.zeros(1, dtype=torch.int64)  # not its turn: the env ignores the action
+        if int(active_seat[0]) != seat_index:
+            # Not its turn: its mask holds the no-op only, the action the env ignores.
+            return torch.tensor([gin_rummy_v0.NOOP], dtype=torch.int64)
         seat = {"observation": observation[0].numpy(), "action_mask": mask[0].numpy().astype(np.int8)}
         return torch.tensor([agent.act(seat)], dtype=torch.int64)
 
-    keys = ["is_init", (LEVEL, "observation", "observation"), (LEVEL, "action_mask")]
+    keys = [
+        "is_init",
+        (LEVEL, "observation", "observation"),
+        (LEVEL, "action_mask"),
+        (LEVEL, "info", "active_seat"),
+    ]
     return TensorDictModule(act, in_keys=keys, out_keys=[(LEVEL, "action")])
 
 
@@ -106,14 +107,12 @@ def train(args: argparse.Namespace) -> tuple[MaskedPolicy, int]:
     # The network is ginenv's MaskedPolicy exactly, so save_checkpoint writes it as it is. With
     # inputs="observation" its input is the observation vector itself, as the env gives it.
     policy = MaskedPolicy(hidden=(128, 128), inputs="observation")
+    # The distribution reads the env's mask as it is. Only one seat moves per step; the other has
+    # one legal action, the no-op the env ignores: a sure action has log-probability 0, so those
+    # steps give the policy no gradient.
     actor = ProbabilisticActor(
-        TensorDictSequential(
-            TensorDictModule(policy, in_keys=[observation], out_keys=[(LEARNER, "logits")]),
-            TensorDictModule(
-                legal_or_first, in_keys=[(LEARNER, "action_mask")], out_keys=[(LEARNER, "legal")]
-            ),
-        ),
-        in_keys={"logits": (LEARNER, "logits"), "mask": (LEARNER, "legal")},
+        TensorDictModule(policy, in_keys=[observation], out_keys=[(LEARNER, "logits")]),
+        in_keys={"logits": (LEARNER, "logits"), "mask": (LEARNER, "action_mask")},
         out_keys=[(LEARNER, "action")],
         distribution_class=MaskedCategorical,
         return_log_prob=True,

@@ -1,8 +1,10 @@
 """The env through other libraries' own doors: PettingZoo's whole test suite on both APIs and both
 forms of infos, the numeric infos (numbers and arrays, the same keys at every step, decoded back to
-the full ones), TorchRL's PettingZooWrapper building, rolling out and making masked PPO updates on
-both APIs, and RLlib's PettingZooEnv and ParallelPettingZooEnv playing whole hands, a scripted
-knock's points included.
+the full ones), TorchRL's PettingZooWrapper rolling out whole hands with its own random sampler and
+making masked PPO updates on both APIs, RLlib's PettingZooEnv and ParallelPettingZooEnv playing
+whole hands from the masks, a scripted knock's points included, and Tianshou's masked random policy
+playing whole hands on both APIs (the Parallel one through PettingZoo's parallel_to_aec). On the
+Parallel API each library samples the seat that cannot act from its mask: the no-op.
 
 The recipes (tests/recipes/) train through TorchRL, RLlib, Stable-Baselines3 and Tianshou.
 """
@@ -19,6 +21,7 @@ from test_env import KNOCK_DECK
 
 from ginenv import gin_rummy_v0
 from ginenv.aec import RESULT_KINDS
+from ginenv.layout import TO_MOVE
 
 FORMS = ("full", "numeric")
 NUMERIC_KEYS = {"hand_index", "dealer", "scores", "result_kind", "result_winner", "result_points"}
@@ -30,7 +33,7 @@ def test_pettingzoos_own_suite_passes_on_both_apis(infos: str, mode: str) -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the suite resets with options the env does not know
         api_test(gin_rummy_v0.env(infos=infos, mode=mode), num_cycles=500)
-        # Unmasked samples included: an illegal action ends the episode, as on the AEC API.
+        # The suite samples every live seat from its mask: the seat not to move draws the no-op.
         parallel_api_test(gin_rummy_v0.parallel_env(infos=infos, mode=mode), num_cycles=500)
         seed_test(lambda **kw: gin_rummy_v0.env(infos=infos, mode=mode, **kw), num_cycles=100)
         parallel_seed_test(
@@ -85,68 +88,64 @@ def test_the_full_infos_keep_the_public_contract() -> None:
         gin_rummy_v0.env(infos="tensors")
 
 
-def _legal_or_idle(mask: Any) -> Any:
-    """A random legal action per row; a row whose mask is all zero (the seat not to move on the
-    parallel API, whose action the env ignores) gets action 0."""
-    import torch
-
-    weights = mask.float().clone()
-    idle = weights.sum(-1) == 0
-    weights[idle] = 1.0
-    actions = torch.multinomial(weights.reshape(-1, weights.shape[-1]), 1).reshape(weights.shape[:-1])
-    return actions
-
-
 @pytest.mark.parametrize("face", ["env", "parallel_env"])
-def test_torchrl_wraps_both_apis_and_rolls_out_only_legal_actions(face: str) -> None:
-    from tensordict import TensorDictBase
+def test_torchrls_plain_rollout_samples_legal_actions_through_whole_hands(face: str) -> None:
+    # No policy: TorchRL's own random sampler, drawing from each seat's action mask at every step.
+    # On the Parallel API the seat not to move has the no-op as its one legal action (an all-zero
+    # mask failed here: "invalid multinomial distribution"); on the AEC API TorchRL itself gives that
+    # seat an all-ones mask and does not send its action.
+    import torch
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TorchRL's note on the PettingZoo version it tests with
-        env = PettingZooWrapper(
-            getattr(gin_rummy_v0, face)(infos="numeric"),
-            use_mask=True,
-            categorical_actions=True,
-            return_state=False,
-            group_map=None,
-        )
+        env = PettingZooWrapper(getattr(gin_rummy_v0, face)(infos="numeric"), use_mask=True, seed=0)
+    td = env.rollout(300, break_when_any_done=False)
+    # TorchRL's default groups: one per seat on the AEC API, both seats in "player" on the Parallel
+    # one. The seats side by side, (steps, seats, ...):
     groups = list(env.group_map)
-
-    def policy(td: TensorDictBase) -> TensorDictBase:
-        for group in groups:
-            td.set((group, "action"), _legal_or_idle(td.get((group, "action_mask"))))
-        return td
-
-    td = env.rollout(600, policy=policy, break_when_any_done=True)
-    assert td.batch_size[0] > 10
+    actions, masks, views = (
+        torch.cat([td.get((group, *key)) for group in groups], dim=1)
+        for key in (("action",), ("action_mask",), ("observation", "observation"))
+    )
+    moving = views[..., TO_MOVE] == 1
+    assert bool((moving.sum(-1) == 1).all())  # one seat to move at every step
+    # Every action drawn is legal in its mask: the mover's a legal move, the idle seat's the no-op.
+    assert bool(masks.gather(-1, actions.unsqueeze(-1)).all())
+    if face == "parallel_env":
+        assert bool((actions[~moving] == gin_rummy_v0.NOOP).all())
+        assert bool((masks[~moving].sum(-1) == 1).all())
+    # Whole hands: several ended within the rollout, each with a result.
+    ended = td.get(("next", "done")).squeeze(-1)
+    assert int(ended.sum()) >= 2
     for group in groups:
-        actions, masks = td.get((group, "action")), td.get((group, "action_mask"))
-        # Every seat with a legal action took one of them; the hand ended with a result.
-        moving = masks.any(-1)
-        taken = masks.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-        assert bool(moving.any()) and bool(taken[moving].all())
-        final = td.get(("next", group, "info", "result_kind"))[-1]
-        assert bool((final >= 0).all())
-    assert bool(td.get(("next", "done"))[-1].all())
+        assert bool((td.get(("next", group, "info", "result_kind"))[ended] >= 0).all())
 
 
 @pytest.mark.parametrize("face", ["env", "parallel_env"])
-def test_rllib_wraps_both_apis_and_plays_whole_hands(face: str) -> None:
+def test_rllib_wraps_both_apis_and_plays_whole_hands_from_the_masks(face: str) -> None:
     # RLlib's two PettingZoo doors: PettingZooEnv asks the agent to move only; ParallelPettingZooEnv
-    # observes both seats at every step, the idle one with an all-zero mask and its action ignored.
+    # observes both seats at every step, the idle one with the no-op as its one legal action. Every
+    # seat observed draws its action from its own mask, as a masked random policy does.
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
 
     door = PettingZooEnv if face == "env" else ParallelPettingZooEnv
     env = door(getattr(gin_rummy_v0, face)(infos="numeric"))
     aid = gin_rummy_v0.raw_env.action_id
+    rng = np.random.default_rng(5)
+
+    def sample(mask: np.ndarray) -> int:
+        return int(rng.choice(np.flatnonzero(mask)))
 
     def play(obs: dict, choose: Any) -> tuple[dict[str, float], dict]:
         totals = dict.fromkeys(gin_rummy_v0.AGENTS, 0.0)
         for _ in range(500):
-            movers = [a for a, o in obs.items() if o["action_mask"].any()]
-            assert len(movers) == 1  # one seat to move, on both doors
-            actions = {a: 0 for a in obs} | {movers[0]: choose(obs[movers[0]]["action_mask"])}
+            movers = [a for a, o in obs.items() if o["observation"][TO_MOVE] == 1]
+            assert len(movers) == 1 and len(obs) == (1 if face == "env" else 2)
+            actions = {a: sample(o["action_mask"]) for a, o in obs.items()}
+            for idle in set(obs) - set(movers):
+                assert actions[idle] == gin_rummy_v0.NOOP and obs[idle]["action_mask"].sum() == 1
+            actions[movers[0]] = choose(obs[movers[0]]["action_mask"])
             obs, rewards, terminated, truncated, infos = env.step(actions)
             for a, r in rewards.items():
                 totals[a] += r
@@ -161,11 +160,48 @@ def test_rllib_wraps_both_apis_and_plays_whole_hands(face: str) -> None:
     assert totals == {"player_0": -51.0, "player_1": 51.0}
     assert {int(i["result_kind"]) for i in infos.values()} == {RESULT_KINDS.index("knock")}
     # Random legal play to the end of a hand, from a seed.
-    rng = np.random.default_rng(5)
     obs, _ = env.reset(seed=5)
-    totals, infos = play(obs, lambda mask: int(rng.choice(np.flatnonzero(mask))))
+    totals, infos = play(obs, sample)
     assert totals["player_0"] == -totals["player_1"]
     assert all(int(i["result_kind"]) >= 0 for i in infos.values())
+
+
+@pytest.mark.parametrize("face", ["env", "parallel_env"])
+def test_tianshous_masked_random_policy_plays_whole_hands_on_both_apis(face: str) -> None:
+    # Tianshou's door is its PettingZooEnv, which wraps an AEC env only; the Parallel API goes in
+    # through PettingZoo's own parallel_to_aec, which asks both seats in turn at every step, the
+    # idle one with the no-op as its one legal action. Both seats play Tianshou's masked random
+    # policy through its multi-agent manager and collector.
+    from pettingzoo.utils.conversions import parallel_to_aec
+    from tianshou.algorithm import MultiAgentOffPolicyAlgorithm
+    from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm as Random
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+
+    def make() -> PettingZooEnv:
+        env = getattr(gin_rummy_v0, face)(infos="numeric")
+        return PettingZooEnv(env if face == "env" else parallel_to_aec(env))
+
+    template = make()
+    seats = [Random(template.action_space) for _ in gin_rummy_v0.AGENTS]
+    algorithm = MultiAgentOffPolicyAlgorithm(algorithms=seats, env=template)
+    envs = DummyVectorEnv([make])
+    envs.seed(5)
+    np.random.seed(5)  # the random policy draws from numpy's global generator
+    buffer = VectorReplayBuffer(total_size=5000, buffer_num=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its note on the shape of the episode returns it summarises
+        stats = Collector(algorithm, envs, buffer).collect(n_episode=2, reset_before_collect=True)
+    assert stats.n_collected_episodes == 2
+    batch, _ = buffer.sample(0)
+    rows = np.arange(len(batch.act))
+    assert bool(batch.obs.mask[rows, batch.act].all())  # every action legal in its mask
+    moving = batch.obs.obs[:, TO_MOVE] == 1
+    if face == "parallel_env":  # both seats asked at every step, the idle one answering the no-op
+        assert moving.sum() * 2 == len(rows) and (batch.act[~moving] == gin_rummy_v0.NOOP).all()
+    else:
+        assert moving.all()
+    assert (batch.info.result_kind[batch.done] >= 0).all()
 
 
 @pytest.mark.parametrize("face", ["env", "parallel_env"])
@@ -173,7 +209,7 @@ def test_torchrl_masked_ppo_updates_on_both_apis(face: str) -> None:
     # One network for both seats (both in one group, "player"), sampled through MaskedCategorical,
     # and a few ClipPPOLoss updates on a rollout of each API.
     import torch
-    from tensordict.nn import TensorDictModule, TensorDictSequential
+    from tensordict.nn import TensorDictModule
     from torch import nn
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
     from torchrl.envs.utils import MarlGroupMapType
@@ -193,19 +229,12 @@ def test_torchrl_masked_ppo_updates_on_both_apis(face: str) -> None:
     (group,) = env.group_map
     obs = (group, "observation", "observation")
 
-    def legal_or_first(mask: torch.Tensor) -> torch.Tensor:
-        # The seat not to move has an all-zero mask and its action is ignored: give it action 0.
-        first = torch.zeros_like(mask)
-        first[..., 0] = True
-        return mask | (first & ~mask.any(-1, keepdim=True))
-
     net = nn.Sequential(nn.Linear(gin_rummy_v0.OBS_SIZE, 64), nn.Tanh(), nn.Linear(64, 108))
+    # The env's masks as they are: the seat that cannot act has the no-op (Parallel API), or
+    # TorchRL's all-ones mask (AEC API), never an all-zero row.
     actor = ProbabilisticActor(
-        TensorDictSequential(
-            TensorDictModule(net, in_keys=[obs], out_keys=[(group, "logits")]),
-            TensorDictModule(legal_or_first, in_keys=[(group, "action_mask")], out_keys=[(group, "legal")]),
-        ),
-        in_keys={"logits": (group, "logits"), "mask": (group, "legal")},
+        TensorDictModule(net, in_keys=[obs], out_keys=[(group, "logits")]),
+        in_keys={"logits": (group, "logits"), "mask": (group, "action_mask")},
         out_keys=[(group, "action")],
         distribution_class=MaskedCategorical,
         return_log_prob=True,
