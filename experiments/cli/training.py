@@ -62,7 +62,9 @@ def cmd_export_sb3(args: argparse.Namespace) -> int:
     try:
         from ginenv.experiments.train.sb3 import SB3ExportError, export_maskable_ppo
     except ImportError as err:
-        raise UsageError(f"export-sb3 needs stable-baselines3 (pip install 'ginenv[dev]'): {err}") from None
+        raise UsageError(
+            f"export-sb3 needs stable-baselines3, the sb3 extra (pip install '.[sb3]' in a checkout): {err}"
+        ) from None
     try:
         policy = export_maskable_ppo(args.model, args.out, activation=args.activation)
     except SB3ExportError as err:
