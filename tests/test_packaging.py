@@ -9,8 +9,10 @@ sdist, then the wheel from the sdist, as a release is built) from a copy of the 
 checkout's own ``build/`` folder cannot leak stale files into it. The build must print no warning.
 The wheel must hold every package (a folder with an ``__init__.py`` under ``ginenv/``, ``agents/``
 and ``experiments/``) and every kind of package data under its installed name, the licence and the
-metadata (authors, classifiers, the extras, no project URL); the sdist the licence, the changelog, the
-manual and every tracked file the test suite reads, so that its tests run. ``ginenv --version``
+metadata (authors, classifiers, the extras, and no project URL while the project has no public
+home); the sdist the licence, the changelog, the manual and every tracked file the test suite reads,
+so that its tests run, but not the research networks (``research/*.pt``, kept in the repository; the
+test that plays them is skipped without them). ``ginenv --version``
 prints the version. The last test installs the wheel, not editable, into a fresh virtual environment
 in a temporary folder and runs the commands a new user runs from an empty folder, with no PYTHONPATH
 and the checkout nowhere on ``sys.path``: ``ginenv --version``, ``config show``, ``demo``,
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import email
 import email.message
+import fnmatch
 import importlib.metadata
 import json
 import os
@@ -57,6 +60,9 @@ NOT_SOURCES = (
 )  # fmt: skip
 #: Tracked files that are not part of the source release (CI's entry point, the VCS's own file).
 NOT_IN_SDIST = (".ci/run", ".gitignore")
+#: Tracked files kept in the repository only, as patterns: the research networks (13 MB that no shipped
+#: agent, command or config reads; the one test that plays them is skipped where they are absent).
+ONLY_IN_REPOSITORY = ("research/*.pt",)
 #: The extras of pyproject.toml; ``dev`` is their union plus the test tools.
 EXTRAS = {"sb3", "ray", "torchrl", "rllib", "tianshou", "baselines", "docs", "play-load"}
 
@@ -201,16 +207,20 @@ def test_the_sdist_holds_the_manual_and_what_its_tests_read(release: Release) ->
         "tests/ginenv/test_cards.py", "tests/ginenv/reference.py", "tests/agents/neural/test_search.py",
         "docs/index.md", "docs/versioning.md", "docs/_hooks/installed_layout.py",
         "notebooks/01_quick_start.ipynb", "benchmarks/bench_play_load.py", "tools/archcheck.py",
-        "research/priors.py", "research/dr_n3.pt", "research/__init__.py", "research/bc.py",
+        "research/priors.py", "research/README.md", "research/__init__.py", "research/bc.py",
         "tests/research/test_bc.py",
     }  # fmt: skip
     assert shipped <= names, sorted(shipped - names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    # The research networks stay in the repository: the sdist holds no network but the shipped one.
+    assert sorted(n for n in names if n.endswith(".pt")) == ["agents/neural/data/neural.pt"]
     # Every file git tracks is in the sdist (MANIFEST.in names the kinds of file it takes).
     files = tracked_files()
     if files is None:
         pytest.skip("not a git checkout: the sdist's own contents cannot be compared with git's")
-    missing = sorted(set(files) - names - set(NOT_IN_SDIST))
+    kept_out = {f for f in files if any(fnmatch.fnmatch(f, pattern) for pattern in ONLY_IN_REPOSITORY)}
+    assert "research/dr_n3.pt" in kept_out  # the patterns match what they are meant to
+    missing = sorted(set(files) - names - set(NOT_IN_SDIST) - kept_out)
     assert not missing, f"not in the sdist (add their kind to MANIFEST.in): {missing}"
 
 
