@@ -15,7 +15,7 @@ so that its tests run, but not the research networks (``research/*.pt``, kept in
 test that plays them is skipped without them). ``ginenv --version``
 prints the version. The last test installs the wheel, not editable, into a fresh virtual environment
 in a temporary folder and runs the commands a new user runs from an empty folder, with no PYTHONPATH
-and the checkout nowhere on ``sys.path``: ``ginenv --version``, ``config show``, ``demo``,
+and the checkout nowhere on ``sys.path``: ``ginenv --version``, ``config show`` and ``list``, ``demo``,
 ``ladder`` and ``rate`` (the shipped ``ladder`` config, 2 deals), ``match neural master_prior``,
 ``train --config ppo`` (a few hundred steps) and ``play`` (the page and an API endpoint fetched, then
 stopped). It takes about 3 minutes on 2 cores, most of it pip installing the dependencies from its
@@ -293,6 +293,11 @@ def test_the_installed_wheel_runs_from_an_empty_folder(fresh) -> None:  # type: 
 
     assert run(ginenv, "--version") == f"ginenv {__version__}\n"
     assert run(ginenv, "config", "show", "ppo") == (ROOT / "experiments" / "configs" / "ppo.yaml").read_text()
+    # The recipe's configs start from files only a checkout's research code makes: the list says so.
+    listed = " ".join(run(ginenv, "config", "list").split())
+    assert (
+        "needs runs/expert_bc.pt, not in this folder: " in listed and "needs runs/master_clone.pt" in listed
+    )
     assert "result:" in run(ginenv, "demo")
 
     run(ginenv, "ladder", "--deals", "2", "--workers", "2", "--quiet")
