@@ -19,7 +19,13 @@ from typing import Any
 
 import yaml
 from ginenv.agents.specs import CHECKPOINT_PREFIX
-from ginenv.experiments.config import copy_shipped_config, known_configs, shipped_config_text, shipped_configs
+from ginenv.experiments.config import (
+    copy_shipped_config,
+    is_shipped_config,
+    known_configs,
+    shipped_config_text,
+    shipped_configs,
+)
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.config import LadderFile
 
@@ -106,6 +112,19 @@ def missing_needs(name: str, folder: str | Path = ".") -> dict[str, str]:
     """What :func:`needs_of` names that ``folder`` (where the command would run) lacks: the config does
     not run there until these files exist."""
     return {path: how for path, how in needs_of(name).items() if not (Path(folder) / path).is_file()}
+
+
+def needs_clause(config: str | Path | None, message: str) -> str:
+    """What to append to a refusal ``message`` about a file that the shipped config ``config`` needs and
+    the current folder lacks: ``; the shipped config neural needs runs/expert_bc.pt first: HOW`` for
+    each such file the message names (``""`` for any other config or message)."""
+    if not isinstance(config, str) or not is_shipped_config(config):
+        return ""
+    return "".join(
+        f"; the shipped config {config} needs {path} first: {how}"
+        for path, how in missing_needs(config).items()
+        if path in message
+    )
 
 
 def config_command(action: str, name: str | None = None, dest: str | Path | None = None) -> str:

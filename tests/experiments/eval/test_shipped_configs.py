@@ -132,6 +132,12 @@ def test_config_list_says_what_a_config_needs_before_it_runs_from_an_empty_folde
             spec.validate()
     for name in LADDERS:
         load_ladder_file(name)
+    # The command's refusal says the same, in its one line.
+    capsys.readouterr()
+    assert main(["train", "--config", "neural"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "init: no such checkpoint file 'runs/expert_bc.pt'" in err
+    assert "; the shipped config neural needs runs/expert_bc.pt first: " in err and "research/bc.py" in err
     # Once the file exists where the command runs, the note goes.
     Path("runs").mkdir()
     Path(NEEDS_FIRST["neural"]).write_bytes(b"")
