@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 #: The Gymnasium id of :class:`ginenv.wrappers.SingleAgentEnv` (default opponent ``"normal"``).
 GYMNASIUM_ID = "ginenv/GinRummy-v0"

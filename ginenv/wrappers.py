@@ -134,8 +134,8 @@ def agent_factory() -> Callable[..., Any]:
     if found is None:
         raise LookupError(
             f"no agent factory is installed (entry-point group {AGENT_FACTORY_GROUP!r}), so an opponent "
-            "cannot be named by a spec: install ginenv (pip install ginenv, or pip install -e . in a "
-            "checkout), or pass an agent object or a callable policy(observation)"
+            "cannot be named by a spec: install ginenv (pip install . in a checkout, or pip install "
+            "the wheel file), or pass an agent object or a callable policy(observation)"
         )
     return found.load()
 

@@ -6,7 +6,7 @@ registered with ``register_env``. One seat is played by a learning RLModule that
 (``--opponent``) for every move and is never trained. The learned network is then written as a
 ginenv checkpoint and rated by ``ginenv match checkpoint:OUT/policy.pt greedy``.
 
-    pip install "ginenv[rllib]"
+    pip install ".[rllib]"    # from a checkout of ginenv (or the wheel file with [rllib])
     python train_rllib.py --iterations 2 --hands 20 --out rllib_run
 """
 

@@ -5,7 +5,7 @@ Stable-Baselines3's own door: ``make_vec_env`` builds the registered Gymnasium i
 reads the legal actions from the env's ``action_masks()`` method. The trained policy is then
 written as a ginenv checkpoint and rated by ``ginenv match checkpoint:OUT/policy.pt greedy``.
 
-    pip install "ginenv[sb3]"
+    pip install ".[sb3]"    # from a checkout of ginenv (or the wheel file with [sb3])
     python train_sb3.py --steps 4096 --hands 20 --out sb3_run
 """
 

@@ -6,7 +6,7 @@ and ``MultiAgentOffPolicyAlgorithm`` gives each seat its own algorithm: DQN on a
 ``MaskedPolicy`` for the learner, a computer level that never learns for the other. The network is
 then written as a ginenv checkpoint and rated by ``ginenv match checkpoint:OUT/policy.pt greedy``.
 
-    pip install "ginenv[tianshou]"
+    pip install ".[tianshou]"    # from a checkout of ginenv (or the wheel file with [tianshou])
     python train_tianshou.py --steps 4096 --hands 20 --out tianshou_run
 """
 

@@ -7,7 +7,7 @@ one tensordict group per seat. A ginenv ``MaskedPolicy`` plays ``player_0`` thro
 PPO updates of the learner. The trained policy is then written as a ginenv checkpoint and rated by
 ``ginenv match checkpoint:OUT/policy.pt greedy``.
 
-    pip install "ginenv[torchrl]"
+    pip install ".[torchrl]"    # from a checkout of ginenv (or the wheel file with [torchrl])
     python train_torchrl.py --steps 4096 --hands 20 --out torchrl_run
 """
 

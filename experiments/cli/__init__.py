@@ -12,7 +12,8 @@ the agent's exploitability, :mod:`ginenv.experiments.train.exploit`),
 ``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`),
 ``config`` (list, print or copy out the shipped configs, :mod:`ginenv.experiments.config`).
 
-``ginenv --version`` prints the package's version (``ginenv 0.1.0``) and exits 0.
+``ginenv --version`` prints the package's version, ``ginenv.__version__`` (``ginenv 0.2.0.dev0``
+while 0.2.0 is in development: docs/versioning.md), and exits 0.
 
 Exit statuses: 0 done; 2 bad arguments, configs, run folders or replays (one line saying what was
 wrong and what is allowed, never a traceback); 1 an agent's own code failed (its traceback, then

@@ -8,6 +8,7 @@ import argparse
 from typing import Any
 
 from ginenv.agents.specs import CHECKPOINT_PREFIX
+from ginenv.experiments.cli.configs import needs_clause
 from ginenv.experiments.cli.inputs import CONFIG_HELP, DEFAULT_TRAIN_CONFIG, HANDS, WORKERS, checked
 from ginenv.experiments.errors import UsageError
 
@@ -43,7 +44,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         }
         sources.update({n: f"--{n.replace('_', '-')} {v}" for n, v in flags.items() if n != "progress"})
         spec = resumed_args(saved, spec, sources, f"--config {config}")
-    spec.validate()
+    try:
+        spec.validate()
+    except UsageError as err:
+        # A shipped config that starts from a file no install brings: say what makes it, in the line.
+        raise UsageError(f"{err}{needs_clause(config, str(err))}") from None
     if args.branch is not None and spec.init is not None:
         raise UsageError(f"--branch {args.branch} continues that run's network: drop init ({spec.init})")
     try:
@@ -62,7 +67,9 @@ def cmd_export_sb3(args: argparse.Namespace) -> int:
     try:
         from ginenv.experiments.train.sb3 import SB3ExportError, export_maskable_ppo
     except ImportError as err:
-        raise UsageError(f"export-sb3 needs stable-baselines3 (pip install 'ginenv[dev]'): {err}") from None
+        raise UsageError(
+            f"export-sb3 needs stable-baselines3, the sb3 extra (pip install '.[sb3]' in a checkout): {err}"
+        ) from None
     try:
         policy = export_maskable_ppo(args.model, args.out, activation=args.activation)
     except SB3ExportError as err:

@@ -80,13 +80,24 @@ def test_master_prior_reranks_masters_scored_options_by_the_networks_log_probabi
     assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
 
 
+#: The repository's root, and its research folder (research/priors.py and the networks it plays).
+ROOT = Path(__file__).resolve().parents[3]
+RESEARCH = ROOT / "research"
+
+
 @pytest.mark.parametrize(("name", "network"), [("PriorN3", "dr_n3.pt"), ("PriorS4", "dr_s4.pt")])
 def test_research_priors_plays_master_prior_with_a_research_network_as_its_prior(
     name: str, network: str
 ) -> None:
+    # The research networks are kept in the repository, not in the sdist (MANIFEST.in): an unpacked
+    # sdist skips this test, while a checkout (where .git exists) that lacks them fails it.
+    if not (RESEARCH / network).exists() and not (ROOT / ".git").exists():
+        pytest.skip(
+            f"research/{network} is kept in the repository only, not in the sdist: run from a checkout"
+        )
     # The research reports' command plays this file as a spec from a fresh clone: it must build, and read
     # the network beside it, not the shipped one.
-    folder = Path(__file__).resolve().parents[3] / "research"
+    folder = RESEARCH
     built = agents.make(f"{folder / 'priors.py'}:{name}", seed=1)
     assert isinstance(built, PriorMasterAgent) and built.temperature == 1.0
     assert Path(built.checkpoint) == folder / network

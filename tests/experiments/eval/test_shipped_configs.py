@@ -3,10 +3,12 @@ name wherever a config is named, a path otherwise; listed, printed and copied ou
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from ginenv.experiments.cli import main
+from ginenv.experiments.cli.configs import missing_needs, needs_of
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.config import (
     LadderFile,
@@ -78,6 +80,70 @@ def test_config_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert "ginenv config copy NAME" in rows[-1]
     assert main(["config", "show", "ppo"]) == 0
     assert capsys.readouterr().out == (FOLDER / "ppo.yaml").read_text()
+
+
+#: The shipped configs that read a file no install brings, and the file (made by research/bc.py).
+NEEDS_FIRST = {"neural": "runs/expert_bc.pt", "master_ppo": "runs/master_clone.pt"}
+
+
+def list_blocks(out: str) -> dict[str, str]:
+    """``config list``'s output cut into each config's lines, by name."""
+    blocks: dict[str, str] = {}
+    name = None
+    for line in out.splitlines()[:-1]:
+        if not line.startswith(" "):
+            name = line.split()[0]
+            blocks[name] = ""
+        assert name is not None
+        blocks[name] += line + "\n"
+    return blocks
+
+
+def test_config_list_says_what_a_config_needs_before_it_runs_from_an_empty_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # From an empty folder, as from an installed wheel: no runs/, no research/.
+    monkeypatch.chdir(tmp_path)
+    for name in TRAINING + LADDERS:
+        needed = needs_of(name)
+        # Every file a config names says how it is made, in the config's own header.
+        assert all(how for how in needed.values()), (name, needed)
+        assert (
+            set(missing_needs(name)) == set(needed) == ({NEEDS_FIRST[name]} if name in NEEDS_FIRST else set())
+        )
+    assert main(["config", "list"]) == 0
+    blocks = list_blocks(capsys.readouterr().out)
+    assert set(blocks) == set(TRAINING + LADDERS)
+    for name, block in blocks.items():
+        if name in NEEDS_FIRST:
+            assert "(needs files first: below)" in block.splitlines()[0]
+            flat = " ".join(line.strip() for line in block.splitlines())
+            assert f"needs {NEEDS_FIRST[name]}, not in this folder: " in flat and "research/bc.py" in flat
+        else:
+            assert "needs" not in block, block
+    # The configs listed without a note run here; the others are refused for the file they name.
+    for name in TRAINING:
+        spec = load_dataclass_yaml(name, Args)
+        if name in NEEDS_FIRST:
+            refused = rf"no such checkpoint file .*{re.escape(NEEDS_FIRST[name])}"
+            with pytest.raises(UsageError, match=refused):
+                spec.validate()
+        else:
+            spec.validate()
+    for name in LADDERS:
+        load_ladder_file(name)
+    # The command's refusal says the same, in its one line.
+    capsys.readouterr()
+    assert main(["train", "--config", "neural"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "init: no such checkpoint file 'runs/expert_bc.pt'" in err
+    assert "; the shipped config neural needs runs/expert_bc.pt first: " in err and "research/bc.py" in err
+    # Once the file exists where the command runs, the note goes.
+    Path("runs").mkdir()
+    Path(NEEDS_FIRST["neural"]).write_bytes(b"")
+    assert main(["config", "list"]) == 0
+    blocks = list_blocks(capsys.readouterr().out)
+    assert "needs" not in blocks["neural"] and "needs runs/master_clone.pt" in blocks["master_ppo"]
 
 
 def test_config_copy_writes_an_editable_file_that_config_reads_back(
