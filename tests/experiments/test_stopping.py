@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from ginenv.agents.neural import read_checkpoint
 from ginenv.experiments.cli import main
-from ginenv.experiments.stopping import Stopped, finish_first, stop_on_signals
+from ginenv.experiments.stopping import Stopped, abandon_on_signal, finish_first, stop_on_signals
 
 # What a stop must never print (seen before the fix: each pool worker's BrokenPipeError traceback,
 # then the resource tracker's warning).
@@ -204,3 +204,83 @@ def test_finish_first_holds_a_signal_until_the_step_is_done() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert err.value.status == 143
+
+
+def note(stop: Stopped) -> str:
+    return f"abandoning the step ({stop.by})"
+
+
+def test_a_signal_in_an_abandonable_step_is_said_at_once_and_raised_at_its_next_poll(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    steps = []
+    with pytest.raises(Stopped) as err, stop_on_signals(), abandon_on_signal(note) as poll:
+        poll()  # nothing yet
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        steps.append("said, not raised where it landed")
+        assert capfd.readouterr().err == "abandoning the step (SIGTERM)\n"
+        poll()
+        steps.append("after the poll")
+    assert steps == ["said, not raised where it landed"]
+    assert err.value.status == 143 and not err.value.again
+    assert signal.getsignal(signal.SIGTERM) == before
+    # A signal after the step's last poll is raised as the step ends.
+    with pytest.raises(Stopped), stop_on_signals():
+        with abandon_on_signal(note):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            steps.append("finished")
+        steps.append("after the step")
+    assert steps[1:] == ["finished"]
+
+
+def test_a_second_signal_stops_at_once_with_what_the_first_had_kept() -> None:
+    # In the abandoned step, before its poll: at once, nothing kept yet.
+    with pytest.raises(Stopped) as err, stop_on_signals(), abandon_on_signal(note):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert err.value.again and err.value.kept is None and err.value.status == 143
+    # While the first stop is cleaned up after, once it has kept something: that, again.
+    with pytest.raises(Stopped) as err, stop_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        except Stopped as first:
+            assert not first.again
+            first.kept, first.resume = "update 2 saved", "latest.pt"
+            # A save held by finish_first is not torn by it: the second comes after it.
+            saved = []
+            with pytest.raises(Stopped) as held, finish_first():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                saved.append("whole")
+            assert saved == ["whole"] and held.value.again
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+    assert err.value.again and (err.value.kept, err.value.resume) == ("update 2 saved", "latest.pt")
+    # Once the block that watched the signals has ended, the stop is over: the next is a first.
+    with pytest.raises(Stopped) as err, stop_on_signals():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert not err.value.again
+
+
+def test_a_stopped_process_exits_without_the_last_collections_and_a_signal_then_ends_it_quietly() -> None:
+    # An exit step that comes after exit_promptly's (atexit runs the last registered first) sees
+    # the heap frozen, and its Ctrl-C ends the process by the signal instead of a traceback.
+    code = (
+        "import atexit, gc, os, signal, time\n"
+        "from ginenv.experiments.stopping import exit_promptly\n"
+        "atexit.register(lambda: (print(gc.get_freeze_count() > 0, flush=True), "
+        "os.kill(os.getpid(), signal.SIGINT), time.sleep(5)))\n"
+        "exit_promptly()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGINT, "True\n", "")
