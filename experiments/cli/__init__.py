@@ -40,7 +40,7 @@ from typing import NoReturn
 from ginenv.experiments.cli import configs, evaluation, games, play, training
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import AgentError
-from ginenv.experiments.stopping import Stopped, stop_on_signals
+from ginenv.experiments.stopping import Stopped, exit_promptly, stop_on_signals
 
 from ginenv import __version__
 
@@ -118,8 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if stop.resume is not None:
             # A resumed run takes its settings from the checkpoint: no option needs repeating.
             kept = f"{kept}: resume with {shlex.join(['ginenv', 'train', '--resume', stop.resume])}"
-        elif kept is not None:
+        elif kept is not None and stop.rerun:
             kept += ": run the same command again to resume"
         what = "interrupted" if stop.by == "Ctrl-C" else f"stopped by {stop.by}"
+        if stop.again:  # a second signal: stopped at once, maybe before anything was saved
+            what += " again"
+            kept = kept or "nothing saved"
         print(f"ginenv: {what}" + (f"; {kept}" if kept else ""), file=sys.stderr)
+        exit_promptly()
         return stop.status

@@ -1,4 +1,5 @@
-"""Training checkpoints of a PPO run: saving, resuming, starting from a policy, reading the aux head.
+"""Training checkpoints of a PPO run: saving, resuming, starting from a policy, reading the aux head;
+the state kept in memory that a stopped update goes back to.
 
 A training checkpoint is a policy checkpoint (:mod:`ginenv.agents.neural`: plain data read without
 unpickling, playable as ``checkpoint:PATH``) whose ``config`` is the run's :class:`Args` and whose
@@ -14,6 +15,7 @@ A resumed run is the same run: its settings are the checkpoint's ``config``
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -90,6 +92,19 @@ def save_training_checkpoint(
             "progress": dict(progress),
         },
     )
+
+
+def kept_state(net: ActorCritic, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """A copy of the networks' and Adam's state as they are now (every tensor cloned, on its
+    device), for :func:`restore_state` to put back: a stop abandons the update in flight and saves
+    the state from before it. The copy is about four times the network's parameters."""
+    return copy.deepcopy({"net": net.state_dict(), "optimizer": optimizer.state_dict()})
+
+
+def restore_state(net: ActorCritic, optimizer: torch.optim.Optimizer, kept: dict[str, Any]) -> None:
+    """Put back the state :func:`kept_state` copied (``kept`` is used up: Adam takes its tensors)."""
+    net.load_state_dict(kept["net"])
+    optimizer.load_state_dict(kept["optimizer"])
 
 
 def check_same_network(found: MaskedPolicy, wanted: MaskedPolicy, where: str) -> None:

@@ -22,7 +22,8 @@ bottom, is the loop):
    (:func:`potential_shaping`, ``shaping``).
 3. **Update** (:func:`ppo_update`, :func:`minibatch_loss`): ``update_epochs`` passes of
    ``num_minibatches`` minibatches; clipped policy loss, clipped value loss, the entropy bonus, the
-   auxiliary opponent-hand loss and, while kickstarting, the teacher's cross-entropy.
+   auxiliary opponent-hand loss and, while kickstarting, the teacher's cross-entropy. A stop
+   (Ctrl-C, SIGTERM) abandons it at its next minibatch, said at once (:func:`abandonable`).
 4. **Log** (:func:`log_update`): TensorBoard scalars; then the checkpoints
    (:func:`save_checkpoints`) and the periodic evaluation (:func:`evaluate_and_log`).
 
@@ -48,11 +49,12 @@ level); what the run prints and its progress bar: :mod:`ginenv.experiments.train
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,10 +62,12 @@ from typing import Any
 import numpy as np
 import torch
 from ginenv.agents.specs import CHECKPOINT_PREFIX
-from ginenv.experiments.stopping import Stopped, finish_first
+from ginenv.experiments.stopping import Stopped, abandon_on_signal, finish_first, stop_on_signals
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import (
+    kept_state,
     load_training_checkpoint,
+    restore_state,
     save_training_checkpoint,
     start_from,
 )
@@ -252,10 +256,12 @@ def ppo_update(
     ks_coef: float,
     shuffle: torch.Generator,
     device: torch.device,
+    between: Callable[[], None] | None = None,
 ) -> dict[str, float]:
     """Step 3: ``args.update_epochs`` passes of clipped PPO over the batch (plus the kickstarting
     loss of weight ``ks_coef``); the losses' means over every minibatch by name, and ``clipfrac``.
-    ``shuffle`` orders the minibatches."""
+    ``shuffle`` orders the minibatches; ``between`` is called before each minibatch (where a stop
+    may abandon the update: :func:`ginenv.experiments.stopping.abandon_on_signal`'s poll)."""
     size = batch.actions.numel()
     net.train()
     sums: dict[str, float] = {"clipfrac": 0.0}
@@ -267,6 +273,8 @@ def ppo_update(
         # and a leftover chunk of a few decisions would take a full, noisy optimizer step.
         chunks = torch.tensor_split(order, min(args.num_minibatches, max(1, size // 2)))
         for mb in chunks:
+            if between is not None:
+                between()
             loss, figures = minibatch_loss(net, batch, mb, args, ks_coef, device)
             optimizer.zero_grad()
             loss.backward()
@@ -280,6 +288,27 @@ def ppo_update(
             break
     # Means over every minibatch of the update, not the last one's figures.
     return {key: total / max(minibatches, 1) for key, total in sums.items()}
+
+
+@contextlib.contextmanager
+def abandonable(
+    net: ActorCritic, optimizer: torch.optim.Optimizer, note: Callable[[Stopped], str]
+) -> Iterator[Callable[[], None]]:
+    """Around an update that a stop abandons (:func:`ginenv.experiments.stopping.abandon_on_signal`:
+    ``note`` is the line it says at once; the poll it yields goes to :func:`ppo_update`): the
+    networks' and Adam's state is kept before the update and put back when it is abandoned, so
+    the stop saves the last complete update. Entered within :func:`finish_first`, whose hold then
+    covers what follows the update up to its checkpoint, and the putting back."""
+    kept = None
+    try:
+        with abandon_on_signal(note) as poll:
+            # Copied once the signals are watched: a stop during the copy is said at once too.
+            kept = kept_state(net, optimizer)
+            yield poll
+    except KeyboardInterrupt:
+        if kept is not None:  # else nothing had changed yet
+            restore_state(net, optimizer, kept)
+        raise
 
 
 # --------------------------------------------------------------------------- 4. logging
@@ -562,6 +591,21 @@ def finish(writer: Any, tally: Tally, progress: dict[str, int], run_dir: Path) -
 # --------------------------------------------------------------------------- training
 
 
+def abandoning(update: int, bar: bool) -> Callable[[Stopped], str]:
+    """The line a stop during update ``update`` prints at once (after a line break where the
+    progress ``bar`` is drawn): the update is abandoned, the one before saved."""
+
+    lead = "\n" if bar else ""  # the bar's line is left as it is, unfinished
+
+    def note(stop: Stopped) -> str:
+        return (
+            f"{lead}ginenv: {stop.by}: abandoning update {update} in flight, saving update {update - 1}; "
+            f"{stop.by} again stops at once without saving"
+        )
+
+    return note
+
+
 def train(args: Args, resume: str | None = None, branch: str | None = None) -> Path:
     """Run PPO with ``args`` (optionally resuming a checkpoint); returns the run folder.
 
@@ -570,11 +614,12 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
     settings, e.g. another league or learning rate); ``resume`` keeps the checkpoint's settings
     and folder.
 
-    Stopped by Ctrl-C or SIGTERM (:mod:`ginenv.experiments.stopping`), it writes the run's state as of
-    its last finished update to ``checkpoints/latest.pt`` and raises
+    Stopped by Ctrl-C or SIGTERM (:mod:`ginenv.experiments.stopping`; called from Python too), it
+    writes the run's state as of its last complete update to ``checkpoints/latest.pt`` and raises
     :class:`~ginenv.experiments.stopping.Stopped` with ``resume`` set to that file: ``train(args,
-    resume=...)`` (``ginenv train --resume PATH``) continues from there. An update in progress is
-    finished before the stop; a rollout in progress is dropped.
+    resume=...)`` (``ginenv train --resume PATH``) continues from there. A rollout in progress is
+    dropped, and so is an update, at its next minibatch, after a line said so at once
+    (:func:`abandonable`). A second signal stops at once without saving (``Stopped.again``).
     """
     args.validate()
     device, shuffle = seeded_device(args)
@@ -587,54 +632,67 @@ def train(args: Args, resume: str | None = None, branch: str | None = None) -> P
     tally = Tally(steps_at_start=progress["global_step"])
     latest = run_dir / "checkpoints" / "latest.pt"
     snapshot_due = False
-    try:
-        for update in range(progress["update"] + 1, num_updates + 1):
-            if args.anneal_lr:
-                optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
-            # Kickstarting: the teacher's weight decays with the env steps trained before this rollout.
-            ks_coef = kickstart_weight(args, progress["global_step"])
-            # 1. Collect. A stop (Ctrl-C, SIGTERM) during the rollout loses the rollout only; from
-            #    here to the checkpoint it waits, so the network, Adam and the progress always agree.
-            tick = time.perf_counter()
-            phases.phase(f"rollout {update}/{num_updates}")
-            rollouts = workers.collect(network_weights(net), snapshot_due, ks_coef > 0)
-            with finish_first():
+    with stop_on_signals():  # SIGTERM stops the run as Ctrl-C does, where train is called from Python too
+        try:
+            for update in range(progress["update"] + 1, num_updates + 1):
+                if args.anneal_lr:
+                    optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
+                # Kickstarting: the teacher's weight decays with the env steps trained before this rollout.
+                ks_coef = kickstart_weight(args, progress["global_step"])
+                # 1. Collect. A stop (Ctrl-C, SIGTERM) during the rollout loses the rollout only.
+                tick = time.perf_counter()
+                phases.phase(f"rollout {update}/{num_updates}", redraw_s=0.0)
+                rollouts = workers.collect(network_weights(net), snapshot_due, ks_coef > 0)
                 tally.collected(
                     sum(r.env_seconds for r in rollouts), sum(r.inference_seconds for r in rollouts),
                     tick, workers.parallel,
                 )  # fmt: skip
-                progress["global_step"] += args.num_envs * args.num_steps
-                progress["hands"] += sum(len(r.hand_returns) for r in rollouts)
-                tick = time.perf_counter()
-                phases.phase(f"update {update}/{num_updates}")
                 # 2. Advantages: GAE over each slot's learner decisions. 3. Update: clipped PPO,
-                #    update_epochs passes of num_minibatches minibatches.
-                batch = learner_batch(rollouts, args)
-                stats = ppo_update(net, optimizer, batch, args, ks_coef, shuffle, device)
-                tally.timing["update"] += time.perf_counter() - tick
-                progress["update"] = update
-                # A snapshot of the network as updated joins the league before the next rollout.
-                snapshot_due = update % args.snapshot_every == 0
-                # 4. Log, then save.
-                lr = optimizer.param_groups[0]["lr"]
-                log_update(writer, progress["global_step"], rollouts, batch, stats, lr, tally)
-                frozen = save_checkpoints(run_dir, update, num_updates, net, optimizer, args, progress)
-            if frozen is not None:
-                out = run_dir / "eval" / f"update_{update}"
-                evaluate_and_log(frozen, args, out, writer, progress["global_step"], tally, phases)
-            writer.flush()
-            phases.step(**{k: f"{v:.3g}" for k, v in tally.figures.items()})
-    except KeyboardInterrupt as err:
-        stop = Stopped.of(err)
-        phases.close()
-        with finish_first():  # a second Ctrl-C must not tear the checkpoint of the first
-            save_training_checkpoint(latest, net, optimizer, args, progress)
-            writer.close()
-        stop.kept = f"update {progress['update']} of {num_updates} saved in {latest}"
-        stop.resume = str(latest)
-        raise stop from None
-    finally:
-        phases.close()
-        workers.close()
+                #    update_epochs passes of num_minibatches minibatches. From here to the checkpoint
+                #    a stop waits, so the network, Adam and the progress always agree; but the update,
+                #    which may take a minute, it abandons at its next minibatch (going back to before it).
+                tick = time.perf_counter()
+                phases.phase(f"update {update}/{num_updates}", redraw_s=0.0)
+                with finish_first():
+                    with abandonable(net, optimizer, abandoning(update, args.progress)) as poll:
+                        batch = learner_batch(rollouts, args)
+                        stats = ppo_update(net, optimizer, batch, args, ks_coef, shuffle, device, poll)
+                    tally.timing["update"] += time.perf_counter() - tick
+                    progress["global_step"] += args.num_envs * args.num_steps
+                    progress["hands"] += sum(len(r.hand_returns) for r in rollouts)
+                    progress["update"] = update
+                    # A snapshot of the network as updated joins the league before the next rollout.
+                    snapshot_due = update % args.snapshot_every == 0
+                    # 4. Log, then save.
+                    lr = optimizer.param_groups[0]["lr"]
+                    log_update(writer, progress["global_step"], rollouts, batch, stats, lr, tally)
+                    frozen = save_checkpoints(run_dir, update, num_updates, net, optimizer, args, progress)
+                if frozen is not None:
+                    out = run_dir / "eval" / f"update_{update}"
+                    evaluate_and_log(frozen, args, out, writer, progress["global_step"], tally, phases)
+                writer.flush()
+                phases.step(**{k: f"{v:.3g}" for k, v in tally.figures.items()})
+        except KeyboardInterrupt as err:
+            stop = Stopped.of(err)
+            if not stop.again:  # a second stop saves nothing
+                # A second stop waits for the checkpoint (milliseconds), never written half.
+                with contextlib.suppress(Stopped), finish_first():
+                    save_training_checkpoint(latest, net, optimizer, args, progress)
+                writer.close()
+            raise said_stopped(stop, latest, f"update {progress['update']} of {num_updates}") from None
+        finally:
+            phases.close()
+            workers.close()
     finish(writer, tally, progress, run_dir)
     return run_dir
+
+
+def said_stopped(stop: Stopped, latest: Path, update: str) -> Stopped:
+    """``stop`` saying what it kept: ``update`` (``update 6 of 300``) saved in ``latest``, or for a
+    second stop (``again``) that nothing was, and the run's last checkpoint where there is one."""
+    if not stop.again:
+        stop.kept, stop.resume = f"{update} saved in {latest}", str(latest)
+    elif latest.exists():
+        stop.kept = f"nothing saved; {latest}, the run's last checkpoint, is as it was"
+        stop.resume = str(latest)
+    return stop

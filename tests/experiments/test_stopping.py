@@ -12,13 +12,15 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+import torch
 from ginenv.agents.neural import read_checkpoint
 from ginenv.experiments.cli import main
-from ginenv.experiments.stopping import Stopped, finish_first, stop_on_signals
+from ginenv.experiments.stopping import Stopped, abandon_on_signal, finish_first, stop_on_signals
 
 # What a stop must never print (seen before the fix: each pool worker's BrokenPipeError traceback,
 # then the resource tracker's warning).
@@ -152,40 +154,157 @@ def test_sigterm_stops_a_rate_and_the_rate_resumes(
     assert f"resuming {folder}: {kept} of 120 deals already finished" in err
 
 
-@pytest.mark.parametrize(
-    ("sig", "status", "said"),
-    [(signal.SIGTERM, 143, "stopped by SIGTERM"), (signal.SIGINT, 130, "interrupted")],
-)
-def test_a_stopped_train_saves_a_checkpoint_and_resumes_from_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], sig: int, status: int, said: str
+class Running:
+    """``ginenv ARGS`` as a child in a session of its own, its output (stdout and stderr together)
+    read as it comes and timed: to signal it in the phase its progress bar names, and to time what
+    it says after."""
+
+    def __init__(self, args: list[str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ginenv.experiments.cli", *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as start() says
+        )
+        self.text = ""
+        self.came: list[tuple[int, float]] = []  # (length of the text so far, when it came)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := os.read(self.proc.stdout.fileno(), 1 << 16):
+            self.text += chunk.decode(errors="replace")
+            self.came.append((len(self.text), time.monotonic()))
+
+    def wait_for(self, words: str, timeout: float = 150) -> float:
+        """When the output first held ``words`` (waiting for them)."""
+        deadline = time.monotonic() + timeout
+        while (at := self.text.find(words)) < 0:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.proc.kill()
+                raise AssertionError(f"never said {words!r}: {self.text}")
+            time.sleep(0.005)
+        return next(t for length, t in self.came if length >= at + len(words))
+
+    def send(self, sig: int) -> float:
+        """Send ``sig`` to the child's whole process group, as a terminal's Ctrl-C does; when."""
+        os.killpg(self.proc.pid, sig)
+        return time.monotonic()
+
+    def ended(self) -> float:
+        """When the child exited (waiting for it); nothing of it is left running, nor a traceback."""
+        self.proc.wait(timeout=90)
+        at = time.monotonic()
+        self.reader.join(timeout=10)
+        assert in_session(self.proc.pid) == [], "the command left processes running"
+        for word in NEVER:
+            assert word not in self.text, self.text
+        return at
+
+    def stop_lines(self) -> list[str]:
+        """What it said of the stop: its lines ``ginenv: ...`` (the progress bar's left out)."""
+        pieces = re.split(r"[\r\n]", self.text)
+        return [line for line in pieces if line.startswith("ginenv: ")]
+
+
+# A train as small as the others here: 32 slots, small networks, no evaluation, no periodic
+# checkpoint (a stop writes the only one), the progress bar on (it names the phase to stop in).
+TINY = [
+    "train", "--num-envs", "32", "--set", "hidden=[16]", "--set", "card_hidden=8", "--set", "eval_every=0",
+    "--set", "checkpoint_every=0", "--set", "threads=1",
+]  # fmt: skip
+
+
+def test_a_train_stopped_in_a_rollout_saves_its_last_update_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     runs = tmp_path / "runs"
-    settings = [
-        "train", "--num-envs", "32", "--set", "num_steps=16", "--set", "hidden=[16]",
-        "--set", "card_hidden=8", "--set", "eval_every=0", "--set", "checkpoint_every=0",
-        "--set", "threads=1", "--set", f"runs_dir={runs}", "--quiet",
-    ]  # fmt: skip
-    # Far more steps than it could train; no periodic checkpoint: the stop writes the only one.
-    proc = start([*settings, "--total-steps", "100000000"], tmp_path)
-    deadline = time.monotonic() + 150
-    while not list(runs.glob("*/events.out.tfevents*")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(3.0)  # a few updates
-    assert not list(runs.glob("*/checkpoints/*.pt"))
-    _, stderr = stop(proc, sig, group=sig == signal.SIGINT)
-    assert proc.returncode == status, stderr
-    [line] = stderr.strip().splitlines()
-    found = re.fullmatch(rf"ginenv: {said}; update (\d+) of \d+ saved in (\S+): resume with (.+)", line)
+    # Long rollouts (32 x 256 env steps), short updates: the stop lands in rollout 2, at once.
+    settings = [*TINY, "--set", "num_steps=256", "--set", "update_epochs=1", "--set", f"runs_dir={runs}"]
+    run = Running([*settings, "--total-steps", "100000000"], tmp_path)
+    run.wait_for("[rollout 2/")
+    sent = run.send(signal.SIGTERM)  # `kill`, as a scheduler or `docker stop` sends it
+    assert run.ended() - sent < 5.0
+    assert run.proc.returncode == 143, run.text
+    [line] = run.stop_lines()  # a rollout is dropped at once: nothing to announce first
+    found = re.fullmatch(
+        r"ginenv: stopped by SIGTERM; update 1 of \d+ saved in (\S+): resume with (.+)", line
+    )
     assert found, line
-    update, checkpoint = int(found[1]), Path(found[2])
+    checkpoint = Path(found[1])
     assert checkpoint.name == "latest.pt" and checkpoint.parent.parent.parent == runs
     # The settings are the checkpoint's: the command names the checkpoint only.
-    assert found[3] == shlex.join(["ginenv", "train", "--resume", str(checkpoint)])
-    assert read_checkpoint(checkpoint).training["progress"]["update"] == update
+    assert found[2] == shlex.join(["ginenv", "train", "--resume", str(checkpoint)])
+    assert read_checkpoint(checkpoint).training["progress"]["update"] == 1
     # The printed command (with fewer steps, so that it ends) continues from there.
-    assert main([*settings, "--total-steps", str(32 * 16 * (update + 1)), "--resume", str(checkpoint)]) == 0
-    assert f"resuming {checkpoint.parent.parent} from update {update} " in capsys.readouterr().out
-    assert read_checkpoint(checkpoint).training["progress"]["update"] == update + 1
+    assert main([*settings, "--quiet", "--total-steps", str(32 * 256 * 2), "--resume", str(checkpoint)]) == 0
+    assert f"resuming {checkpoint.parent.parent} from update 1 " in capsys.readouterr().out
+    assert read_checkpoint(checkpoint).training["progress"]["update"] == 2
+
+
+def test_ctrl_c_in_an_update_abandons_it_at_once_and_saves_the_update_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two quick updates, then a run from their checkpoint whose updates never end (10^6 epochs).
+    settings = [*TINY, "--set", "num_steps=16", "--set", f"runs_dir={tmp_path / 'before'}"]
+    assert main([*settings, "--quiet", "--set", "update_epochs=1", "--total-steps", str(32 * 16 * 2)]) == 0
+    [before] = (tmp_path / "before").glob("*/checkpoints/latest.pt")
+    runs = tmp_path / "runs"
+    endless = [*settings, "--set", "update_epochs=1000000", "--set", f"runs_dir={runs}"]
+    run = Running([*endless, "--total-steps", "100000000", "--branch", str(before)], tmp_path)
+    run.wait_for("[update 3/")
+    time.sleep(0.5)  # well into the update (its bar is drawn just before it)
+    os.kill(run.proc.pid, signal.SIGINT)
+    sent = time.monotonic()
+    said = run.wait_for("ginenv: Ctrl-C: abandoning update 3 in flight, saving update 2; ")
+    assert said - sent < 1.0  # at once, though the update would never end
+    assert run.ended() - sent < 5.0
+    assert run.proc.returncode == 130, run.text
+    first, last = run.stop_lines()
+    assert first == (
+        "ginenv: Ctrl-C: abandoning update 3 in flight, saving update 2; "
+        "Ctrl-C again stops at once without saving"
+    )
+    found = re.fullmatch(r"ginenv: interrupted; update 2 of \d+ saved in (\S+): resume with .+", last)
+    assert found, last
+    # The checkpoint holds update 2 as it was before update 3 began: the networks and Adam's
+    # moments as the run started from, not as the minibatches of update 3 left them.
+    saved, source = read_checkpoint(found[1]), read_checkpoint(before)
+    assert saved.training["progress"] == source.training["progress"]
+    assert saved.training["progress"]["update"] == 2
+    for name, tensor in source.policy.state_dict().items():
+        assert torch.equal(saved.policy.state_dict()[name], tensor), name
+    for part in ("critic", "aux"):
+        for name, tensor in source.training[part].items():
+            assert torch.equal(saved.training[part][name], tensor), (part, name)
+    moments = saved.training["optimizer"]["state"]
+    for index, state in source.training["optimizer"]["state"].items():
+        for name in ("exp_avg", "exp_avg_sq", "step"):
+            assert torch.equal(moments[index][name], state[name]), (index, name)
+
+
+def test_a_second_ctrl_c_stops_at_once_without_saving(tmp_path: Path) -> None:
+    # One minibatch an epoch of wide layers: a minibatch takes a second or more, so the second
+    # Ctrl-C comes while the first waits for the end of it.
+    slow = [
+        *TINY, "--set", "num_steps=16", "--num-envs", "256", "--set", "hidden=[1024, 1024]",
+        "--set", "num_minibatches=1", "--set", "update_epochs=1000000", "--set", "opponents={greedy: 1.0}",
+        "--set", f"runs_dir={tmp_path / 'runs'}", "--total-steps", "100000000",
+    ]  # fmt: skip
+    run = Running(slow, tmp_path)
+    run.wait_for("[update 1/")
+    run.send(signal.SIGINT)  # at the start of the update's first minibatch: the longest wait
+    run.wait_for("ginenv: Ctrl-C: abandoning update 1 in flight")
+    again = run.send(signal.SIGINT)
+    assert run.wait_for("ginenv: interrupted again; nothing saved") - again < 1.0
+    assert run.ended() - again < 5.0
+    assert run.proc.returncode == 130, run.text
+    assert len(run.stop_lines()) == 2
+    [folder] = (tmp_path / "runs").iterdir()
+    assert list((folder / "checkpoints").iterdir()) == []  # nothing written, not even in part
 
 
 def test_finish_first_holds_a_signal_until_the_step_is_done() -> None:
@@ -204,3 +323,83 @@ def test_finish_first_holds_a_signal_until_the_step_is_done() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert err.value.status == 143
+
+
+def note(stop: Stopped) -> str:
+    return f"abandoning the step ({stop.by})"
+
+
+def test_a_signal_in_an_abandonable_step_is_said_at_once_and_raised_at_its_next_poll(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    steps = []
+    with pytest.raises(Stopped) as err, stop_on_signals(), abandon_on_signal(note) as poll:
+        poll()  # nothing yet
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        steps.append("said, not raised where it landed")
+        assert capfd.readouterr().err == "abandoning the step (SIGTERM)\n"
+        poll()
+        steps.append("after the poll")
+    assert steps == ["said, not raised where it landed"]
+    assert err.value.status == 143 and not err.value.again
+    assert signal.getsignal(signal.SIGTERM) == before
+    # A signal after the step's last poll is raised as the step ends.
+    with pytest.raises(Stopped), stop_on_signals():
+        with abandon_on_signal(note):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            steps.append("finished")
+        steps.append("after the step")
+    assert steps[1:] == ["finished"]
+
+
+def test_a_second_signal_stops_at_once_with_what_the_first_had_kept() -> None:
+    # In the abandoned step, before its poll: at once, nothing kept yet.
+    with pytest.raises(Stopped) as err, stop_on_signals(), abandon_on_signal(note):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert err.value.again and err.value.kept is None and err.value.status == 143
+    # While the first stop is cleaned up after, once it has kept something: that, again.
+    with pytest.raises(Stopped) as err, stop_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        except Stopped as first:
+            assert not first.again
+            first.kept, first.resume = "update 2 saved", "latest.pt"
+            # A save held by finish_first is not torn by it: the second comes after it.
+            saved = []
+            with pytest.raises(Stopped) as held, finish_first():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                saved.append("whole")
+            assert saved == ["whole"] and held.value.again
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+    assert err.value.again and (err.value.kept, err.value.resume) == ("update 2 saved", "latest.pt")
+    # Once the block that watched the signals has ended, the stop is over: the next is a first.
+    with pytest.raises(Stopped) as err, stop_on_signals():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert not err.value.again
+
+
+def test_a_stopped_process_exits_without_the_last_collections_and_a_signal_then_ends_it_quietly() -> None:
+    # An exit step that comes after exit_promptly's (atexit runs the last registered first) sees
+    # the heap frozen, and its Ctrl-C ends the process by the signal instead of a traceback.
+    code = (
+        "import atexit, gc, os, signal, time\n"
+        "from ginenv.experiments.stopping import exit_promptly\n"
+        "atexit.register(lambda: (print(gc.get_freeze_count() > 0, flush=True), "
+        "os.kill(os.getpid(), signal.SIGINT), time.sleep(5)))\n"
+        "exit_promptly()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGINT, "True\n", "")
