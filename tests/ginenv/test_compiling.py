@@ -1,16 +1,20 @@
 """The "compiling once" note and the registry of compiled entry points.
 
 The note is said by the process that compiles, on stderr, just before it compiles: tested in fresh
-processes with an empty numba cache (``NUMBA_CACHE_DIR``), which is a fresh install's.
+processes with an empty numba cache (``NUMBA_CACHE_DIR``), which is a fresh install's. The commands'
+test shares one cache folder across its two runs (compiling what ``ginenv match greedy random``
+runs takes a minute or more on 2 busy cores: once for the module).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from ginenv.agents.baselines.greedy import GreedyAgent, greedy_discard, greedy_takes
 from ginenv.agents.levels.base import TakeGuard
 
@@ -58,3 +62,53 @@ def test_the_note_is_said_before_a_first_compilation_and_never_from_the_cache(tm
     assert line.startswith(NOTE_START + str(tmp_path)) and line.endswith(compiling.NOTE.partition("}")[2])
     again = _run(tmp_path, "-c", probe)
     assert again.stdout.split() == ["False"] and again.stderr == ""
+
+
+def test_an_empty_cache_has_the_engines_the_agents_and_the_lucks_entry_points_pending(
+    tmp_path: Path,
+) -> None:
+    # What `ginenv match greedy random` runs, as the harness asks before its bar (nothing compiles).
+    probe = (
+        "from ginenv import compiling; from ginenv.experiments.eval.harness import EvalConfig; "
+        "from ginenv.experiments.eval.units import compiled_owners; "
+        "cfg = EvalConfig(agents=('greedy', 'random'), format='round_robin', deals=1); "
+        "print(' '.join(name for name, _ in compiling.pending(*compiled_owners(cfg))))"
+    )
+    out = _run(tmp_path, "-c", probe, timeout=120)
+    names = set(out.stdout.split())
+    assert {
+        "ginenv.kernels.hand.deal",
+        "ginenv.kernels.hand.write_view",
+        "ginenv.agents.baselines.greedy.greedy_takes",
+        "ginenv.experiments.eval.luck._replay",
+    } <= names, out.stderr
+    assert not list(tmp_path.rglob("*.nbi"))  # asking compiled nothing
+
+
+@pytest.fixture(scope="module")
+def match_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One numba cache folder for the command's runs: empty when the first one starts."""
+    return tmp_path_factory.mktemp("numba_cache")
+
+
+def _match(cache: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    args = ["match", "greedy", "random", "--hands", "2", "--json", "--no-plots", "--out", str(out)]
+    return _run(cache, "-m", "ginenv.experiments.cli", *args)
+
+
+def test_a_first_match_names_its_folder_then_says_the_note_and_a_second_says_none(
+    match_cache: Path, tmp_path: Path
+) -> None:
+    first = _match(match_cache, tmp_path / "first")
+    assert first.returncode == 0, first.stderr
+    lines = first.stderr.splitlines()
+    # The folder before any game, the note before the compilation that the first deal waits on,
+    # then how long it took; --json's stdout holds the one JSON object only.
+    assert lines[0] == f"ginenv: writing results to {tmp_path / 'first'}{os.sep}"
+    assert lines[1].startswith(NOTE_START + str(match_cache)), first.stderr
+    assert lines[2].startswith("ginenv: compiled in ") and len(lines) == 3, first.stderr
+    assert json.loads(first.stdout)["results"] == str(tmp_path / "first")
+    second = _match(match_cache, tmp_path / "second")
+    assert second.returncode == 0, second.stderr
+    assert second.stderr.splitlines() == [f"ginenv: writing results to {tmp_path / 'second'}{os.sep}"]
+    assert json.loads(second.stdout)["hands_played"] == 2
