@@ -99,7 +99,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         self.settings = EnvSettings.of(settings, **kwargs)
         #: The infos in their full form whatever ``settings.infos`` is (the env card's "Infos").
         self.full_infos: dict[str, dict[str, Any]] = {}
-        # The first env of a fresh install compiles the engine's kernels: say so before the wait.
+        # The first env of a fresh install compiles the engine's kernels: the note says so just before.
         compiling.note_once()
         # pickle rebuilds the env from its settings (a fresh env; copy.deepcopy copies the game).
         EzPickle.__init__(self, settings=self.settings)
