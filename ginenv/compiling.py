@@ -39,9 +39,20 @@ NOTE = (
     "later runs load it from {where} at once"
 )
 
+#: The line a command says once the compilation it waited on is over (a prefix before it: its name).
+COMPILED = "compiled in {seconds:.0f} s, once (later runs load it)"
+
 #: Owner (a class, or a module's ``__name__``) -> what its Python code calls: compiled kernels, or
 #: other owners whose entry points it runs too.
 _REGISTRY: dict[object, list[Any]] = {}
+
+
+def is_note(line: str) -> bool:
+    """Whether ``line``, of a command's stderr, is :data:`NOTE` or :data:`COMPILED`: what a reader of
+    stderr skips when it looks for the other lines (a first run says them, a later one does not)."""
+    head, _, tail = COMPILED.partition("{seconds:.0f}")
+    seconds = line.rpartition(head)[2].removesuffix(tail)
+    return line.startswith(NOTE.partition("{")[0]) or (line.endswith(tail) and seconds.isdigit())
 
 
 def register(owner: object, *uses: Any) -> None:

@@ -262,7 +262,7 @@ def _compile_first(
     a, b, deal = unit
     record = play_unit((a, b), deal, cfg, {}, resolved, digests, replay_dir)
     if log is not None and compiling.compile_seconds() > spent:
-        log(f"compiled in {compiling.compile_seconds() - spent:.0f} s (once: later runs load it)")
+        log(compiling.COMPILED.format(seconds=compiling.compile_seconds() - spent))
     return record
 
 

@@ -106,9 +106,16 @@ def test_a_first_match_names_its_folder_then_says_the_note_and_a_second_says_non
     # then how long it took; --json's stdout holds the one JSON object only.
     assert lines[0] == f"ginenv: writing results to {tmp_path / 'first'}{os.sep}"
     assert lines[1].startswith(NOTE_START + str(match_cache)), first.stderr
-    assert lines[2].startswith("ginenv: compiled in ") and len(lines) == 3, first.stderr
+    assert compiling.is_note(lines[2]) and len(lines) == 3, first.stderr
     assert json.loads(first.stdout)["results"] == str(tmp_path / "first")
     second = _match(match_cache, tmp_path / "second")
     assert second.returncode == 0, second.stderr
     assert second.stderr.splitlines() == [f"ginenv: writing results to {tmp_path / 'second'}{os.sep}"]
     assert json.loads(second.stdout)["hands_played"] == 2
+
+
+def test_the_notes_are_told_from_other_lines() -> None:
+    assert compiling.is_note(compiling.NOTE.format(where="/tmp/cache"))
+    assert compiling.is_note("ginenv rate: " + compiling.COMPILED.format(seconds=41.6))
+    assert not compiling.is_note("ginenv: writing results to results/match-1/")
+    assert not compiling.is_note("ginenv: compiled in many s, once (later runs load it)")
