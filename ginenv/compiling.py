@@ -21,7 +21,8 @@ This module owns two things:
   name); :func:`pending` reads their cache indexes, compiling nothing, and says which of an owner's
   entry points (a class's bases' included) would compile now. A command uses it to compile before
   its progress bar starts (the harness plays its first deal before the bar), so that no bar's rate
-  or ETA counts the compilation.
+  or ETA counts the compilation. The registry only decides that: an entry point it lacks still
+  gets the note, and then compiles where it is first called (under the bar, at worst).
 
 Importing this module prints nothing and imports no numba.
 """
