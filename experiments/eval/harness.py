@@ -282,8 +282,7 @@ def evaluate(
     HarnessError naming it); each game's agents are then built afresh from those specs, in this
     process or in the workers. ``replays``: also write every game played now as a replay in
     ``out/replays/`` (for the replay page of ``ginenv play`` or ``ginenv replay``); replays do not
-    change the results. ``log`` receives a line naming the folder before any game, one when the
-    folder already held finished deals, and one with the time spent compiling, if anything did.
+    change the results. ``log`` receives the lines naming the folder (what it held) and the compile time.
     A ``cfg.key`` (secret deals) is never written here: the caller discloses it when everything that
     plays on those deals has ended (:func:`disclose_key`); ``replays`` are refused with it.
     """
