@@ -21,9 +21,9 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from ginenv import actions as _actions
+from ginenv import compiling
 from ginenv.actions import NUM_ACTIONS, UnknownActionError
 from ginenv.cards import CARD_NAMES, cards_of
-from ginenv.compiling import note_once
 from ginenv.engine import DeckError, HandResult, HandState, IllegalActionError, parse_deck
 from ginenv.kernels import hand as H
 from ginenv.match import Match
@@ -99,8 +99,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int], EzPickle):
         self.settings = EnvSettings.of(settings, **kwargs)
         #: The infos in their full form whatever ``settings.infos`` is (the env card's "Infos").
         self.full_infos: dict[str, dict[str, Any]] = {}
-        # The first env of a fresh install compiles the engine's kernels: say so before the wait.
-        note_once()
+        # The first env of a fresh install compiles the engine's kernels: the note says so just before.
+        compiling.note_once()
         # pickle rebuilds the env from its settings (a fresh env; copy.deepcopy copies the game).
         EzPickle.__init__(self, settings=self.settings)
         super().__init__()
@@ -617,3 +617,7 @@ def _copy_result(result: dict[str, Any], seat: int) -> dict[str, Any]:
             k: (list(v) if isinstance(v, list) else v) for k, v in result["match_result"].items()
         }
     return out
+
+
+# The compiled entry points the env runs (ginenv.compiling): its view writer, and its hand's.
+compiling.register(raw_env, H.write_view, HandState)

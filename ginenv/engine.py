@@ -32,6 +32,7 @@ from typing import Literal, NoReturn
 
 import numpy as np
 
+from ginenv import compiling
 from ginenv.actions import (
     ACTION_NAMES,
     DISCARD_BASE,
@@ -431,6 +432,9 @@ class HandState:
             f"stock={self.stock_size} top={CARD_NAMES[top] if top is not None else None}>"
         )
 
+
+# The compiled entry points a hand runs (ginenv.compiling: what a command compiles before its games).
+compiling.register(HandState, H.deal, H.step_view)
 
 # Phase is the kernel's (ginenv.kernels.hand): listed here, it is documented as this module's too.
 __all__ = [

@@ -29,6 +29,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ginenv import compiling
 from ginenv.actions import ACTION_NAMES, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, check_turn_limit
@@ -383,6 +384,8 @@ class VectorGinRummy:
         obs_dtype: str = "float32",
     ) -> None:
         """Allocate ``num_envs`` slots (call :meth:`reset` before :meth:`step`)."""
+        # A first run compiles the batched engine on its first step: the note says so just before.
+        compiling.note_once()
         n = as_int(num_envs)
         if n is None or n < 1:
             raise VectorError(f"num_envs must be a positive integer, got {num_envs!r}")

@@ -28,6 +28,7 @@ from ginenv.agents.levels.heuristics import legal_discards
 from ginenv.agents.levels.kernels import take_guarded
 from numba import njit
 
+from ginenv import compiling
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.kernels import hand as H
 from ginenv.kernels.melds import CARD_VALUE, lowest_card, min_deadwood
@@ -102,5 +103,8 @@ def greedy_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
         return KNOCK_BASE + card
     return DISCARD_BASE + card
 
+
+# The compiled entry points GreedyAgent calls (ginenv.compiling).
+compiling.register(GreedyAgent, greedy_takes, greedy_discard)
 
 __all__ = ["GreedyAgent", "greedy_action", "greedy_discard", "greedy_takes"]

@@ -12,8 +12,11 @@ import abc
 
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.levels.heuristics import useful_discards
+from ginenv.agents.levels.kernels import useful_discards as compiled_useful_discards
 
+from ginenv import compiling
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.kernels import min_deadwood
 from ginenv.observation import SeatView, decode
 
 
@@ -89,5 +92,9 @@ class HeuristicAgent(TakeGuard, Agent):
             raise RuntimeError(f"{type(self).__name__} chose the illegal action {action}: a bug of the level")
         return action
 
+
+# The compiled entry points every level calls (ginenv.compiling): the take guard's rule and the
+# deadwood of its hand.
+compiling.register(TakeGuard, compiled_useful_discards, min_deadwood)
 
 __all__ = ["HeuristicAgent", "TakeGuard"]

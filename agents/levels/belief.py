@@ -64,6 +64,7 @@ from typing import TypeVar
 import numpy as np
 from numba import njit
 
+from ginenv import compiling
 from ginenv.cards import CARD_NAMES, CARD_VALUES, NUM_CARDS, NUM_RANKS, cards_of
 from ginenv.kernels import RANK_MASK, defend_knock, min_deadwood, showdown_melds
 from ginenv.observation import SeatView
@@ -523,6 +524,11 @@ class Knock:
             rules.undercut_bonus,
         )
 
+
+# The compiled entry points of the opponent model (ginenv.compiling): its marginals, and the
+# sampled hands that only some levels draw.
+compiling.register(OpponentModel, subset_marginals)
+compiling.register(OpponentModel.sample_hands, sample_subsets, _tilt_chains)
 
 __all__ = [
     "BeliefParams",

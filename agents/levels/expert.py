@@ -52,6 +52,7 @@ from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, useful
 from ginenv.agents.levels.kernels import after_draw
 from numba import njit
 
+from ginenv import compiling
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
 from ginenv.kernels import best_discards, min_deadwood
 from ginenv.observation import MAX_STOCK, SeatView
@@ -244,5 +245,8 @@ class ExpertAgent(HeuristicAgent):
                 return card, True
         return self._best(values, allowed), False
 
+
+# The compiled entry points ExpertAgent calls (ginenv.compiling), its opponent model's included.
+compiling.register(ExpertAgent, meld_probability, discard_values, stock_value, OpponentModel)
 
 __all__ = ["ExpertAgent", "discard_values", "expected_after_draw", "meld_probability", "stock_value"]

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.base import Observation
+from ginenv.agents.levels import kernels as K
 from ginenv.agents.levels.base import HeuristicAgent
 from ginenv.agents.levels.heuristics import (
     danger_scores,
@@ -62,6 +63,7 @@ from ginenv.agents.levels.heuristics import (
     useful_discards,
 )
 
+from ginenv import compiling
 from ginenv.cards import CARD_VALUES, cards_of
 from ginenv.observation import MAX_STOCK, SeatView
 
@@ -141,5 +143,10 @@ class HardAgent(HeuristicAgent):
         scores = self.scores(hand, allowed, view, penalty)
         return min(scores, key=lambda c: (scores[c], -CARD_VALUES[c], c)), False
 
+
+# The compiled entry points HardAgent calls through its heuristics (ginenv.compiling).
+compiling.register(
+    HardAgent, K.danger_table, K.discard_cost_table, K.stock_cost, K.max_deadwood_value, K.gin_outs
+)
 
 __all__ = ["HardAgent"]

@@ -65,7 +65,7 @@ import enum
 
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.belief import Knock
+from ginenv.agents.levels.belief import Knock, OpponentModel
 from ginenv.agents.levels.expert import ExpertAgent, discard_values
 from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, take_is_useful
 from ginenv.agents.levels.master_rollout import (
@@ -78,6 +78,7 @@ from ginenv.agents.levels.master_rollout import (
 from ginenv.agents.levels.master_rollout import rollout as rollout_kernel
 from numba import njit
 
+from ginenv import compiling
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
 from ginenv.kernels import defend_knock, meldable, min_deadwood
@@ -376,6 +377,10 @@ class MasterAgent(ExpertAgent):
         means = self.simulate(view, [(Option.TAKE_TOP, view.top), (Option.DRAW, -1)], self.worlds)
         return bool(means[0] > means[1])
 
+
+# The compiled entry points MasterAgent calls (ginenv.compiling) besides the expert level's: its
+# simulations and the hands its opponent model samples for them.
+compiling.register(MasterAgent, simulate_options, meld_rate, OpponentModel.sample_hands)
 
 __all__ = [
     "MasterAgent",

@@ -23,6 +23,11 @@ already there (a torn last line from a kill is dropped), so its totals equal an 
 A stop by Ctrl-C or SIGTERM (:mod:`ginenv.experiments.stopping`) ends the workers at once and raises
 :class:`~ginenv.experiments.stopping.Stopped` naming the folder that keeps the finished deals.
 
+**Compiling.** Whatever a game runs that numba's cache lacks (the engine's, the agents' or the
+luck's kernels, :mod:`ginenv.compiling`) compiles in this process, on the first deal, before the
+progress bar and the workers start: the bar's rate and ETA count games only, the workers load the
+compiled code instead of each compiling it, and the note says the wait before it begins.
+
 **Backends**: ``local`` (a process pool over every core) and ``ray`` (tasks on the cluster named by
 the usual ``RAY_ADDRESS``, or a local Ray instance); both return identical records for a seed.
 
@@ -92,14 +97,15 @@ from ginenv.experiments.eval.run_folder import RunFolder
 from ginenv.experiments.eval.run_folder import disclose_key as disclose_key
 from ginenv.experiments.eval.units import agent_slug as agent_slug
 from ginenv.experiments.eval.units import check_specs as check_specs
+from ginenv.experiments.eval.units import compiled_owners, play_unit, resolve_agents, run_chunk
 from ginenv.experiments.eval.units import fresh_agents as fresh_agents
 from ginenv.experiments.eval.units import make_agent as make_agent
-from ginenv.experiments.eval.units import play_unit, resolve_agents, run_chunk
 from ginenv.experiments.eval.units import replay_name as replay_name
 from ginenv.experiments.eval.units import single_thread_torch as single_thread_torch
 from ginenv.experiments.eval.units import summarise_game as summarise_game
 from ginenv.experiments.stopping import Stopped
 
+from ginenv import compiling
 from ginenv.validation import is_int
 
 # This module's own public names (evaluate, run_units), then re-exports: the arena owns the rest,
@@ -232,6 +238,34 @@ def _run_ray(
             yield from records
 
 
+def _say_folder(log: Callable[[str], None], out: str | Path, total: int, left: int) -> None:
+    """The lines naming a run's folder before any game: where it writes, and what it held."""
+    log(f"writing results to {os.path.join(out, '')}")
+    if not left:
+        log(f"reused the {total} finished deals in {out}: nothing left to play (another --out plays anew)")
+    elif left < total:
+        log(f"resuming {out}: {total - left} of {total} deals already finished, {left} to play")
+
+
+def _compile_first(
+    cfg: EvalConfig,
+    unit: tuple[str, str, int],
+    resolved: dict[str, Spec],
+    digests: dict[str, str],
+    replay_dir: str | None,
+    log: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    """Play ``unit`` in this process while something a game runs compiles: before the progress bar
+    (whose rate and ETA then count games, not the compilation) and before any worker starts (each
+    would compile the same kernels at once, then load them from the cache filled here)."""
+    spent = compiling.compile_seconds()
+    a, b, deal = unit
+    record = play_unit((a, b), deal, cfg, {}, resolved, digests, replay_dir)
+    if log is not None and compiling.compile_seconds() > spent:
+        log(compiling.COMPILED.format(seconds=compiling.compile_seconds() - spent))
+    return record
+
+
 def evaluate(
     cfg: EvalConfig,
     out: str | Path,
@@ -248,7 +282,7 @@ def evaluate(
     HarnessError naming it); each game's agents are then built afresh from those specs, in this
     process or in the workers. ``replays``: also write every game played now as a replay in
     ``out/replays/`` (for the replay page of ``ginenv play`` or ``ginenv replay``); replays do not
-    change the results. ``log`` receives one line when the folder already held finished deals.
+    change the results. ``log`` receives the lines naming the folder (what it held) and the compile time.
     A ``cfg.key`` (secret deals) is never written here: the caller discloses it when everything that
     plays on those deals has ended (:func:`disclose_key`); ``replays`` are refused with it.
     """
@@ -267,21 +301,28 @@ def evaluate(
         replay_dir = str(Path(out).resolve() / "replays")
     todo = [(a, b, k) for a, b in cfg.pairings() for k in range(cfg.deals) if (a, b, k) not in done]
     total = len(cfg.pairings()) * cfg.deals
-    if log is not None and len(todo) < total:
-        if not todo:
-            log(
-                f"reused the {total} finished deals in {out}: nothing left to play (another --out plays anew)"
-            )
-        else:
-            log(f"resuming {out}: {total - len(todo)} of {total} deals already finished, {len(todo)} to play")
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    if log is not None:
+        _say_folder(log, out, total, len(todo))
+    # Say the note as this process starts compiling anything (ginenv.compiling), the warm-up below
+    # included: the first deal of a fresh install then waits on the compiler, not on the games.
+    compiling.note_once()
 
-        bar = tqdm(
-            total=total, initial=total - len(todo), unit="deal", desc="duplicate deals", smoothing=0.05
-        )
+    def keep(record: dict[str, Any]) -> None:
+        folder.append(record)
+        done[(record["a"], record["b"], record["deal"])] = record
+        if on_record:
+            on_record(record)
+
+    bar = None
     try:
+        if todo and compiling.pending(*compiled_owners(cfg, resolved, folder.checkpoints)):
+            keep(_compile_first(cfg, todo.pop(0), resolved, folder.checkpoints, replay_dir, log))
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(
+                total=total, initial=total - len(todo), unit="deal", desc="duplicate deals", smoothing=0.05
+            )
         for record in run_units(
             cfg,
             todo,
@@ -291,10 +332,7 @@ def evaluate(
             digests=folder.checkpoints,
             replay_dir=replay_dir,
         ):
-            folder.append(record)
-            done[(record["a"], record["b"], record["deal"])] = record
-            if on_record:
-                on_record(record)
+            keep(record)
             if bar:
                 bar.update(1)
     except KeyboardInterrupt as err:

@@ -88,6 +88,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ginenv import compiling
 from ginenv.actions import ACTION_NAMES, BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.engine import DEFAULT_TURN_LIMIT, HandState
@@ -517,6 +518,10 @@ def draw_values(state: HandState, value: LuckValue | None = None) -> dict[int, f
     w = weights[block : block + NUM_FEATURES]
     return {c: sign * float(probe[c] @ w) for c in state.stock}
 
+
+# The compiled entry points of the luck of a hand (ginenv.compiling): the harness runs them
+# after every game.
+compiling.register(__name__, H.deck_order, _replay)
 
 __all__ = [
     "DEFAULT_VALUE_PATH",

@@ -90,6 +90,29 @@ def fresh_agents(
     return players
 
 
+def compiled_owners(
+    cfg: EvalConfig, resolved: dict[str, Spec] | None = None, digests: dict[str, str] | None = None
+) -> list[Any]:
+    """The owners of the compiled code a unit of ``cfg`` runs (:func:`ginenv.compiling.pending`):
+    the env, the luck of each game and the class of each agent, built once more to find it (an
+    ``exec:`` agent runs in a process of its own: nothing of it compiles here)."""
+    from ginenv.experiments.eval import luck
+
+    from ginenv import gin_rummy_v0
+
+    owners: list[Any] = [gin_rummy_v0.raw_env, luck.__name__]
+    for name in cfg.agents:
+        spec = specs.resolve((resolved or {}).get(name, name))
+        if spec.kind == "exec":
+            continue
+        agent = make_agent(spec, (digests or {}).get(name), cfg.rules)
+        owners.append(type(agent))
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
+    return owners
+
+
 def _seat(value: Any) -> int:
     """Seat index from an agent name (``player_1``) or an int."""
     return value if isinstance(value, int) else int(str(value).rsplit("_", 1)[-1])
