@@ -7,8 +7,15 @@ from collections.abc import Iterator
 
 import pytest
 import torch
+from ginenv.agents.neural import MaskedPolicy, NeuralAgent
 from ginenv.agents.neural import threads as torch_threads
-from ginenv.agents.neural.threads import AUTO, check_threads_setting, recheck_threads, use_threads
+from ginenv.agents.neural.threads import (
+    AUTO,
+    check_threads_setting,
+    one_thread,
+    recheck_threads,
+    use_threads,
+)
 
 from ginenv.cores import AdaptiveThreads, CoreReading
 
@@ -66,3 +73,29 @@ def test_a_bad_setting_is_refused_in_one_line(bad: object) -> None:
     assert problem == f"auto or an integer >= 0 (0: torch's default), got {bad!r}"
     with pytest.raises(ValueError, match=r"^threads: auto or an integer >= 0"):
         use_threads(bad)  # type: ignore[arg-type]
+
+
+def test_one_thread_inside_and_the_count_as_before_after() -> None:
+    use_threads(2)
+    with one_thread():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == 2
+    with pytest.raises(RuntimeError), one_thread():
+        raise RuntimeError("set back even so")
+    assert torch.get_num_threads() == 2
+
+
+def test_a_network_agent_plays_its_observation_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ginenv import gin_rummy_v0
+
+    use_threads(2)
+    seen: list[int] = []
+    policy = MaskedPolicy()
+    forward = policy.forward
+    monkeypatch.setattr(
+        policy, "forward", lambda *a, **k: seen.append(torch.get_num_threads()) or forward(*a, **k)
+    )
+    env = gin_rummy_v0.env()
+    env.reset(seed=0)
+    NeuralAgent(policy).act(env.observe(env.agent_selection))
+    assert seen == [1] and torch.get_num_threads() == 2
