@@ -59,6 +59,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from ginenv.agents.neural.threads import recheck_threads, use_threads
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.stopping import Stopped, finish_first
 from ginenv.experiments.train.args import Args
@@ -256,6 +257,7 @@ def ppo_update(
     """Step 3: ``args.update_epochs`` passes of clipped PPO over the batch (plus the kickstarting
     loss of weight ``ks_coef``); the losses' means over every minibatch by name, and ``clipfrac``.
     ``shuffle`` orders the minibatches."""
+    recheck_threads()  # threads auto: a process that started since the rollout takes a core
     size = batch.actions.numel()
     net.train()
     sums: dict[str, float] = {"clipfrac": 0.0}
@@ -450,8 +452,7 @@ def seeded_device(args: Args) -> tuple[torch.device, torch.Generator]:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    use_threads(args.threads)  # auto: sized to the free cores, re-checked before each rollout and update
     shuffle = torch.Generator().manual_seed(args.seed)  # the minibatches (CPU indices on any device)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else args.device)
     return device, shuffle
