@@ -47,10 +47,11 @@ def check_threads_setting(value: object) -> str | None:
     return f"auto or an integer >= 0 (0: torch's default), got {value!r}"
 
 
-def use_threads(setting: int | str) -> int:
+def use_threads(setting: int | str, fresh: bool = False) -> int:
     """Set torch's threads in this process as ``setting`` says (``auto``, a number, 0: leave
     torch's default) and return how many it runs. ``auto`` starts adapting (a 0.2 s look at the
-    machine) unless this process already adapts, which goes on as it was."""
+    machine) unless this process already adapts, which goes on as it was; ``fresh``: look again
+    even so (a run that starts: the last look may be long past, its load averaged over a while)."""
     global _adaptive
     problem = check_threads_setting(setting)
     if problem is not None:
@@ -60,7 +61,7 @@ def use_threads(setting: int | str) -> int:
         if setting:
             torch.set_num_threads(int(setting))
         return torch.get_num_threads()
-    if _adaptive is None:
+    if _adaptive is None or fresh:
         _adaptive = AdaptiveThreads()
         _adaptive.start()
     torch.set_num_threads(_adaptive.threads)

@@ -452,7 +452,8 @@ def seeded_device(args: Args) -> tuple[torch.device, torch.Generator]:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
-    use_threads(args.threads)  # auto: sized to the free cores, re-checked before each rollout and update
+    # auto: sized to the cores free now, re-checked before each rollout and update
+    use_threads(args.threads, fresh=True)
     shuffle = torch.Generator().manual_seed(args.seed)  # the minibatches (CPU indices on any device)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else args.device)
     return device, shuffle

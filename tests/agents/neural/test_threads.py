@@ -65,6 +65,8 @@ def test_auto_follows_the_load_and_says_each_change(
     torch.set_num_threads(1)  # an in-process evaluation plays on one thread: set back
     assert recheck_threads() == 2
     assert capsys.readouterr().err == ""
+    machine.others = 1.0
+    assert use_threads(AUTO, fresh=True) == 1  # a new look, now beside a busy process
 
 
 @pytest.mark.parametrize("bad", ["two", -1, 1.5, True, None])
