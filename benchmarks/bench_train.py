@@ -32,17 +32,20 @@ from typing import Any
 def measure(
     device: str,
     precision: str,
-    threads: int,
+    threads: int | str,
     updates: int,
     num_envs: int,
     num_steps: int | None = None,
     workers: int = 1,
     engine_threads: int = 1,
     overlap: bool = False,
+    warm_up: bool = True,
 ) -> dict[str, float]:
     """One run of ``updates`` timed updates after a warm-up; its figures (``num_steps``: env steps
     per slot per update, the shipped config's by default; ``workers``: local rollout workers, whose
-    env steps overlap when there are several; ``engine_threads``: each one's engine threads)."""
+    env steps overlap when there are several; ``engine_threads``: each one's engine threads;
+    ``threads``: torch's, ``auto`` or a number; ``warm_up``: False where this process has already
+    run one, so the engine is compiled)."""
     from ginenv.experiments.eval.config import load_dataclass_yaml
     from ginenv.experiments.train.ppo import Args, train
 
@@ -59,7 +62,8 @@ def measure(
         )  # fmt: skip
         # The warm-up is a run of its own, untimed: the engine's first compilation, the device's
         # first allocations and kernels never count in the figures.
-        train(args)
+        if warm_up:
+            train(args)
         args = dataclasses.replace(args, total_steps=updates * per_update)
         started = time.perf_counter()
         run_dir = train(args)

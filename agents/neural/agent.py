@@ -18,6 +18,7 @@ from ginenv.agents.base import Agent, Observation
 from ginenv.agents.neural.checkpoint import CheckpointError, PathLike
 from ginenv.agents.neural.network import MaskedPolicy
 from ginenv.agents.neural.shared import shared_policy_and_digest
+from ginenv.agents.neural.threads import one_thread
 from ginenv.agents.shipped import SHIPPED_CHECKPOINT
 
 __all__ = ["NeuralAgent", "shipped_agent"]
@@ -66,7 +67,8 @@ class NeuralAgent(Agent):
         if legal.size == 0:
             raise ValueError("the observation's action_mask has no legal action")
         obs = self.policy.prepare(np.asarray(observation["observation"], dtype=np.float32)[None])
-        values = self.policy(obs)[0, torch.as_tensor(legal)].double().numpy()
+        with one_thread():  # one observation: more threads only wait on each other, or on a taken core
+            values = self.policy(obs)[0, torch.as_tensor(legal)].double().numpy()
         finite = np.isfinite(values)
         if not finite.all():
             self._warn_nonfinite(int(finite.sum()), legal.size)

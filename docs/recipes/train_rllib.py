@@ -170,6 +170,8 @@ def run() -> int:
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     # A small network on a 2-core machine: torch's extra threads only contend with Ray for cores.
+    # And on a shared machine (a laptop, a CI runner) one thread never waits for a core another
+    # process holds: two spin-waiting threads beside one busy process ran PPO 15x slower than one.
     torch.set_num_threads(1)
 
     ray.init(num_cpus=2, include_dashboard=False)

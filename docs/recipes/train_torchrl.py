@@ -181,6 +181,8 @@ def run() -> int:
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     # A small network stepped one move at a time: torch's extra threads would only contend for cores.
+    # And on a shared machine (a laptop, a CI runner) one thread never waits for a core another
+    # process holds: two spin-waiting threads beside one busy process ran PPO 15x slower than one.
     torch.set_num_threads(1)
 
     start = time.perf_counter()

@@ -12,6 +12,18 @@ from ginenv.experiments.cli.configs import needs_clause
 from ginenv.experiments.cli.inputs import CONFIG_HELP, DEFAULT_TRAIN_CONFIG, HANDS, WORKERS, checked
 from ginenv.experiments.errors import UsageError
 
+
+def parse_threads(text: str, option: str) -> int | str:
+    """A ``--threads`` value: ``auto`` or an integer >= 0 (0: torch's default); else UsageError."""
+    from ginenv.agents.neural.threads import check_threads_setting
+
+    value: int | str = int(text) if text.strip().isascii() and text.strip().isdigit() else text
+    problem = check_threads_setting(value)
+    if problem is not None:
+        raise UsageError(f"{option} must be {problem}")
+    return value
+
+
 #: The options of ``train`` that replace the config's setting of the same name (typed by argparse).
 TRAIN_FLAGS = ("seed", "total_steps", "num_envs", "experiment", "device", "backend", "workers")
 
@@ -187,8 +199,10 @@ def add_parsers(sub: Any) -> None:
     )
     ex.add_argument(
         "--threads",
-        type=int,
-        help="torch threads while training (default: the ppo config's; 1 on busy cores)",
+        action=checked(parse_threads),
+        metavar="auto|N",
+        help="torch threads while training (default: the ppo config's, auto: as many as the cores other "
+        "processes leave free, re-checked as it trains, so 1 beside a busy process); N: exactly N",
     )
     ex.add_argument("--json", action="store_true", help="print one JSON object")
     ex.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ginenv.agents.neural.threads import check_threads_setting
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.train.league import LEAGUE_KINDS, PFSP_WEIGHTINGS, is_fixed
@@ -51,11 +52,14 @@ class Args:
     """``torch.use_deterministic_algorithms``-style determinism for cuDNN (no effect on CPU)."""
     device: str = "cpu"
     """``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
-    threads: int = 2
-    """torch intra-op threads (0: torch's default). Two: the update, two thirds of a run's time, uses
-    both cores of this project's machine (1.5x faster than one, measured). Use 1 when other work
-    shares the cores: torch's threads spin-waiting beside other processes made a forward pass 20x
-    slower (measured)."""
+    threads: int | str = "auto"
+    """torch intra-op threads: ``auto`` (the default) or a number used as given for the whole run
+    (0: torch's default). ``auto`` runs as many as the cores other processes leave free, looked at
+    when the run starts and re-checked between rollouts and updates (one line says each change;
+    :mod:`ginenv.agents.neural.threads`): two on this project's idle 2-core machine, where the
+    update, two thirds of a run's time, runs 1.5x faster on both cores than on one, and one beside
+    a busy process, where two threads spin-waiting for a core the other process holds ran 15x
+    slower than one (measured: ``benchmarks/bench_contention.py``)."""
     engine_threads: int = 1
     """Threads each rollout worker's batched engine steps its hands on (``threads`` of
     :class:`ginenv.vector.VectorGinRummy`, a Ray actor included), from 1 to numba's threads (the
@@ -196,7 +200,10 @@ class Args:
         for name in (*positive, "turn_limit", "snapshot_every", "snapshot_pool", "eval_deals"):
             if getattr(self, name) < 1:
                 raise self._bad(name, "a positive integer")
-        for name in ("seed", "threads", "eval_every", "checkpoint_every", "eval_workers"):
+        problem = check_threads_setting(self.threads)
+        if problem is not None:
+            raise UsageError(f"threads must be {problem}")
+        for name in ("seed", "eval_every", "checkpoint_every", "eval_workers"):
             if getattr(self, name) < 0:
                 raise self._bad(name, "a non-negative integer")
         for name in ("learning_rate", "clip_coef", "max_grad_norm", "reward_scale"):

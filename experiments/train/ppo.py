@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from ginenv.agents.neural.threads import recheck_threads, use_threads
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.stopping import Stopped, abandon_on_signal, finish_first, stop_on_signals
 from ginenv.experiments.train.args import Args
@@ -262,6 +263,7 @@ def ppo_update(
     loss of weight ``ks_coef``); the losses' means over every minibatch by name, and ``clipfrac``.
     ``shuffle`` orders the minibatches; ``between`` is called before each minibatch (where a stop
     may abandon the update: :func:`ginenv.experiments.stopping.abandon_on_signal`'s poll)."""
+    recheck_threads()  # threads auto: a process that started since the rollout takes a core
     size = batch.actions.numel()
     net.train()
     sums: dict[str, float] = {"clipfrac": 0.0}
@@ -479,8 +481,8 @@ def seeded_device(args: Args) -> tuple[torch.device, torch.Generator]:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    # auto: sized to the cores free now, re-checked before each rollout and update
+    use_threads(args.threads, fresh=True)
     shuffle = torch.Generator().manual_seed(args.seed)  # the minibatches (CPU indices on any device)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else args.device)
     return device, shuffle

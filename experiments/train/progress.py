@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ginenv.agents.neural.threads import AUTO
 from ginenv.experiments.train.args import Args
 
 #: Seconds without a redraw after which the heartbeat redraws the bar.
@@ -39,6 +40,10 @@ def banner(args: Args, run_dir: Path, device: str, precision: str, start_update:
             f"{per_update:,} ({rollout}); PPO trains whole rollouts, so the steps round up"
         )
     threads = f"{args.threads} torch threads" if args.threads else "torch's default threads"
+    if args.threads == AUTO:
+        import torch
+
+        threads = f"torch threads auto ({torch.get_num_threads()} now, as the free cores change)"
     workers = f"{args.workers} rollout worker{'s' if args.workers > 1 else ''} ({args.backend})"
     lines = [
         f"ginenv train: run folder {run_dir}",

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from ginenv.agents.neural import MaskedPolicy
+from ginenv.agents.neural.threads import recheck_threads, use_threads
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.checkpoints import fixed_member, policy_from
 from ginenv.experiments.train.league import League, drawn_fixed
@@ -160,8 +161,8 @@ class RolloutWorker:
     ) -> None:
         """A worker of ``num_envs`` slots playing the network ``weights`` (an ActorCritic state dict,
         also the league's first snapshot) on ``device``."""
-        if args.threads:
-            torch.set_num_threads(args.threads)  # a Ray actor is a process of its own
+        # A Ray actor is a process of its own; local workers find the learner's setting in force
+        use_threads(args.threads)
         deal_seed, league_seed, sample_seed = (
             int(s) for s in np.random.SeedSequence([args.seed, index]).generate_state(3)
         )
@@ -246,6 +247,7 @@ class RolloutWorker:
     def begin(self, weights: dict[str, torch.Tensor] | None, snapshot: bool) -> None:
         """A rollout begins: the network ``weights`` (None: unchanged), the snapshot joining the
         league, the tallies and the per-rollout buffers cleared."""
+        recheck_threads()  # threads auto: the free cores since the last look
         if weights is not None:
             self.net.load_state_dict(weights)
         if snapshot:

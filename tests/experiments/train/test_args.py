@@ -50,6 +50,8 @@ def test_config_errors_name_the_setting(tmp_path: Path) -> None:
             r"engine_threads must be an integer from 1 to \d+ \(numba's threads\), got 0",
         ),
         ({"engine_threads": 4096}, "engine_threads must be an integer from 1 to"),
+        ({"threads": "two"}, r"threads must be auto or an integer >= 0 \(0: torch's default\), got 'two'"),
+        ({"threads": -1}, "threads must be auto or an integer >= 0"),
         (
             {"overlap": True},
             "overlap needs backend local and workers >= 2.*got backend 'local' and workers 1",
@@ -75,3 +77,15 @@ def test_the_train_command_refuses_uneven_workers(tmp_path: Path, capsys: pytest
 
 def test_the_harness_and_training_share_one_usage_error() -> None:
     assert HarnessError is UsageError and issubclass(UsageError, ValueError)
+
+
+def test_threads_are_auto_by_default_and_a_number_still_pins_them() -> None:
+    assert Args().threads == "auto"
+    assert apply_overrides(Args(), ["threads=1"]).threads == 1
+    assert apply_overrides(Args(), ["threads=auto"]).threads == "auto"
+
+
+def test_the_exploit_command_refuses_bad_threads_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["exploit", "random", "--threads", "many"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith("--threads must be auto or an integer >= 0 (0: torch's default), got 'many'")

@@ -22,7 +22,11 @@ from pathlib import Path
 
 import pytest
 from ginenv.agents.neural import read_checkpoint
+from ginenv.agents.neural import threads as torch_threads
+from ginenv.agents.neural.threads import use_threads
 from ginenv.experiments.train.ppo import train
+
+from ginenv.cores import Change
 
 #: The two runs: the tiny run of the tests (kickstarted by greedy against greedy, random and
 #: snapshots, normalised advantages, clipped value loss), and one with most options on at once
@@ -122,3 +126,38 @@ def test_the_engine_threads_change_no_figure(tiny, scalars) -> None:  # type: ig
         for k in (1, 2)
     )
     assert one == two
+
+
+class Flipping:
+    """An adaptive thread count that changes at every check (2, 1, 2, ...), as a machine whose
+    load came and went at every rollout and update would make it."""
+
+    def __init__(self) -> None:
+        self.threads = 2
+
+    def start(self) -> int:
+        return self.threads
+
+    def check(self) -> Change:
+        before, self.threads = self.threads, 3 - self.threads
+        return Change(before, self.threads, 0.0, 2)
+
+
+def test_torch_threads_changed_as_it_runs_change_no_figure(  # type: ignore[no-untyped-def]
+    tiny, scalars, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # threads auto (the default) follows the load, so a run's count may change between any two
+    # rollouts or updates: it gives the figures of one thread (not a bit differed on the machine
+    # that wrote this; compared as the pinned figures are, across CPUs).
+    one = figures(train(tiny(**RUNS["tiny"], threads=1, experiment="one")), scalars)
+    monkeypatch.setattr(torch_threads, "AdaptiveThreads", Flipping)
+    use_threads(1)  # a run of auto starts adapting anew
+    try:
+        changing = figures(train(tiny(**RUNS["tiny"], threads="auto", experiment="auto")), scalars)
+    finally:
+        use_threads(1)
+    said = capsys.readouterr().err
+    assert said.count("torch threads 2 -> 1") >= 2 and said.count("torch threads 1 -> 2") >= 2
+    assert changing.keys() == one.keys()
+    for tag, values in one.items():
+        assert changing[tag] == pytest.approx(values, rel=1e-6, abs=1e-6), tag
