@@ -78,6 +78,7 @@ class Phases:
 
     def __init__(self, bar: Any, name: str = "ppo") -> None:
         self.bar, self.name = bar, name
+        self.first = True  # no update done yet in this process (see step)
         self.lock = threading.Lock()
         self.last = time.monotonic()
         self.stop = threading.Event()
@@ -97,11 +98,21 @@ class Phases:
                 self.last = time.monotonic()
 
     def step(self, **postfix: str) -> None:
-        """One update done: the bar moves one and shows ``postfix``."""
+        """One update done: the bar moves one and shows ``postfix``. The first update of a process
+        restarts the bar's clock from its end: it carried the workers' start and, in a first run,
+        numba's compilation (a minute, against seconds an update), which would make the rate and
+        the time left wrong for many updates; from the second on they count updates only."""
         with self.lock:
             self.bar.set_description_str(self.name, refresh=False)
             self.bar.set_postfix(postfix, refresh=False)
-            self.bar.update(1)
+            if self.first:
+                self.first = False
+                done = self.bar.n + 1
+                self.bar.reset(total=self.bar.total)  # the clock and the rate's average start anew
+                self.bar.initial = self.bar.n = done  # what this clock has not seen: no rate yet
+                self.bar.refresh()
+            else:
+                self.bar.update(1)
             self.last = time.monotonic()
 
     def _beat(self) -> None:

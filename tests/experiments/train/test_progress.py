@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from ginenv.experiments.train import progress
 from ginenv.experiments.train.args import Args
 from ginenv.experiments.train.progress import Phases, banner, throughput
+from tqdm import tqdm
 
 
 def test_the_banner_says_how_the_steps_round_up_to_whole_updates() -> None:
@@ -41,7 +43,11 @@ class FakeBar:
     def __init__(self) -> None:
         self.disable = False
         self.desc, self.postfix, self.n, self.redraws, self.closed = "", {}, 0, 0, False
+        self.total, self.initial = 10, 0
         self.lock = threading.Lock()
+
+    def reset(self, total: int) -> None:
+        self.n, self.total = 0, total
 
     def set_description_str(self, text: str, refresh: bool = True) -> None:
         self.desc = text
@@ -84,3 +90,20 @@ def test_the_bar_names_its_phase_and_a_heartbeat_redraws_it_when_nothing_else_do
     idle.phase("rollout 1/4", redraw_s=0.0)
     assert idle.thread is None and quiet.redraws == 0
     idle.close()
+
+
+def test_the_first_update_restarts_the_bars_clock_so_its_rate_counts_updates_only() -> None:
+    bar = tqdm(total=10, file=io.StringIO(), mininterval=0, smoothing=0)
+    phases = Phases(bar)
+    try:
+        time.sleep(0.6)  # the first update: the workers' start and a first run's compilation
+        phases.step()
+        assert bar.n == 1 and bar.format_dict["elapsed"] < 0.3
+        time.sleep(0.05)
+        phases.step()
+        shown = bar.format_dict
+        # One update seen by the clock, in about 0.05 s: 20 a second, not 2 / 0.65 s.
+        assert shown["n"] == 2 and shown["initial"] == 1
+        assert (shown["n"] - shown["initial"]) / shown["elapsed"] > 5
+    finally:
+        phases.close()
