@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from extras import needs_extra
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test
 from test_env import KNOCK_DECK
 
@@ -99,6 +100,7 @@ def _legal_or_idle(mask: Any) -> Any:
 
 @pytest.mark.parametrize("face", ["env", "parallel_env"])
 def test_torchrl_wraps_both_apis_and_rolls_out_only_legal_actions(face: str) -> None:
+    needs_extra("torchrl", "torchrl", "tensordict")
     from tensordict import TensorDictBase
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 
@@ -135,6 +137,7 @@ def test_torchrl_wraps_both_apis_and_rolls_out_only_legal_actions(face: str) -> 
 def test_rllib_wraps_both_apis_and_plays_whole_hands(face: str) -> None:
     # RLlib's two PettingZoo doors: PettingZooEnv asks the agent to move only; ParallelPettingZooEnv
     # observes both seats at every step, the idle one with an all-zero mask and its action ignored.
+    needs_extra("rllib", "ray.rllib")
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
 
     door = PettingZooEnv if face == "env" else ParallelPettingZooEnv
@@ -172,6 +175,7 @@ def test_rllib_wraps_both_apis_and_plays_whole_hands(face: str) -> None:
 def test_torchrl_masked_ppo_updates_on_both_apis(face: str) -> None:
     # One network for both seats (both in one group, "player"), sampled through MaskedCategorical,
     # and a few ClipPPOLoss updates on a rollout of each API.
+    needs_extra("torchrl", "torchrl", "tensordict")
     import torch
     from tensordict.nn import TensorDictModule, TensorDictSequential
     from torch import nn
