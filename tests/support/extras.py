@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 
 import pytest
 
@@ -42,6 +43,8 @@ def needs(what: str, install: str, missing: str | None) -> None:
 def absent(name: str) -> bool:
     """Whether module ``name`` cannot be found. It is looked up, not imported (importing Locust
     patches the whole process with gevent); a dotted name's parents are imported to look inside."""
+    if name in sys.modules:  # imported already, or None: known not to import
+        return sys.modules[name] is None
     try:
         return importlib.util.find_spec(name) is None
     except ModuleNotFoundError:  # a parent package is missing

@@ -4,6 +4,7 @@ it in CI; an installed one lets it run."""
 from __future__ import annotations
 
 import sys
+from types import ModuleType
 
 import pytest
 from extras import in_ci, needs, needs_extra
@@ -30,7 +31,9 @@ def test_ci_is_what_the_environment_says(value: str, ci: bool, monkeypatch: pyte
 def test_a_missing_extra_skips_with_its_name_and_install_command(
     outside_ci: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A fake missing module: None in sys.modules is how Python marks a module that cannot be imported.
+    # Fakes, whatever is installed: a module already imported, and a missing one (None in
+    # sys.modules is how Python marks a module that cannot be imported).
+    monkeypatch.setitem(sys.modules, "stable_baselines3", ModuleType("stable_baselines3"))
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)
     with pytest.raises(pytest.skip.Exception) as skipped:
         needs_extra("sb3", "stable_baselines3", "sb3_contrib")
