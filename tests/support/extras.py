@@ -36,7 +36,8 @@ def needs(what: str, install: str, missing: str | None) -> None:
         return
     reason = f"needs {what}: {install} ({missing})"
     if in_ci():
-        pytest.fail(f"{reason}; CI installs every extra, so nothing is skipped there", pytrace=False)
+        reason += "; CI installs everything the tests need, so nothing is skipped there"
+        pytest.fail(reason, pytrace=False)
     pytest.skip(reason, allow_module_level=True)
 
 
