@@ -175,8 +175,9 @@ def policy_predictions(
     from ginenv.agents.neural import opponent_hand_predictor, shared_policy
 
     # research/ is not installed (the wheel leaves it out): run as `python benchmarks/bench_belief.py`
-    # from a checkout, the script's folder is on the path but the repository root is not.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    # from a checkout, the script's folder is on the path but the repository root is not. Last, not
+    # first: the root's ginenv/ (without ginenv.agents) must not shadow an installed ginenv.
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
     from research.beliefs import PolicyBelief
 
     torch.set_num_threads(1)

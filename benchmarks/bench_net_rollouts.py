@@ -61,8 +61,9 @@ from ginenv.engine import HandState
 from ginenv.vector import VectorError, VectorGinRummy
 
 # research/ is not installed (the wheel leaves it out): run as `python benchmarks/bench_net_rollouts.py`
-# from a checkout, the script's folder is on the path but the repository root is not.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# from a checkout, the script's folder is on the path but the repository root is not. Last, not
+# first: the root's ginenv/ (without ginenv.agents) must not shadow an installed ginenv.
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 from research.bc import RECORD_SEED, Labelled
 from research.beliefs import PolicyBelief
 from research.worlds import world_records

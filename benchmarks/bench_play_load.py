@@ -82,8 +82,6 @@ from play_load_checks import (
     seen_of,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-
 #: The flood's address (the one a naive client on this machine has) and its header forged per request.
 FLOOD_ADDRESS = "127.0.0.1"
 #: Seconds a change may take to reach a stream before it counts as missed.
@@ -161,7 +159,9 @@ def start_server(state_dir: Path, replay_dir: Path) -> tuple[subprocess.Popen[st
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        cwd=ROOT,
+        # Not the repository root: `-m` puts the working folder first on sys.path, where the root's
+        # ginenv/ (without ginenv.experiments) would shadow an installed ginenv.
+        cwd=state_dir.parent,
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()

@@ -222,8 +222,16 @@ def compile_times() -> dict[str, float]:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         out = {}
         for label in ("cold_cache_s", "warm_cache_s"):
+            # In the cache's folder: `-c` puts the working folder first on sys.path, and from the
+            # repository root the root's ginenv/ (without ginenv.agents, whose compiled greedy the
+            # opponent engine loads) would shadow an installed ginenv.
             run = subprocess.run(
-                [sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True, text=True, check=True
+                [sys.executable, "-c", _FIRST_CALL],
+                env=env,
+                cwd=cache,
+                capture_output=True,
+                text=True,
+                check=True,
             )
             out[label] = float(run.stdout.strip().splitlines()[-1])
         return out

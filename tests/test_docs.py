@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from extras import needs_extra
 from ginenv.experiments.eval.harness import EvalConfig, evaluate
 from ginenv.experiments.eval.report import summarise
 
@@ -54,6 +55,7 @@ def python_blocks(page: str) -> list[str]:
 
 
 def test_site_builds_strict(tmp_path: Path) -> None:
+    needs_extra("docs", "mkdocs", "material", "mkdocstrings", "mkdocs_jupyter")
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run(
@@ -105,6 +107,7 @@ def test_page_code_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_docstring_extension_reads_roles_and_comments() -> None:
+    needs_extra("docs", "griffe")  # the extension is a Griffe extension (mkdocstrings' loader)
     spec = importlib.util.spec_from_file_location(
         "sphinx_docstrings", DOCS / "_hooks" / "sphinx_docstrings.py"
     )

@@ -19,12 +19,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
-from ipykernel.kernelspec import write_kernel_spec
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
+from extras import needs_extra
+
+# Jupyter's libraries, nbstripout and ruff come with the dev extra (ipykernel with docs, within dev).
+needs_extra("dev", "nbformat", "nbclient", "ipykernel", "jupyter_client", "nbstripout", "ruff")
+
+import nbformat  # noqa: E402
+from ipykernel.kernelspec import write_kernel_spec  # noqa: E402
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+from jupyter_client.manager import KernelManager  # noqa: E402
+from nbclient import NotebookClient  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"

@@ -18,8 +18,12 @@ in a temporary folder and runs the commands a new user runs from an empty folder
 and the checkout nowhere on ``sys.path``: ``ginenv --version``, ``config show`` and ``list``, ``demo``,
 ``ladder`` and ``rate`` (the shipped ``ladder`` config, 2 deals), ``match neural master_prior``,
 ``train --config ppo`` (a few hundred steps) and ``play`` (the page and an API endpoint fetched, then
-stopped). It takes about 3 minutes on 2 cores, most of it pip installing the dependencies from its
-cache and numba compiling the kernels once.
+stopped). Last, it unpacks the sdist and runs a sample of its tests (:data:`SAMPLE`: the core, the
+agents, the experiments, the research code) with ``python -m pytest`` from there against that
+installed wheel, which the sdist's own ``ginenv/`` (without ``ginenv.agents``) must not shadow, with
+pytest and hypothesis installed but no extra: the module that needs the sb3 extra is skipped saying
+so. It takes about 3 minutes on 2 cores, most of it pip installing the dependencies from its cache
+and numba compiling the kernels once.
 """
 
 from __future__ import annotations
@@ -65,6 +69,22 @@ NOT_IN_SDIST = (".ci/run", ".gitignore")
 ONLY_IN_REPOSITORY = ("research/*.pt",)
 #: The extras of pyproject.toml; ``dev`` is their union plus the test tools.
 EXTRAS = {"sb3", "ray", "torchrl", "rllib", "tianshou", "baselines", "docs", "play-load"}
+#: The sample of the suite run from the unpacked sdist against the installed wheel: the core, the
+#: agents, the experiments, the research code (from the sdist's root: it is not installed), the
+#: extras' mechanism, and a module that needs an extra the fresh environment lacks. Tests whose
+#: first run compiles a kernel in worker processes are left out: the sample takes seconds.
+SAMPLE = (
+    "tests/ginenv/test_cards.py",
+    "tests/agents/test_specs.py",
+    "tests/experiments/test_config.py",
+    "--deselect",
+    "tests/experiments/test_config.py::test_workers_receive_the_checked_config_not_a_dict_to_parse_again",
+    "tests/research/test_worlds.py::test_rollout_of_sampled_worlds_and_bad_worlds",
+    "tests/support/test_extras.py",
+    "tests/experiments/train/test_sb3.py",
+)
+#: What the sample needs beside the wheel: the test runner and the property-test library.
+SAMPLE_TOOLS = ("pytest>=8", "hypothesis>=6.100")
 
 
 @dataclass(frozen=True)
@@ -263,7 +283,40 @@ def fresh(release: Release, tmp_path: Path):  # type: ignore[no-untyped-def]
     shutil.rmtree(env_dir, ignore_errors=True)  # 1.5 GB: not kept among pytest's last three runs
 
 
-def test_the_installed_wheel_runs_from_an_empty_folder(fresh) -> None:  # type: ignore[no-untyped-def]
+def run_the_sdists_sample(release: Release, bin_dir: Path, env: dict[str, str], tmp_path: Path) -> float:
+    """:data:`SAMPLE` run by ``python -m pytest`` from the unpacked sdist with the fresh environment's
+    Python, which has the wheel (not editable) and the test tools: it passes, and test_sb3 is skipped
+    naming the sb3 extra. Returns the seconds the run took."""
+    python = str(bin_dir / "python")
+    # The test tools beside the wheel, as a user of the source release installs them; no extra.
+    tools = subprocess.run(
+        [python, "-m", "pip", "install", "--disable-pip-version-check", "-q", *SAMPLE_TOOLS],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert tools.returncode == 0, tools.stderr[-3000:]
+    with tarfile.open(release.sdist) as sdist:
+        # The "data" filter (no links out, no absolute paths) where this Python has it.
+        sdist.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    source = tmp_path / release.sdist.name.removesuffix(".tar.gz")
+    # `python -m pytest` from the unpacked sdist puts its root, whose ginenv/ has no ginenv.agents,
+    # first on sys.path: tests/conftest.py lets the installed wheel win. Outside CI, so that a
+    # missing extra is a skip that names it.
+    outside_ci = {k: v for k, v in env.items() if k != "CI"}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [python, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *SAMPLE],
+        cwd=source, env=outside_ci, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    seconds = time.perf_counter() - started
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    summary = out.strip().splitlines()[-1]
+    assert re.match(r"\d+ passed, 1 skipped, 1 deselected[ ,]", summary), out[-4000:]
+    assert "needs the sb3 extra: pip install '.[sb3]' (not installed: stable_baselines3, sb3_contrib)" in out
+    return seconds
+
+
+def test_the_installed_wheel_runs_from_an_empty_folder(release: Release, fresh, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     bin_dir, env, work = fresh
     ginenv = str(bin_dir / "ginenv")
     timings: dict[str, float] = {}
@@ -344,6 +397,9 @@ def test_the_installed_wheel_runs_from_an_empty_folder(fresh) -> None:  # type: 
     timings["play"] = time.perf_counter() - started
     assert server.returncode == 0, err[-3000:]
     assert "ginenv play: stopped" in out and "Traceback" not in err
+
+    # Last, the numba cache filled by the commands: the sdist's tests against this installed wheel.
+    timings["the sdist's tests"] = run_the_sdists_sample(release, bin_dir, env, tmp_path)
     print("seconds per command:", {k: round(v, 1) for k, v in timings.items()})
 
 

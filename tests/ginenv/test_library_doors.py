@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from extras import needs_extra
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test
 from test_env import KNOCK_DECK
 
@@ -94,6 +95,7 @@ def test_torchrls_plain_rollout_samples_legal_actions_through_whole_hands(face: 
     # On the Parallel API the seat not to move has the no-op as its one legal action (an all-zero
     # mask failed here: "invalid multinomial distribution"); on the AEC API TorchRL itself gives that
     # seat an all-ones mask and does not send its action.
+    needs_extra("torchrl", "torchrl", "tensordict")
     import torch
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 
@@ -127,6 +129,7 @@ def test_rllib_wraps_both_apis_and_plays_whole_hands_from_the_masks(face: str) -
     # RLlib's two PettingZoo doors: PettingZooEnv asks the agent to move only; ParallelPettingZooEnv
     # observes both seats at every step, the idle one with the no-op as its one legal action. Every
     # seat observed draws its action from its own mask, as a masked random policy does.
+    needs_extra("rllib", "ray.rllib")
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
 
     door = PettingZooEnv if face == "env" else ParallelPettingZooEnv
@@ -208,6 +211,7 @@ def test_tianshous_masked_random_policy_plays_whole_hands_on_both_apis(face: str
 def test_torchrl_masked_ppo_updates_on_both_apis(face: str) -> None:
     # One network for both seats (both in one group, "player"), sampled through MaskedCategorical,
     # and a few ClipPPOLoss updates on a rollout of each API.
+    needs_extra("torchrl", "torchrl", "tensordict")
     import torch
     from tensordict.nn import TensorDictModule
     from torch import nn

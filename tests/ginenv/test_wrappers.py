@@ -8,6 +8,7 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
+from extras import needs_extra
 from gymnasium.utils.env_checker import check_env
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, KNOCK_BASE, action_id
@@ -144,7 +145,8 @@ def test_render_delegates_to_the_aec_env() -> None:
 
 
 def test_maskable_ppo_learns_a_few_hundred_steps() -> None:
-    from sb3_contrib import MaskablePPO  # dev dependency
+    needs_extra("sb3", "sb3_contrib")
+    from sb3_contrib import MaskablePPO
 
     env = SingleAgentEnv(reward_scale=0.01)
     model = MaskablePPO(
@@ -310,6 +312,7 @@ def test_gymnasium_vector_autoreset_gives_the_new_hands_mask(autoreset: str) -> 
 
 
 def test_stable_baselines_autoreset_gives_the_new_hands_mask() -> None:
+    needs_extra("sb3", "stable_baselines3")
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     venv = DummyVecEnv([lambda: SingleAgentEnv(opponent="random")])
@@ -416,6 +419,7 @@ def test_the_mask_can_travel_inside_the_observation() -> None:
 def test_torchrl_action_mask_plays_only_legal_actions() -> None:
     # TorchRL's GymEnv alone samples an illegal action and the episode ends after one step; with the
     # mask in the observation its ActionMask transform keeps every sampled action legal.
+    needs_extra("torchrl", "torchrl")
     from torchrl.envs import GymWrapper, TransformedEnv
     from torchrl.envs.transforms import ActionMask
 

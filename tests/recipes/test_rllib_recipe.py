@@ -7,11 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from extras import needs_extra
+
 #: A signed number as RLlib's lines print it.
 NUMBER = r"[+-]\d+\.\d+"
 
 
 def test_rllib_recipe_trains_exports_and_matches(run_recipe: Callable[..., str]) -> None:
+    needs_extra("rllib", "ray.rllib")
     # The env steps sampled: the default batch of 1000 per iteration.
     stdout = run_recipe("train_rllib.py", "--iterations", "1", trained_at_least=1000)
     # One line per iteration with PPO's policy loss and the learner's points per hand.

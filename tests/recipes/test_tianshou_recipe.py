@@ -9,8 +9,11 @@ import math
 import re
 from collections.abc import Callable
 
+from extras import needs_extra
+
 
 def test_tianshou_recipe_trains_exports_and_matches(run_recipe: Callable[..., str]) -> None:
+    needs_extra("tianshou", "tianshou")
     # The collector stops at the first collect past --steps.
     stdout = run_recipe("train_tianshou.py", "--steps", "600", "--envs", "2", trained_at_least=600)
     updates = re.search(r"^(\d+) gradient updates, last loss (\S+)$", stdout, re.MULTILINE)

@@ -8,8 +8,11 @@ import math
 import re
 from collections.abc import Callable
 
+from extras import needs_extra
+
 
 def test_torchrl_recipe_trains_saves_and_matches(run_recipe: Callable[..., str]) -> None:
+    needs_extra("torchrl", "torchrl", "tensordict")
     # Whole rollouts, never fewer steps than asked.
     stdout = run_recipe("train_torchrl.py", "--steps", "1024", trained_at_least=1024)
     # The PPO updates ran (two rollouts of 512 steps, 4 epochs of 4 minibatches each), every loss

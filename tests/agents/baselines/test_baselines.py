@@ -1,7 +1,8 @@
 """The published-baseline adapters (agents/baselines/): OpenSpiel's simple bot, RLCard's novice.
 
-open-spiel is part of the dev extra, so its tests always run; the RLCard tests are skipped where
-rlcard is not installed.
+Both libraries come with the ``baselines`` extra: without open-spiel the module is skipped, without
+rlcard the RLCard tests (tests/support/extras.py: in CI, where every extra is installed, either
+fails instead).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from extras import needs_extra
 from ginenv.agents.arena import play_game
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.baselines import (
@@ -30,6 +32,9 @@ from ginenv.cards import CARD_NAMES, cards_of, parse_cards
 from ginenv.observation import decode
 
 SEATS = ("player_0", "player_1")
+
+# The adapters play pyspiel (OpenSpiel) or RLCard: without pyspiel the module is skipped.
+needs_extra("baselines", "pyspiel")
 
 
 @dataclass
@@ -117,7 +122,7 @@ def check_reconstruction(adapter: Agent, obs: Observation) -> None:
 
 def make_adapter(name: str, seed: int = 0) -> Agent:
     if name == "rlcard_novice":
-        pytest.importorskip("rlcard")
+        needs_extra("baselines", "rlcard")
     return agents.make(name, seed=seed)
 
 
@@ -439,7 +444,7 @@ def test_knock_limits_outside_openspiel_are_refused() -> None:
 
 
 def test_rlcard_card_ids_match_rlcard() -> None:
-    pytest.importorskip("rlcard")
+    needs_extra("baselines", "rlcard")
     from ginenv.agents.baselines import rlcard_card_ids
     from rlcard.games.gin_rummy.utils import utils
 
@@ -451,7 +456,7 @@ def test_rlcard_card_ids_match_rlcard() -> None:
 
 def test_rlcard_adapter_chooses_among_rlcards_own_choices() -> None:
     """The adapter's candidates are exactly what RLCard's step picks from (numpy's global RNG)."""
-    pytest.importorskip("rlcard")
+    needs_extra("baselines", "rlcard")
     from rlcard.models.gin_rummy_rule_models import GinRummyNoviceRuleAgent
 
     adapter = agents.make("rlcard_novice", seed=0)
@@ -477,7 +482,7 @@ def test_rlcard_adapter_chooses_among_rlcards_own_choices() -> None:
 
 
 def test_rlcard_gin_is_offered_alone_and_knocks_are_ours() -> None:
-    pytest.importorskip("rlcard")
+    needs_extra("baselines", "rlcard")
     from ginenv.agents.baselines import RL_GIN, RL_KNOCK_BASE
 
     adapter = agents.make("rlcard_novice", seed=0)
@@ -500,7 +505,7 @@ def test_rlcard_gin_is_offered_alone_and_knocks_are_ours() -> None:
 
 
 def test_rlcard_is_reproducible_with_its_seed() -> None:
-    pytest.importorskip("rlcard")
+    needs_extra("baselines", "rlcard")
     a = play_hand(agents.make("rlcard_novice"), agents.make("random"), seat=0, seed=7, dealer=0)
     b = play_hand(agents.make("rlcard_novice"), agents.make("random"), seat=0, seed=7, dealer=0)
     assert a.chosen == b.chosen

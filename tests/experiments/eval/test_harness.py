@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from extras import needs_extra
 from ginenv.experiments.cli import main
 from ginenv.experiments.eval.harness import EvalConfig, HarnessError, evaluate, play_unit
 
@@ -122,6 +123,7 @@ def test_a_killed_cli_run_resumes_to_the_same_totals(tmp_path: Path) -> None:
 
 
 def test_local_processes_and_ray_give_the_same_records(tmp_path: Path) -> None:
+    needs_extra("ray", "ray")
     import ray
 
     cfg = EvalConfig(agents=("random", "greedy"), deals=4)

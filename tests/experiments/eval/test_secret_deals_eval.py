@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from extras import needs_extra
 from ginenv.experiments.cli import evaluation, main
 from ginenv.experiments.eval.compare import compare_runs, load_run
 from ginenv.experiments.eval.harness import (
@@ -247,7 +248,9 @@ def test_rate_on_secret_deals_replays_every_level_and_discloses_its_key(
 
 
 def test_ray_deals_the_same_secret_decks_as_this_process(tmp_path: Path) -> None:
-    ray = pytest.importorskip("ray")
+    needs_extra("ray", "ray")
+    import ray
+
     key = DealKey.new()
     cfg = EvalConfig(agents=("random", "greedy"), deals=4, key=key)
     here = evaluate(cfg, tmp_path / "here", workers=1, progress=False)

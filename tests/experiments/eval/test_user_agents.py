@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from extras import needs_extra
 from ginenv.experiments.cli import main
 from ginenv.experiments.eval.harness import EvalConfig, HarnessError, evaluate
 from ginenv.experiments.eval.report import summarise
@@ -103,6 +104,7 @@ def test_an_agent_from_a_file_outside_the_repository_plays_with_the_tables_rules
 def test_a_file_agent_plays_on_a_local_ray_instance_with_the_tables_rules(
     user_file: Path, tmp_path: Path
 ) -> None:
+    needs_extra("ray", "ray")
     import ray
 
     rules = preset("seed004")

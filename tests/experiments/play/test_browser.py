@@ -14,7 +14,8 @@ phone the 11 cards in two rows, overlapping but each corner in sight; no key hin
 screen; an error banner moves nothing).
 
 No browser is downloaded: Chromium comes from the system (``apt-get install chromium``) or from the
-path in ``GINENV_CHROMIUM``; without it these tests fail, they are never skipped. Screenshots go to
+path in ``GINENV_CHROMIUM``; without it (or without Playwright, of the dev extra) these tests are
+skipped, and fail in CI (tests/support/extras.py). Screenshots go to
 ``results/screenshots/`` (gitignored), or to the folder in ``GINENV_SHOTS``.
 """
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from extras import needs, needs_extra
 from ginenv.experiments.play.server import BackgroundServer, create_app, serve_in_background
 
 # GINENV_CHROMIUM, else the system's Chromium on the PATH (the names dev.py looks for).
@@ -62,21 +64,21 @@ KIND_WORDS = {
 
 def _chromium() -> str:
     found = shutil.which(CHROMIUM) or (CHROMIUM if Path(CHROMIUM).is_file() else None)
-    if found is None:
-        pytest.fail(
-            f"Chromium not found at {CHROMIUM!r}: the browser tests of `ginenv play` drive the system "
-            "Chromium; apt-get install chromium (or set GINENV_CHROMIUM to the browser's path)"
-        )
+    needs(
+        "the system's Chromium",
+        "apt-get install chromium (or set GINENV_CHROMIUM to the browser's path)",
+        None if found else f"none at {CHROMIUM!r}",
+    )
+    assert found is not None
     return found
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    needs_extra("dev", "playwright")
     executable = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the browser tests need Playwright's Python package: pip install -e '.[dev]'")
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:

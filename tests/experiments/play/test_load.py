@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from extras import needs_extra
 from ginenv.experiments.play.server import CREATE_PER_MINUTE
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,6 +43,7 @@ def _checks() -> ModuleType:
 
 
 def test_short_load_run_holds_every_table_and_refuses_the_flood() -> None:
+    needs_extra("play-load", "locust", "gevent")
     done = subprocess.run(
         [
             sys.executable,

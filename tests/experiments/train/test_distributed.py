@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import torch
+from extras import needs_extra
 from ginenv.agents.neural import read_checkpoint
 from ginenv.experiments.train.checkpoints import load_training_checkpoint
 from ginenv.experiments.train.distributed import init_ray
@@ -78,7 +79,9 @@ def comparable(found: dict[str, list[float]]) -> dict[str, list[float]]:
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
     """A local Ray instance of 2 CPUs for this module's Ray tests (runs reuse it and leave it running)."""
-    ray = pytest.importorskip("ray")
+    needs_extra("ray", "ray")
+    import ray
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()

@@ -14,23 +14,33 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from extras import needs_extra
 from ginenv.agents.neural import NeuralAgent, read_checkpoint
 from ginenv.experiments.cli import main
-from ginenv.experiments.train.sb3 import SB3_REWARD_SCALE, GinRummyVecEnv, SB3ExportError, export_maskable_ppo
 from gymnasium import spaces
-from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.policies import (
-    MaskableActorCriticPolicy,
-    MaskableMultiInputActorCriticPolicy,
-)
-from sb3_contrib.common.maskable.utils import get_action_masks
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from stable_baselines3.common.vec_env import VecNormalize
 from torch import nn
 
 from ginenv import agents
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE, PHASE_BASE
+
+# The module and ginenv.experiments.train.sb3 import the sb3 extra's libraries: checked first.
+needs_extra("sb3", "stable_baselines3", "sb3_contrib")
+
+from ginenv.experiments.train.sb3 import (  # noqa: E402
+    SB3_REWARD_SCALE,
+    GinRummyVecEnv,
+    SB3ExportError,
+    export_maskable_ppo,
+)
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.maskable.policies import (  # noqa: E402
+    MaskableActorCriticPolicy,
+    MaskableMultiInputActorCriticPolicy,
+)
+from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor  # noqa: E402
+from stable_baselines3.common.vec_env import VecNormalize  # noqa: E402
 
 
 def test_sb3_semantics_terminal_observations_and_masks() -> None:
