@@ -175,6 +175,7 @@ def test_tianshous_masked_random_policy_plays_whole_hands_on_both_apis(face: str
     # through PettingZoo's own parallel_to_aec, which asks both seats in turn at every step, the
     # idle one with the no-op as its one legal action. Both seats play Tianshou's masked random
     # policy through its multi-agent manager and collector.
+    needs_extra("tianshou", "tianshou")
     from pettingzoo.utils.conversions import parallel_to_aec
     from tianshou.algorithm import MultiAgentOffPolicyAlgorithm
     from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm as Random
