@@ -2,7 +2,8 @@
 
 Protocol: the shipped config ``ppo`` timed as ``benchmarks/bench_train.py`` times it (its
 :func:`~bench_train.measure`: ``--updates`` PPO updates of ``--num-envs x --num-steps`` env steps,
-512 x 64 by default, no evaluation), after one untimed warm-up run in this process. Two phases:
+1024 x 64 by default as in the shipped config, no evaluation), after one untimed warm-up run in this
+process. Two phases:
 
 - **busy**: a competing process, a pure-Python busy loop pinned to one core (``--core``, by default
   the last this process may use), runs the whole phase; the rows ``threads`` auto (the default),
@@ -163,7 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--updates", type=int, default=2, help="timed PPO updates a row (default 2)")
     p.add_argument(
-        "--num-envs", type=int, default=512, help="slots, 64 env steps each an update (default 512)"
+        "--num-envs",
+        type=int,
+        default=1024,
+        help="slots, 64 env steps each an update (default 1024, the shipped config's)",
     )
     p.add_argument(
         "--num-steps", type=int, default=64, help="env steps a slot an update (default 64, the config's)"
