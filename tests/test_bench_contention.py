@@ -1,6 +1,6 @@
 """``benchmarks/bench_contention.py``, training beside a busy process, run whole in a tiny configuration.
 
-The lead reruns it on a quiet machine and the training guide quotes its table, so what must never
+Its --record run on an idle machine gives the training guide its table, so what must never
 happen is a run that dies on the way or leaves its competitor spinning: these tests run it start to
 finish with a handful of slots, check its rows and ratio lines, and check that the competitor is
 gone after its block, however the block ends.
