@@ -95,9 +95,14 @@ def kernel_name(kernel: Any) -> str:
     return f"{func.__module__}.{func.__qualname__}"
 
 
+def _cache_file(kernel: Any) -> Any:
+    """numba's on-disk cache file of ``kernel``; None for a kernel without one (``cache=False``)."""
+    return getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+
+
 def _cache_folder(kernel: Any) -> str | None:
     """Where numba caches ``kernel``; None for a kernel without a disk cache (``cache=False``)."""
-    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+    cache_file = _cache_file(kernel)
     return None if cache_file is None else str(cache_file._cache_path)
 
 
@@ -108,7 +113,7 @@ def _is_cached(kernel: Any) -> bool:
     as cached: this only decides a note and when to compile, never what runs."""
     if kernel.overloads:
         return True
-    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+    cache_file = _cache_file(kernel)
     if cache_file is None:
         return True
     try:
