@@ -6,8 +6,8 @@ This module owns what an out-of-process player may reach of the machine it plays
 - ``strict``: ``basic``'s limits, inside new unprivileged Linux namespaces (user, mount, PID,
   network, IPC): no network; a ``/proc`` showing its own processes only, so no process of the
   harness exists for it to read; every file system read-only but its own working folder (a fresh
-  private ``tmpfs``, as are ``/tmp`` and ``/dev/shm``); the paths a run hides (its run folder, the
-  file of its deal key) covered. Nothing it writes outlives it, so no game tells the next one what
+  private ``tmpfs``, as is ``/dev/shm``); the paths a run hides (its run folder, the file of its
+  deal key) covered. Nothing it writes outlives it, so no game tells the next one what
   it saw. Needs Linux with unprivileged user namespaces (:func:`strict_problem` says when not).
 - ``basic``: a fresh working folder that is not the run folder (removed when the client ends), a
   cleared environment (``PATH``, the locale, ``HOME`` and ``TMPDIR`` set to that folder), its own
@@ -52,8 +52,6 @@ MODES: tuple[str, ...] = ("strict", "basic", "off")
 CHOICES: tuple[str, ...] = ("auto", *MODES)
 #: The launcher script (run as a file: it imports nothing of ginenv).
 LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
-#: The working folder of a strict client, inside its own private /tmp.
-STRICT_FOLDER = "/tmp/ginenv-agent"
 #: Limits of one client process (one game): CPU seconds, address space, open files, file size.
 #: 4 GiB of address space starts Node.js, a JVM with a modest heap and Python with torch.
 CPU_SECONDS = 3600
@@ -76,7 +74,7 @@ class SandboxError(ValueError):
 @dataclass(frozen=True)
 class Launch:
     """How to start one client: the argv, environment and folder for :class:`subprocess.Popen`,
-    and the folder to remove when it ends (``basic``'s; None otherwise)."""
+    and the folder to remove when it ends (a sandbox's working folder; None otherwise)."""
 
     argv: list[str]
     env: dict[str, str] | None
@@ -126,11 +124,8 @@ class Sandbox:
             env.setdefault("PYTHONUNBUFFERED", "1")
             return Launch(list(argv), env, None)
         argv = absolute_command(argv)
-        scratch = None
-        if self.mode == "strict":
-            cwd = STRICT_FOLDER
-        else:
-            scratch = cwd = tempfile.mkdtemp(prefix="ginenv-agent-")
+        # An empty folder of its own (strict mounts a private tmpfs on it), removed when it ends.
+        scratch = cwd = tempfile.mkdtemp(prefix="ginenv-agent-")
         env = {name: os.environ[name] for name in KEPT_ENV if name in os.environ}
         env.update({"HOME": cwd, "TMPDIR": cwd, "PYTHONUNBUFFERED": "1", **self.extra_env})
         config = {
@@ -229,6 +224,8 @@ def strict_problem() -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"the sandbox could not be started ({err})"
+    finally:
+        remove_scratch(launch)
     if done.returncode == 0 and done.stdout.strip() == "ok":
         return None
     said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]

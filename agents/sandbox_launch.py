@@ -13,9 +13,10 @@ runs before, and outside, anything of ginenv) and takes one argument, a JSON obj
 - **strict**: first new Linux namespaces, unprivileged (a user namespace, then mount, PID, network,
   IPC and UTS ones): no network but a loopback that is down; a fresh ``/proc`` that shows the
   client's own processes only, so no ``/proc/PID`` of the harness exists for it; every mount of the
-  machine remounted read-only; fresh private ``tmpfs`` on ``/tmp``, ``/var/tmp`` and ``/dev/shm``,
-  the client's working folder inside the new ``/tmp``; each path of ``hide`` covered (a folder by
-  an empty read-only tmpfs, a file by ``/dev/null``). The client runs as PID 1 of its namespace,
+  machine remounted read-only (``/tmp`` included: a client may live there); a fresh private
+  ``tmpfs`` on ``/dev/shm`` and on its working folder ``cwd`` (an empty folder made for it), the
+  one place it writes; each path of ``hide`` covered (a folder by an empty read-only tmpfs, a file
+  by ``/dev/null``). The client runs as PID 1 of its namespace,
   a child of this launcher, which waits for it and exits as it did. A user id of 0 outside (a
   harness run as root) is mapped to an unprivileged one inside, so that the client holds no
   capability that could undo a mount.
@@ -139,7 +140,7 @@ def read_only_everything(keep):
 def cover(path):
     """Hide ``path`` from the client: an empty read-only tmpfs over a folder, /dev/null over a file."""
     if os.path.isdir(path):
-        empty = mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0")
+        empty = mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
         call(f"hiding {path}", empty)
     elif os.path.exists(path):
         call(f"hiding {path}", mount("/dev/null", path, None, MS_BIND))
@@ -162,13 +163,12 @@ def set_up_strict(cwd, hide):
     # A /proc of this PID namespace: the harness's processes have no entry in it.
     if mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC) != 0:
         call("hiding /proc", mount("tmpfs", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k"))
-    for scratch in ("/tmp", "/var/tmp", "/dev/shm"):
+    for scratch in ("/dev/shm", cwd):
         if os.path.isdir(scratch) and not os.path.islink(scratch):
-            fresh = mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+            fresh = mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=0700")
             call(f"a private {scratch}", fresh)
     for path in hide:
         cover(path)
-    os.makedirs(cwd, mode=0o700, exist_ok=True)
 
 
 def set_limits(limits):
