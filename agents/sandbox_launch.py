@@ -217,10 +217,10 @@ def wait_for(child):
         except InterruptedError:
             continue
     if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        killed_by = os.WTERMSIG(status)
+        signal.signal(killed_by, signal.SIG_DFL)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        os.kill(os.getpid(), sig)
+        os.kill(os.getpid(), killed_by)
     os._exit(os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else FAILED)
 
 

@@ -53,9 +53,12 @@ agents only. The key travels to the workers (pickled, local or Ray) but is never
 folder while the run goes on: ``config.json`` holds its commitment, which keys the folder, so secret
 and seeded results never mix and a resume needs the key given back. Whoever ran it discloses the key
 when the run ends (:func:`disclose_key`), and anyone can check the commitment and replay the deals.
-This holds against agents that cannot read the harness process's memory: ``exec:`` agents (another
-process) or code you trust; an in-process Python agent could inspect the interpreter. Replays are
-refused on secret deals (a replay shows a deal's cards to the pairings that still play it).
+The processes that hold the key are non-dumpable (:func:`~ginenv.agents.sandbox.undumpable`: the
+caller before the key exists, each local worker before it gets work), so no process of the same
+user reads their memory; ``exec:`` agents run in ``cfg.sandbox``, with the run folder hidden from a
+strict one. An in-process Python agent that is not ginenv's own (:func:`in_process`) could inspect
+the interpreter: such a run is not publishable (:func:`publishable`). Replays are refused on secret
+deals (a replay shows a deal's cards to the pairings that still play it).
 A ``checkpoint:PATH``
 agent keys the run folder by the file's content hash as well as its path, so a resume after the
 file changed is refused instead of mixing two networks.
@@ -309,6 +312,20 @@ def _compile_first(
     return record
 
 
+def _guarded(cfg: EvalConfig, out: str | Path, replays: bool) -> EvalConfig:
+    """``cfg`` with the run folder hidden from strict ``exec:`` agents (what it holds of finished
+    deals is the harness's, not theirs); on secret deals this process is made non-dumpable, as the
+    caller should have done before the key existed (see **Integrity**), and replays are refused."""
+    if replays and cfg.key is not None:
+        raise HarnessError(
+            "replays cannot be written on secret deals: a replay in the run folder shows a deal's cards "
+            "to the games that still play it; leave out --replays"
+        )
+    if cfg.key is not None:
+        undumpable()
+    return dataclasses.replace(cfg, sandbox=(cfg.sandbox or Sandbox()).hiding(out))
+
+
 def evaluate(
     cfg: EvalConfig,
     out: str | Path,
@@ -329,16 +346,7 @@ def evaluate(
     A ``cfg.key`` (secret deals) is never written here: the caller discloses it when everything that
     plays on those deals has ended (:func:`disclose_key`); ``replays`` are refused with it.
     """
-    if replays and cfg.key is not None:
-        raise HarnessError(
-            "replays cannot be written on secret deals: a replay in the run folder shows a deal's cards "
-            "to the games that still play it; leave out --replays"
-        )
-    if cfg.key is not None:
-        undumpable()  # the caller should have, before the key existed (see Integrity)
-    # The run folder is hidden from strict exec: agents: what it holds of finished deals is the
-    # harness's, not theirs.
-    cfg = dataclasses.replace(cfg, sandbox=(cfg.sandbox or Sandbox()).hiding(out))
+    cfg = _guarded(cfg, out, replays)
     n = workers or os.cpu_count() or 1
     resolved = resolve_agents(cfg, workers=2 if backend == "ray" or n > 1 else 1)
     folder = RunFolder(Path(out))
