@@ -333,10 +333,12 @@ def _allowed_opponents(opponent: str, preset: str) -> list[str]:
 
 
 def _harness_agent(name: str, rules: Rules) -> Any:
-    """The computer player ``name`` for ``rules``, as the evaluation harness builds it."""
+    """The computer player ``name`` for ``rules``, as the evaluation harness builds it; an ``exec:``
+    one in the strict sandbox where the machine has it (the server holds every table's deal key)."""
+    from ginenv.agents.sandbox import Sandbox, choose
     from ginenv.experiments.eval.harness import make_agent
 
-    return make_agent(name, rules=rules)
+    return make_agent(name, rules=rules, sandbox=Sandbox(choose("auto", secret=True)[0]))
 
 
 def _answer_errors(app: FastAPI) -> None:
