@@ -21,6 +21,7 @@ skipped, and fail in CI (tests/support/extras.py). Screenshots go to
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -125,6 +126,13 @@ def _opened(browser: Any, viewport: dict[str, int]) -> Iterator[tuple[Any, Any, 
 
 
 # ---------------------------------------------------------------------- reading and driving the page
+
+
+def _post(request: Any, url: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    """``POST url+path`` through a page's request context (its cookies), as the page's own script
+    sends it: JSON (``{}`` when there is nothing to say) with the page's ``Origin``."""
+    headers = {"Origin": url, "Content-Type": "application/json"}
+    return request.post(url + path, data=json.dumps(body or {}), headers=headers)
 
 
 def _state(page: Any) -> dict[str, Any]:
@@ -489,8 +497,8 @@ def test_two_tabs_play_two_independent_games(browser: Any, server: tuple[Backgro
         second.goto(srv.url)
         assert _loaded(second)["id"] == a["id"]
         # Another match gets a tab of its own through its address.
-        made = second.request.post(
-            f"{srv.url}/api/games", data={"opponent": OPPONENT, "preset": PRESET, "seed": 12}
+        made = _post(
+            second.request, srv.url, "/api/games", {"opponent": OPPONENT, "preset": PRESET, "seed": 12}
         )
         assert made.status == 201
         second.goto(f"{srv.url}/#game={made.json()['id']}")
@@ -816,17 +824,17 @@ def _choose(s: dict[str, Any]) -> str:
 
 def _finish_by_api(request: Any, url: str, game: str) -> dict[str, Any]:
     """Play computer match ``game`` to its end through the API (with the page's cookie)."""
-    path = f"{url}/api/games/{game}"
-    s = request.get(path).json()
+    path = f"/api/games/{game}"
+    s = request.get(url + path).json()
     for _ in range(5000):
         if s["stage"] == "over":
             return s
         if s["stage"] == "showdown":
-            r = request.post(f"{path}/next")
+            r = _post(request, url, f"{path}/next")
         elif s["turn"] == "opponent":
-            r = request.post(f"{path}/advance")
+            r = _post(request, url, f"{path}/advance")
         else:
-            r = request.post(f"{path}/action", data={"action": _choose(s)})
+            r = _post(request, url, f"{path}/action", {"action": _choose(s)})
         assert r.ok, r.text()
         s = r.json()
     raise AssertionError(f"the match did not end: {s}")
@@ -850,7 +858,7 @@ def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
         # Coming back resumes it; so does asking for the game of the day again.
         page.goto(srv.url)
         assert _loaded(page)["id"] == s["id"]
-        again = page.request.post(f"{srv.url}/api/games", data={"daily": True})
+        again = _post(page.request, srv.url, "/api/games", {"daily": True})
         assert again.ok and again.json()["id"] == s["id"]
         # Its replay cannot be read before it ends: not listed, not served.
         listed = page.request.get(f"{srv.url}/api/replays").json()["replays"]
@@ -872,7 +880,7 @@ def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
         expect(page.locator("#message")).to_contain_text("you played today's game", ignore_case=True)
         expect(page.locator("#setup")).to_be_visible()
         assert _state(page) is None
-        refused = page.request.post(f"{srv.url}/api/games", data={"daily": True})
+        refused = _post(page.request, srv.url, "/api/games", {"daily": True})
         assert refused.status == 409
 
 
@@ -1198,8 +1206,8 @@ def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
             if any(v["stage"] != "play" for v in views.values()):
                 break
             mover = next(p for p, v in views.items() if v["turn"] == "you")
-            r = mover.request.post(
-                f"{srv.url}/api/seats/{seats[mover]}/action", data={"action": _choose(views[mover])}
+            r = _post(
+                mover.request, srv.url, f"/api/seats/{seats[mover]}/action", {"action": _choose(views[mover])}
             )
             assert r.ok, r.text()
         assert views[host]["stage"] == "showdown", views[host]["stage"]
