@@ -93,8 +93,8 @@ def test_a_kill_at_any_moment_of_a_stop_publishes_no_match_in_progress(tmp_path:
         api = page_client(url, timeout=30)
         _check(api, games, seats, friends, replay_dir)
         # The matches end: one replay each, in the list and in the folder, and each opens.
-        ended = [api.delete(f"/api/games/{gid}").json()["replay"] for gid in games]
-        assert api.delete(f"/api/seats/{seats[1]}").json() == {"left": True}
+        ended = [api.request("DELETE", f"/api/games/{gid}", json={}).json()["replay"] for gid in games]
+        assert api.request("DELETE", f"/api/seats/{seats[1]}", json={}).json() == {"left": True}
         ended.append(api.get(f"/api/seats/{seats[0]}").json()["replay"])
         assert all(ended) and len(set(ended)) == len(ended)
         listed = [r["name"] for r in api.get("/api/replays").json()["replays"]]
