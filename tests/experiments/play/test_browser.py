@@ -1252,3 +1252,89 @@ def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
         guest.click("#new-match")
         expect(guest.locator("#setup")).to_be_visible()
         assert _current(guest) is None
+
+
+# ---------------------------------------------------------------------- a page of another site
+
+
+#: A page of another origin that tries to start a match at the play server, as any site could:
+#: a ``no-cors`` fetch (no preflight) and a form (its body made to look like JSON).
+CROSS_SITE_PAGE = """<!doctype html><html><body>
+<form id="form" method="post" enctype="text/plain" action="{url}/api/games">
+  <input name='{{"opponent": "random", "x": "' value='"}}'>
+</form>
+<script>
+  window.fetched = false;
+  fetch('{url}/api/games', {{method: 'POST', mode: 'no-cors'}})
+    .then(() => fetch('{url}/api/games', {{method: 'POST', mode: 'no-cors',
+                                           headers: {{'Content-Type': 'text/plain'}}, body: '{{}}'}}))
+    .finally(() => {{ window.fetched = true; }});
+</script></body></html>"""
+
+
+@contextmanager
+def _other_site(page: str) -> Iterator[str]:
+    """``page`` served at / by a small HTTP server of another origin (another port); its URL."""
+    import http.server
+    import threading
+
+    body = page.encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{site.server_address[1]}"
+    finally:
+        site.shutdown()
+        site.server_close()
+
+
+def test_only_the_page_itself_starts_matches_and_another_sites_page_cannot(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, _ = server
+    store = srv.app.state.store
+    with _opened(browser, DESKTOP) as (_context, page, _errors):
+        # The page itself: its match starts, the person moves and the computer answers (a
+        # body-less change, sent as {} by the page's script).
+        _start(page, srv.url)
+        s = _wait_for_person(page)
+        page.keyboard.press("p" if s["phase"] == "upcard" else "t")
+        _wait_after(page, s)
+        assert len(store) == 1
+        # A page of another origin, in the same browser (its cookie included), tries to start one.
+        answers: list[tuple[str, int]] = []
+        other = page.context.new_page()
+        other.on(
+            "response",
+            lambda r: answers.append((r.request.method, r.status)) if r.url.startswith(srv.url) else None,
+        )
+        with _other_site(CROSS_SITE_PAGE.format(url=srv.url)) as site:
+            other.goto(site)
+            other.wait_for_function("() => window.fetched === true")
+            with other.expect_navigation():
+                other.evaluate("document.getElementById('form').submit()")
+        # All three reached the server and were refused there: no table was made.
+        assert answers == [("POST", 403)] * 3, answers
+        assert "state changes are accepted only from this server's own page" in other.content()
+        assert len(store) == 1
+        other.close()
+        # The page's own body-less DELETE (Leave) passes: the match ends.
+        page.click("#leave")
+        page.click("#leave")
+        expect(page.locator("#setup")).to_be_visible()
+        assert len(store) == 0
