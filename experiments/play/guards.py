@@ -105,13 +105,11 @@ def _guarded_h11() -> type:
         request_timeout: float = REQUEST_TIMEOUT
         max_connections: int = 1024
         _deadline: asyncio.TimerHandle | None = None
-        #: When this connection began to wait for a request (its start, a request's first byte, the
-        #: end of its last answer): the one waiting longest makes room at the cap.
-        _quiet_since: float = 0.0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            if len(self.connections) > self.max_connections and not self._make_room():
+            full = len(self.connections) > self.max_connections
+            if full and not _close_longest_waiting(self, self.connections, self.max_connections):
                 # Answered and closed at once: its descriptor is free again in microseconds.
                 logger.warning(
                     "refused a connection: %d are open, the limit (ginenv play --max-connections)",
@@ -122,37 +120,6 @@ def _guarded_h11() -> type:
                 transport.close()
                 return
             self._arm()
-
-        def _make_room(self) -> bool:
-            """At the cap: close the connection that has waited longest without a request being
-            served on it (one still sending its request, or idle between two), so that a new
-            request is not turned away while slow or idle clients hold the connections; False if
-            every other connection is serving a request or a stream."""
-            waiting = [
-                c
-                for c in self.connections
-                if c is not self
-                and isinstance(c, _GuardedH11)
-                and not c.transport.is_closing()
-                and (c._deadline is not None or c.conn.their_state is h11.IDLE)
-            ]
-            if not waiting:
-                return False
-            oldest = min(waiting, key=lambda c: c._quiet_since)
-            logger.warning(
-                "closed the connection waiting longest for a request: %d are open, the limit "
-                "(ginenv play --max-connections)",
-                self.max_connections,
-            )
-            if oldest.conn.their_state is h11.SEND_BODY or oldest.conn.trailing_data[0]:
-                message = (
-                    f"the server holds {self.max_connections} connections, its limit, and this one "
-                    "had waited longest for its request: send it again"
-                )
-                oldest.transport.write(_raw_answer(503, "Service Unavailable", message))
-            oldest._disarm()
-            oldest.transport.close()
-            return True
 
         def data_received(self, data: bytes) -> None:
             if self._deadline is None and self.conn.their_state is h11.IDLE:
@@ -183,7 +150,7 @@ def _guarded_h11() -> type:
 
         def _arm(self) -> None:
             self._disarm()
-            self._quiet_since = self.loop.time()
+            self._quiet_since = self.loop.time()  # waiting for a request since (the cap's room)
             self._deadline = self.loop.call_later(self.request_timeout, self._expired)
 
         def _disarm(self) -> None:
@@ -204,6 +171,41 @@ def _guarded_h11() -> type:
             self.transport.close()
 
     return _GuardedH11
+
+
+def _close_longest_waiting(new: Any, connections: Iterable[Any], cap: int) -> bool:
+    """Close the connection (other than ``new``, of :func:`guarded_protocol`'s class) that has
+    waited longest without a request being served on it (one still sending its request, 503 then,
+    or idle between two), so that a new request is not turned away while slow or idle clients
+    hold the connections; False if every other connection is serving a request or a stream."""
+    import h11
+
+    guarded: Any = _guarded_h11()
+    waiting: list[Any] = [
+        c
+        for c in connections
+        if c is not new
+        and isinstance(c, guarded)
+        and not c.transport.is_closing()
+        and (c._deadline is not None or c.conn.their_state is h11.IDLE)
+    ]
+    if not waiting:
+        return False
+    oldest = min(waiting, key=lambda c: c._quiet_since)
+    logger.warning(
+        "closed the connection waiting longest for a request: %d are open, the limit "
+        "(ginenv play --max-connections)",
+        cap,
+    )
+    if oldest.conn.their_state is h11.SEND_BODY or oldest.conn.trailing_data[0]:
+        message = (
+            f"the server holds {cap} connections, its limit, and this one had waited longest for "
+            "its request: send it again"
+        )
+        oldest.transport.write(_raw_answer(503, "Service Unavailable", message))
+    oldest._disarm()
+    oldest.transport.close()
+    return True
 
 
 def guarded_protocol(request_timeout: float = REQUEST_TIMEOUT, max_connections: int | None = None) -> type:
