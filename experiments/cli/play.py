@@ -295,8 +295,9 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         type=int,
         action=checked(MAX_CONNECTIONS),
-        help="connections held open at once; more are answered 503 (default: the open-file limit "
-        "less a sixteenth of it or 32, whichever is larger)",
+        help="connections held open at once, push streams at most half of them; beyond, the one "
+        "waiting longest for a request is closed to make room, or the new one is answered 503 "
+        "(default: the open-file limit less a sixteenth of it or 32, whichever is larger)",
     )
     play.set_defaults(func=cmd_play)
 

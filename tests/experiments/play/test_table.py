@@ -30,7 +30,7 @@ from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_he
 from ginenv.experiments.play.server import STATIC_DIR, create_app
 from ginenv.experiments.play.table import Table, daily_key
 from play.privacy import card_names
-from play.serving import add_table, play_server, stop
+from play.serving import add_table, page_client, play_server, stop
 from policies import deck
 
 from ginenv.actions import action_id, action_name
@@ -566,11 +566,12 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
         again = ["--replay-dir", str(tmp_path), "--state-dir", str(tmp_path / "tables")]
         assert main(["play", "--no-browser", "--port", port, *again]) == 2
         # A match left unfinished is saved when the server is stopped with Ctrl-C.
-        view = httpx.post(f"{url}/api/games", json={}, timeout=5).json()
+        api = page_client(url, timeout=5)
+        view = api.post("/api/games", json={}).json()
         assert view["opponent"]["name"] == "easy" and view["preset"] == "seed004"
         gid = view["id"]
         move = "pass" if view["turn"] == "you" else None
-        r = httpx.post(f"{url}/api/games/{gid}/" + ("action" if move else "advance"), json={"action": move})
+        r = api.post(f"/api/games/{gid}/" + ("action" if move else "advance"), json={"action": move})
         assert r.status_code == 200, r.text
         out = stop(proc, signal.SIGINT)
         assert "1 unfinished match(es) saved" in out
