@@ -274,6 +274,8 @@ def _report_match(args: argparse.Namespace, cfg: EvalConfig, out: Path, unit: st
             "seed_drawn": args.seed_drawn,
             "turn_limit": cfg.turn_limit,
             **key_fields(cfg.key),
+            "publishable": summary["publishable"],
+            "not_publishable_because": summary["not_publishable_because"],
             "results": str(out),
         }
         print(json.dumps(strict_json(doc), indent=1, allow_nan=False))

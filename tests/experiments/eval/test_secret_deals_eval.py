@@ -79,6 +79,8 @@ def test_a_secret_run_prints_its_commitment_first_and_its_key_last(
     assert json.loads((out / "deal_key.json").read_text())["deal_key"] == key
     stored = json.loads((out / "config.json").read_text())
     assert stored["config"]["deal_commitment"] == commitment
+    assert doc["publishable"] is summary["publishable"] is True  # ginenv's own levels only
+    assert doc["not_publishable_because"] is None
     assert key not in (out / "config.json").read_text() + (out / "results.jsonl").read_text()
 
 
@@ -315,3 +317,32 @@ def test_ray_deals_the_same_secret_decks_as_this_process(tmp_path: Path) -> None
         return [(r["deal"], r["pair_luck"], r["pair_sum"]) for r in records]
 
     assert luck(remote) == luck(here)
+
+
+IN_PROCESS_AGENT = """
+from ginenv.agents.baselines.random_agent import RandomAgent
+
+
+class Mine(RandomAgent):
+    pass
+"""
+
+
+def test_a_secret_run_with_an_in_process_agent_is_not_publishable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "mine.py").write_text(IN_PROCESS_AGENT)
+    spec = f"{tmp_path / 'mine.py'}:Mine"
+    argv = ["match", spec, "greedy", "--hands", "2", *RUN, "--out", str(tmp_path / "run"), "--json"]
+    assert main([*argv, "--secret"]) == 0
+    captured = capsys.readouterr()
+    said = [line for line in captured.err.splitlines() if "not publishable" in line]
+    assert len(said) == 1 and f"{spec} ran inside the harness's processes, where the deal key is" in said[0]
+    assert "run it as exec:COMMAND for a rating you publish" in said[0]
+    doc = json.loads(captured.out)
+    assert doc["publishable"] is False and spec in doc["not_publishable_because"]
+    # On public deals nothing is publishable as a secret rating, and nothing is said as it starts.
+    assert main([*argv[:-3], "--out", str(tmp_path / "seeded"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "not publishable" not in captured.err
+    assert json.loads(captured.out)["not_publishable_because"] == "public deals (a seed): play --secret"
