@@ -11,7 +11,7 @@ This module owns what an out-of-process player may reach of the machine it plays
   it saw. Needs Linux with unprivileged user namespaces (:func:`strict_problem` says when not).
 - ``basic``: a fresh working folder that is not the run folder (removed when the client ends), a
   cleared environment (``PATH``, the locale, ``HOME`` and ``TMPDIR`` set to that folder), its own
-  process group, resource limits (CPU seconds, address space, open files, file size, no core
+  process group, resource limits (CPU seconds, memory, open files, file size, no core
   dumps) and no new privileges. It can still read what the user running the harness can read,
   write where that user can, and use the network.
 - ``off``: the client as the command says, in the current folder with this process's environment.
@@ -52,8 +52,9 @@ MODES: tuple[str, ...] = ("strict", "basic", "off")
 CHOICES: tuple[str, ...] = ("auto", *MODES)
 #: The launcher script (run as a file: it imports nothing of ginenv).
 LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
-#: Limits of one client process (one game): CPU seconds, address space, open files, file size.
-#: 4 GiB of address space starts Node.js, a JVM with a modest heap and Python with torch.
+#: Limits of one client process (one game): CPU seconds, memory, open files, file size. Memory is
+#: ``RLIMIT_DATA`` (the private writable memory it maps), not the address space: a JVM, V8 or Go
+#: reserve large unwritable ranges up front and would not start under an address-space limit.
 CPU_SECONDS = 3600
 MEMORY_BYTES = 4 << 30
 OPEN_FILES = 256

@@ -8,7 +8,7 @@ runs before, and outside, anything of ginenv) and takes one argument, a JSON obj
 ``{"mode": "basic"|"strict", "argv": [...], "env": {...}, "cwd": PATH, "hide": [PATH, ...],
 "limits": {"cpu": s, "memory": bytes, "files": n, "file_size": bytes}, "status_fd": n, "probe": bool}``
 
-- **basic**: resource limits (CPU seconds, address space, open files, file size, no core dumps),
+- **basic**: resource limits (CPU seconds, writable memory, open files, file size, no core dumps),
   no new privileges, then the client in ``cwd`` with exactly ``env``.
 - **strict**: first new Linux namespaces, unprivileged (a user namespace, then mount, PID, network,
   IPC and UTS ones): no network but a loopback that is down; a fresh ``/proc`` that shows the
@@ -174,7 +174,7 @@ def set_up_strict(cwd, hide):
 def set_limits(limits):
     for name, value in (
         ("RLIMIT_CPU", limits.get("cpu")),
-        ("RLIMIT_AS", limits.get("memory")),
+        ("RLIMIT_DATA", limits.get("memory")),
         ("RLIMIT_NOFILE", limits.get("files")),
         ("RLIMIT_FSIZE", limits.get("file_size")),
         ("RLIMIT_CORE", 0),

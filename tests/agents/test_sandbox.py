@@ -85,7 +85,7 @@ def test_basic_clears_the_environment_and_sets_limits(monkeypatch: pytest.Monkey
     code = (
         "import os, resource, json; r = resource; print(json.dumps({'env': dict(os.environ), "
         "'cwd': os.getcwd(), 'limits': [r.getrlimit(getattr(r, n))[0] for n in "
-        "('RLIMIT_NOFILE', 'RLIMIT_CORE', 'RLIMIT_AS', 'RLIMIT_CPU', 'RLIMIT_FSIZE')]}))"
+        "('RLIMIT_NOFILE', 'RLIMIT_CORE', 'RLIMIT_DATA', 'RLIMIT_CPU', 'RLIMIT_FSIZE')]}))"
     )
     status, out, _ = _run("basic", code)
     seen = json.loads(out)
