@@ -278,12 +278,13 @@ def create_app(
     ``app.state.play``, a :class:`~ginenv.experiments.play.context.PlayContext`.
     """
     allowed = _allowed_opponents(opponent, preset)
-    build = make_agent or _harness_agent
     trusted = trusted_proxies(forwarded_allow_ips)
     app = FastAPI(title="ginenv play", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     if state_dir is None:
         app.state.scratch = tempfile.TemporaryDirectory(prefix="ginenv-tables-")
         state_dir = Path(app.state.scratch.name)
+    # An exec: opponent sees neither the tables (their keys) nor the replays (whole decks).
+    build = make_agent or functools.partial(_harness_agent, hide=(state_dir, replay_dir))
     rebuild = functools.partial(Table.from_record, allowed=allowed, make_agent=build, replay_dir=replay_dir)
     store = TableStore(state_dir, rebuild, replay_dir=replay_dir, memory_limit=max_games, clock=clock)
     app.state.wakers = Wakers()
@@ -338,13 +339,15 @@ def _allowed_opponents(opponent: str, preset: str) -> list[str]:
     return allowed
 
 
-def _harness_agent(name: str, rules: Rules) -> Any:
+def _harness_agent(name: str, rules: Rules, hide: tuple[Path, ...] = ()) -> Any:
     """The computer player ``name`` for ``rules``, as the evaluation harness builds it; an ``exec:``
-    one in the strict sandbox where the machine has it (the server holds every table's deal key)."""
+    one in the strict sandbox where the machine has it (the server holds every table's deal key),
+    with the folders ``hide`` hidden from it."""
     from ginenv.agents.sandbox import Sandbox, choose
     from ginenv.experiments.eval.harness import make_agent
 
-    return make_agent(name, rules=rules, sandbox=Sandbox(choose("auto", secret=True)[0]))
+    sandbox = Sandbox(choose("auto", secret=True)[0]).hiding(*hide)
+    return make_agent(name, rules=rules, sandbox=sandbox)
 
 
 def _answer_errors(app: FastAPI) -> None:

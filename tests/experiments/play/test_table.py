@@ -648,3 +648,18 @@ def test_card_names_skips_random_identifiers_but_not_cards() -> None:
     view = {"id": "GOuVvdNa88PaX-Qd", "invite": "/#join=x-7h", "hand": ["Qd", "Ts"], "events": [{"id": "As"}]}
     assert card_names(view) == {"Qd", "Ts"}
     assert card_names({"text": "takes the 7h"}) == {"7h"}
+
+
+def test_an_exec_opponent_cannot_see_the_tables_or_the_replays(tmp_path: Path) -> None:
+    from ginenv.agents.sandbox import strict_problem
+
+    from ginenv.rules import Rules
+
+    state, replays = tmp_path / "state", tmp_path / "replays"
+    app = create_app(state_dir=state, replay_dir=replays, opponent="exec:python3 -c 1")
+    agent = app.state.play.build("exec:python3 -c 1", Rules())
+    # The strict sandbox where the machine has it (the server holds every table's key), the state
+    # folder (the keys) and the replay folder (whole decks) hidden from the program either way.
+    assert agent.sandbox.mode == ("strict" if strict_problem() is None else "basic")
+    assert {str(state.resolve()), str(replays.resolve())} <= set(agent.sandbox.hide)
+    app.state.store.close()
