@@ -517,7 +517,10 @@ def unsandboxed_processes(tree: Tree) -> list[Finding]:
     for module in tree.modules.values():
         if module.name in PROCESS_STARTERS:
             continue
-        parsed = ast.parse(module.path.read_text(encoding="utf-8"))
+        try:
+            parsed = ast.parse(module.path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # an unreadable module is its own finding
         for node in ast.walk(parsed):
             if isinstance(node, ast.Call) and STARTING_CALLS.search(call_name(node.func)):
                 found.append(
