@@ -35,6 +35,7 @@ import os
 import resource
 import signal
 import sys
+from typing import Any, NoReturn
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -78,7 +79,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 
 
-def fail(message):
+def fail(message: str) -> NoReturn:
+    """Say ``message`` on stderr and on the status pipe, and exit with :data:`FAILED`."""
     line = f"ginenv sandbox: {message}\n"
     sys.stderr.write(line)
     sys.stderr.flush()
@@ -88,25 +90,29 @@ def fail(message):
     os._exit(FAILED)
 
 
-def call(name, result):
+def call(name: str, result: int) -> None:
+    """Fail, naming ``name`` and the C error, unless a libc call's ``result`` is 0."""
     if result != 0:
         err = ctypes.get_errno()
         fail(f"{name} failed: {os.strerror(err)}")
 
 
-def mount(source, target, fstype, flags, data=None):
-    def enc(text):
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> int:
+    """libc ``mount(2)`` (0, or -1 with errno set)."""
+
+    def enc(text: str | None) -> bytes | None:
         return None if text is None else text.encode()
 
     return _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data))
 
 
-def write(path, text):
+def write(path: str, text: str) -> None:
+    """Write ``text`` to the file ``path`` (a /proc control file)."""
     with open(path, "w") as fh:
         fh.write(text)
 
 
-def mount_points():
+def mount_points() -> list[tuple[str, list[str]]]:
     """Every mount point of this namespace with its per-mount options, parents first."""
     found = []
     with open("/proc/self/mountinfo") as fh:
@@ -118,7 +124,7 @@ def mount_points():
     return found
 
 
-def read_only_everything(keep):
+def read_only_everything(keep: str) -> None:
     """Remount every mount read-only (keeping the locked options), except ``keep`` and under it."""
     for point, options in mount_points():
         if point == keep or point.startswith(keep.rstrip("/") + "/"):
@@ -137,7 +143,7 @@ def read_only_everything(keep):
             fail(f"could not make {point} read-only: {os.strerror(err)}")
 
 
-def cover(path):
+def cover(path: str) -> None:
     """Hide ``path`` from the client: an empty read-only tmpfs over a folder, /dev/null over a file."""
     if os.path.isdir(path):
         empty = mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
@@ -146,7 +152,7 @@ def cover(path):
         call(f"hiding {path}", mount("/dev/null", path, None, MS_BIND))
 
 
-def enter_namespaces():
+def enter_namespaces() -> None:
     """New user, mount, PID, network, IPC and UTS namespaces; the caller's ids mapped to unprivileged ones."""
     uid, gid = os.getuid(), os.getgid()
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
@@ -156,7 +162,7 @@ def enter_namespaces():
     write("/proc/self/gid_map", f"{gid or INNER_ID} {gid} 1")
 
 
-def set_up_strict(cwd, hide):
+def set_up_strict(cwd: str, hide: list[str]) -> None:
     """The mounts of strict mode (run as PID 1 of the new namespaces)."""
     call("making mounts private", mount(None, "/", None, MS_REC | MS_PRIVATE))
     read_only_everything(keep="/proc")
@@ -171,7 +177,8 @@ def set_up_strict(cwd, hide):
         cover(path)
 
 
-def set_limits(limits):
+def set_limits(limits: dict[str, int | None]) -> None:
+    """Set the client's resource limits (none above the hard limits it was given)."""
     for name, value in (
         ("RLIMIT_CPU", limits.get("cpu")),
         ("RLIMIT_DATA", limits.get("memory")),
@@ -190,7 +197,8 @@ def set_limits(limits):
             fail(f"could not set {name}: {err}")
 
 
-def run_client(config):
+def run_client(config: dict[str, Any]) -> NoReturn:
+    """Limits, no new privileges, the working folder, then the client (or ``ok`` for a probe)."""
     set_limits(config.get("limits", {}))
     call("no new privileges", _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
     os.chdir(config["cwd"])
@@ -204,7 +212,7 @@ def run_client(config):
         fail(f"could not start {argv[0]}: {err.strerror}")
 
 
-def wait_for(child):
+def wait_for(child: int) -> NoReturn:
     """Relay the stop signals to the client, wait for it, and end as it ended."""
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, _frame: os.kill(child, signal.SIGKILL))
@@ -224,7 +232,8 @@ def wait_for(child):
     os._exit(os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else FAILED)
 
 
-def main():
+def main() -> None:
+    """Set the sandbox of ``sys.argv[1]``'s config up and become its client (see the module docstring)."""
     config = json.loads(sys.argv[1])
     if config.get("status_fd") is not None:
         _status[0] = int(config["status_fd"])
