@@ -113,7 +113,7 @@ def typecheck_tree() -> Path:
         # Its modules and its subpackages (ginenv.kernels); caches and data stay out.
         if source.suffix == ".py" or (source / "__init__.py").is_file():
             (package / source.name).symlink_to(source, target_is_directory=source.is_dir())
-    for sub in ("agents", "experiments"):
+    for sub in ("agents", "experiments", "configs"):
         (package / sub).symlink_to(ROOT / sub, target_is_directory=True)
     return package
 

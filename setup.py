@@ -8,7 +8,7 @@ package below each of them: a new subpackage ships without anyone listing it.
 
 Discovery is setuptools' namespace discovery (``find_namespace_packages``): it finds the folders
 with an ``__init__.py`` and also the data folders without one (``agents/neural/data``,
-``experiments/configs``, ``experiments/eval/data``, ``experiments/play/static``). Python can import
+``experiments/eval/data``, ``experiments/play/static``). Python can import
 those as namespace packages, so setuptools wants them named among the packages: left out, ``python
 -m build`` warns that each "is absent from the `packages` configuration". Their files are package
 data, declared per folder in pyproject.toml. tests/test_packaging.py builds the sdist and the wheel
@@ -21,7 +21,12 @@ from setuptools import find_namespace_packages, setup
 
 HERE = Path(__file__).resolve().parent
 #: Installed package name -> the repository folder it is built from.
-ROOTS = {"ginenv": "ginenv", "ginenv.agents": "agents", "ginenv.experiments": "experiments"}
+ROOTS = {
+    "ginenv": "ginenv",
+    "ginenv.agents": "agents",
+    "ginenv.experiments": "experiments",
+    "ginenv.configs": "configs",
+}
 #: Folders that are never packages: bytecode caches (a name with a dot, as ``.ipynb_checkpoints``,
 #: is never found).
 EXCLUDE = ("__pycache__", "*.__pycache__")

@@ -3,7 +3,7 @@
 A config is named either by a shipped config's NAME or by the path of a YAML file: a string that is
 exactly a shipped name means the shipped config, anything else is a path. The shipped configs
 (``ladder``, ``ladder_big``, ``ppo``, ``neural``, ``master_ppo``) are package data of
-``ginenv.experiments`` (``experiments/configs/*.yaml`` in the repository), read through
+``ginenv.configs`` (``configs/*.yaml`` at the repository's top), read through
 :mod:`importlib.resources`, so they work from any folder and from a wheel; ``ginenv config copy NAME
 [DEST]`` writes one out to edit (:func:`copy_shipped_config`) and ``--config DEST`` runs the copy.
 
@@ -33,8 +33,8 @@ from ginenv.validation import is_int
 
 T = TypeVar("T")
 
-#: The package whose ``configs/`` folder holds the shipped configs (``experiments/configs/``).
-SHIPPED_PACKAGE = "ginenv.experiments"
+#: The package that holds the shipped configs (``configs/`` at the repository's top).
+SHIPPED_PACKAGE = "ginenv.configs"
 SHIPPED_SUFFIX = ".yaml"
 
 
@@ -43,7 +43,7 @@ SHIPPED_SUFFIX = ".yaml"
 
 def shipped_configs() -> list[str]:
     """The names of the shipped configs, sorted (``ladder``, ``ppo``, ...)."""
-    folder = resources.files(SHIPPED_PACKAGE).joinpath("configs")
+    folder = resources.files(SHIPPED_PACKAGE)
     return sorted(
         entry.name.removesuffix(SHIPPED_SUFFIX)
         for entry in folder.iterdir()
@@ -60,7 +60,7 @@ def shipped_config_text(name: str) -> str:
     """The YAML text of the shipped config ``name``; an unknown name: UsageError listing the known."""
     if name not in shipped_configs():
         raise UsageError(f"no shipped config named {name!r}; {known_configs()}")
-    return resources.files(SHIPPED_PACKAGE).joinpath("configs").joinpath(name + SHIPPED_SUFFIX).read_text()
+    return resources.files(SHIPPED_PACKAGE).joinpath(name + SHIPPED_SUFFIX).read_text()
 
 
 def is_shipped_config(ref: str | Path) -> bool:

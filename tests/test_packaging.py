@@ -54,7 +54,12 @@ from ginenv import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Repository folder -> its installed package (setup.py maps the same three roots).
-ROOTS = {"ginenv": "ginenv", "agents": "ginenv/agents", "experiments": "ginenv/experiments"}
+ROOTS = {
+    "ginenv": "ginenv",
+    "agents": "ginenv/agents",
+    "experiments": "ginenv/experiments",
+    "configs": "ginenv/configs",
+}
 SHIPPED_CONFIGS = ("ladder", "ladder_big", "master_ppo", "neural", "ppo")
 LADDER_AGENTS = ["random", "easy", "normal", "hard", "neural", "expert", "master"]
 #: Never copied into the build: environments, caches, build and run outputs, the VCS.
@@ -181,7 +186,7 @@ def test_the_wheel_holds_every_package_and_the_package_data(release: Release) ->
     # (research/: in the sdist, for its tests, never in the wheel).
     assert {n.split("/")[0] for n in names} == {"ginenv", f"ginenv-{__version__}.dist-info"}
     data = {
-        *(f"ginenv/experiments/configs/{c}.yaml" for c in SHIPPED_CONFIGS),
+        *(f"ginenv/configs/{c}.yaml" for c in SHIPPED_CONFIGS),
         "ginenv/agents/neural/data/neural.pt",
         "ginenv/agents/clients/random_client.js",
         "ginenv/experiments/eval/data/luck_value.json",
@@ -345,7 +350,7 @@ def test_the_installed_wheel_runs_from_an_empty_folder(release: Release, fresh, 
     assert os.listdir(work) == []
 
     assert run(ginenv, "--version") == f"ginenv {__version__}\n"
-    assert run(ginenv, "config", "show", "ppo") == (ROOT / "experiments" / "configs" / "ppo.yaml").read_text()
+    assert run(ginenv, "config", "show", "ppo") == (ROOT / "configs" / "ppo.yaml").read_text()
     # The recipe's configs start from files only a checkout's research code makes: the list says so.
     listed = " ".join(run(ginenv, "config", "list").split())
     assert (
@@ -404,29 +409,35 @@ def test_the_installed_wheel_runs_from_an_empty_folder(release: Release, fresh, 
 
 
 def test_user_agents_and_experiments_packages_do_not_collide(tmp_path: Path) -> None:
-    for name in ("agents", "experiments"):
+    for name in ("agents", "experiments", "configs"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(f"OWNER = 'user {name}'\n")
     script = (
-        "import agents, experiments\n"
+        "import agents, experiments, configs\n"
         "from ginenv import agents as ginenv_agents\n"
         "from ginenv.experiments import cli\n"
-        "print(agents.OWNER, '|', experiments.OWNER)\n"
+        "from ginenv.experiments.config import shipped_configs\n"
+        "print(agents.OWNER, '|', experiments.OWNER, '|', configs.OWNER)\n"
         "print(type(ginenv_agents.make('greedy')).__name__, '|', cli.main.__module__)\n"
+        "print('ladder' in shipped_configs())\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    assert out == ["user agents | user experiments", "GreedyAgent | ginenv.experiments.cli"]
+    assert out == [
+        "user agents | user experiments | user configs",
+        "GreedyAgent | ginenv.experiments.cli",
+        "True",
+    ]
 
 
 def test_no_top_level_agents_or_experiments_is_installed(tmp_path: Path) -> None:
     # From an empty folder, the bare names must not resolve to ginenv's folders.
     script = (
         "import importlib.util\n"
-        "print(importlib.util.find_spec('agents'), importlib.util.find_spec('experiments'))\n"
+        "print(*(importlib.util.find_spec(n) for n in ('agents', 'experiments', 'configs')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
     ).stdout.strip()
-    assert out == "None None"
+    assert out == "None None None"

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Where the release speaks to users: the README, the manual (pages and the scripts it includes), the
 #: notebooks, the changelog, and the sources whose help texts and error messages name commands.
 TEXTS = ("README.md", "CHANGELOG.md", "docs/**/*.md", "docs/**/*.py", "notebooks/*.ipynb", "notebooks/*.md")
-SOURCES = ("ginenv/**/*.py", "agents/**/*.py", "experiments/**/*.py", "experiments/configs/*.yaml")
+SOURCES = ("ginenv/**/*.py", "agents/**/*.py", "experiments/**/*.py", "configs/*.yaml")
 #: Addresses of the project's own that do not exist: a repository, a docs site, an index page, a tag.
 OWN_ADDRESS = re.compile(
     r"github\.com/ginenv|ginenv\.github\.io|ginenv\.readthedocs|pypi\.org/project/ginenv|releases/tag/v"

@@ -1,4 +1,4 @@
-"""The shipped configs (package data of ginenv.experiments, experiments/configs/*.yaml): looked up by
+"""The shipped configs (package data of ginenv.configs, configs/*.yaml at the top): looked up by
 name wherever a config is named, a path otherwise; listed, printed and copied out by ``ginenv config``."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ginenv.experiments.eval.config import (
 )
 from ginenv.experiments.train.args import Args
 
-FOLDER = Path(__file__).resolve().parents[3] / "experiments" / "configs"
+FOLDER = Path(__file__).resolve().parents[3] / "configs"
 LADDERS = ("ladder", "ladder_big")
 TRAINING = ("master_ppo", "neural", "ppo")
 
