@@ -13,12 +13,14 @@ is loaded on its next request (:class:`~ginenv.experiments.play.store.TableStore
   An open page, a join or a spectator does not make a table live: an adversary who opens pages on
   tables it made keeps none of them from making room.
 - **Room.** The server stores at most :data:`MAX_TABLES`. That cap is not what bounds an adversary
-  (its shares do, and a /16 holds :data:`PER_NETWORK`): it bounds the disk, at a few kilobytes a
-  row (a match's moves; 250,000 tables are about 1 GB of SQLite) and the time of the rare queries
-  that walk every row (expiry, a full server's answer). Beyond it, a new table takes the place of
-  an idle one: a finished one first, then one where no move was made (an unused invitation), then
-  the others, the least recently touched first; a live table is never dropped, and when every one
-  is live the new one is refused (503) with when the first of them may go quiet.
+  (its shares do, and a /16 holds :data:`PER_NETWORK`): it bounds the disk, at about 1.4 KB a
+  table with its keys and indexes, more for a long match's moves (100,000 tables of a few moves
+  measured 132 MiB: ``benchmarks/bench_table_budget.py --stored 100000``; 250,000 are some
+  hundreds of MB to a few GB), and the rare queries that walk many rows (a full server's answer,
+  a search for room among live tables). Memory does not grow with it. Beyond it, a new table takes
+  the place of an idle one: a finished one first, then one where no move was made (an unused
+  invitation), then the others, the least recently touched first; a live table is never dropped,
+  and when every one is live the new one is refused (503) with when the first may go quiet.
 - **Expiry.** A table untouched for :data:`ABANDONED_AFTER` (7 days) expires; finished, or without a
   move, after :data:`FINISHED_AFTER` or :data:`EMPTY_AFTER`.
 """
@@ -173,8 +175,8 @@ class Budget:
         ).fetchone()
         again = f"try again at {when(quiet + self.live_for, now)}" if quiet else "try again once a match ends"
         return (
-            f"this server holds {held} tables, its limit, and every one is in play (each of its "
-            f"players made a move in the last {duration(self.live_for)}): {again}"
+            f"this server holds {held} tables, its limit, and every one is in play (each person at it "
+            f"made a move in the last {duration(self.live_for)}): {again}"
         )
 
     def expired(self, db: sqlite3.Connection, now: float) -> list[str]:

@@ -243,7 +243,8 @@ def test_100k_stored_tables_are_counted_by_index_and_make_room_in_order(tmp_path
     _fill(tmp_path / "tables" / DB_FILE, rows)
     store = _store(tmp_path, clock=lambda: NOW, max_tables=100_000, per_address=10, per_network=48_799)
     assert len(store) == 100_000
-    # 10.0.0.1 holds 10 (its limit); its /24 200 (the block's); 10.1.0.0/16 48,799 (244 blocks, one table over).
+    # 10.0.0.1 holds 10 (its limit); its /24 200 (the block's); 10.1.0.0/16 48,799 (244 blocks,
+    # one table over).
     assert _refused(store, "10.0.0.1").startswith("this address holds 10 tables")
     assert _refused(store, "10.0.0.99").startswith("the addresses of 10.0.0.0/24 hold 200 tables")
     assert _refused(store, "10.1.250.1").startswith("the addresses of 10.1.0.0/16 hold 48799 tables")

@@ -334,7 +334,7 @@ def test_a_full_server_of_live_tables_refuses_and_says_when_to_come_back(tmp_pat
     with pytest.raises(PlayError) as err:
         store.add(_friend())
     assert err.value.status == 503 and str(err.value) == (
-        "this server holds 2 tables, its limit, and every one is in play (each of its players made a "
+        "this server holds 2 tables, its limit, and every one is in play (each person at it made a "
         "move in the last 10 min): try again at 1970-01-12 13:56 UTC (in 10 min)"
     )
     now[0] += LIVE_FOR + 1
