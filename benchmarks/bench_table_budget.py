@@ -6,7 +6,8 @@
     python benchmarks/bench_table_budget.py --stored 100000  # RSS and latency at 0, 10k, 100k tables
 
 Both modes start ``ginenv play --no-browser --port 0`` (the real uvicorn server, in its own
-process, with temporary state and replay folders) on 127.0.0.1, as ``bench_play_load.py`` does.
+process, with temporary state and replay folders) on 127.0.0.1, as ``bench_play_load.py`` does;
+the clients are httpx's (the ``test`` extra), sending ``Origin`` and ``Content-Type`` as the page does.
 
 - **The attack** (the default). ``--addresses`` loopback addresses (Linux routes all of 127/8 to
   this machine; each request leaves from its address, bound as the client's source), ``--per-block``
