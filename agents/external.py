@@ -23,9 +23,11 @@ every later call raises the same forfeit at once. The arena scores the forfeit.
 
 Processes: the command is split with :func:`shlex.split` and started without a shell at the first
 ``reset``, in a new session (its own process group) so that ``close`` and a forfeit kill the client
-and any children it spawned. stderr is drained by a thread (a chatty client never blocks on it) and
-its last lines explain a death. Tested on Linux. Windows is untested: the time limit is written to
-work there (threads, no ``select``), but only the client itself is killed, not its children.
+and any children it spawned, inside a sandbox (:mod:`ginenv.agents.sandbox`: basic by default, a
+fresh folder, a cleared environment and limits; strict on a harness's secret deals). stderr is
+drained by a thread (a chatty client never blocks on it) and its last lines explain a death.
+Tested on Linux. Windows is untested: the time limit is written to work there (threads, no
+``select``), but only the client itself is killed, not its children.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 from ginenv.agents.base import Agent, AgentForfeit, Observation
+from ginenv.agents.sandbox import Launch, Sandbox, remove_scratch, start
 
 from ginenv.actions import UnknownActionError, action_id, action_name
 from ginenv.cards import CARD_NAMES, cards_of
@@ -245,12 +248,17 @@ class ExternalAgent(Agent):
         rules: Rules | None = None,
         time_limit: float = DEFAULT_TIME_LIMIT,
         startup_time: float = DEFAULT_STARTUP_TIME,
+        sandbox: Sandbox | None = None,
     ) -> None:
-        """``command``: the client's command line (POSIX shell words, run without a shell, in the
-        current folder). ``seed`` seeds the hand seeds sent when ``reset`` gets none. ``time_limit``:
-        seconds per decision; ``startup_time``: extra seconds for the process's first decision."""
+        """``command``: the client's command line (POSIX shell words, run without a shell).
+        ``seed`` seeds the hand seeds sent when ``reset`` gets none. ``time_limit``: seconds per
+        decision; ``startup_time``: extra seconds for the process's first decision. ``sandbox``:
+        where the client runs (:mod:`ginenv.agents.sandbox`; default the basic one: a fresh folder,
+        a cleared environment, limits)."""
         super().__init__(seed=seed, rules=rules)
         self.argv = _split(command)
+        self.sandbox = Sandbox() if sandbox is None else sandbox
+        self._launch: Launch | None = None
         self.command = command
         if not (time_limit > 0 and math.isfinite(time_limit)):
             raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
@@ -359,18 +367,15 @@ class ExternalAgent(Agent):
     # ------------------------------------------------------------------ the process
 
     def _start(self) -> None:
-        env = dict(os.environ)
-        # A Python client that prints without flush would otherwise sit on its reply until the
-        # time limit (pipes are block-buffered); other languages must flush themselves.
-        env.setdefault("PYTHONUNBUFFERED", "1")
         kwargs: dict[str, Any] = {}
         if os.name == "posix":
             kwargs["start_new_session"] = True
         else:  # pragma: no cover - Windows
             kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
         try:
-            proc = subprocess.Popen(
+            proc, self._launch = start(
                 self.argv,
+                self.sandbox,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -379,7 +384,6 @@ class ExternalAgent(Agent):
                 # Bytes that are not UTF-8 become U+FFFD and then fail as an unknown action.
                 errors="replace",
                 bufsize=1,
-                env=env,
                 **kwargs,
             )
         except (OSError, ValueError) as err:
@@ -472,6 +476,7 @@ class ExternalAgent(Agent):
         if proc.stdin is not None:
             with contextlib.suppress(OSError):
                 proc.stdin.close()
+        remove_scratch(self._launch)
         return status
 
     # ------------------------------------------------------------------ messages

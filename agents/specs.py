@@ -51,6 +51,7 @@ from typing import Any, Literal
 
 from ginenv.agents import registry
 from ginenv.agents.base import Agent
+from ginenv.agents.sandbox import Sandbox
 
 from ginenv.rules import Rules
 
@@ -261,13 +262,16 @@ def make(
     rules: Rules | None = None,
     *,
     time_limit: float | None = None,
+    sandbox: Sandbox | None = None,
     **kwargs: Any,
 ) -> Agent:
     """A new agent built from ``spec`` by the one building protocol (see the module docstring).
 
     ``seed`` seeds it until the first ``reset``; ``rules`` are the table's (default: the standard
     rules), set as :attr:`Agent.rules` whatever the factory does; ``time_limit`` is the per-decision
-    limit in seconds of an ``exec:`` agent (ignored otherwise); ``kwargs`` go to the factory
+    limit in seconds of an ``exec:`` agent and ``sandbox`` where its process runs
+    (:mod:`ginenv.agents.sandbox`; default the basic one), both ignored otherwise; ``kwargs`` go to
+    the factory
     (``digest=SHA256`` for a checkpoint: refuse a file whose content changed).
 
     Raises :class:`~ginenv.agents.registry.UnknownAgentError` for an unknown name,
@@ -287,7 +291,7 @@ def make(
         from ginenv.agents.external import DEFAULT_TIME_LIMIT, ExternalAgent
 
         limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-        agent = ExternalAgent(s.target, seed=seed, rules=table, time_limit=limit, **kwargs)
+        agent = ExternalAgent(s.target, seed=seed, rules=table, time_limit=limit, sandbox=sandbox, **kwargs)
     else:
         factory = factory_of(s)
         call: dict[str, Any] = dict(kwargs)

@@ -203,6 +203,8 @@ def user_classes(run: Run) -> list[type]:
         """An HTTP session of ``user`` whose connections leave from ``address``."""
         pool = PoolManager(num_pools=2, maxsize=2, source_address=(address, 0))
         client = HttpSession(run.url, user.environment.events.request, user, pool_manager=pool)
+        # As the page's own requests: the server takes changes only from its own page.
+        client.headers["Origin"] = run.url
         # requests reads the proxy variables of the environment for every request otherwise: a
         # fifth of the load generator's CPU (py-spy), on the two cores the server also runs on.
         client.trust_env = False
@@ -361,7 +363,9 @@ def user_classes(run: Run) -> list[type]:
                 return
             if stage == "showdown":
                 for s, seat in enumerate(self.seats):
-                    r = seat.client.post(f"/api/seats/{seat.token}/next", name="/api/seats/[seat]/next")
+                    r = seat.client.post(
+                        f"/api/seats/{seat.token}/next", json={}, name="/api/seats/[seat]/next"
+                    )
                     if r.status_code != 200:
                         run.error(
                             f"table {self.index} seat {s}: Next hand answered {r.status_code}: {r.text[:200]}"

@@ -62,8 +62,9 @@ class ProbeTable:
         """One request on a new connection from ``seat``'s address; the status and the JSON."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=30, source_address=(seat.address, 0))
         try:
-            data = None if body is None else json.dumps(body)
-            conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            # JSON with the page's Origin, as the page's own requests: the server takes no other.
+            headers = {"Content-Type": "application/json", "Origin": f"http://{self.host}:{self.port}"}
+            conn.request(method, path, body=json.dumps({} if body is None else body), headers=headers)
             answer = conn.getresponse()
             return answer.status, json.loads(answer.read() or b"null")
         finally:

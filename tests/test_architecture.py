@@ -362,6 +362,26 @@ def test_a_guessable_generator_where_secrecy_matters_is_found(tmp_path: Path) ->
     assert "imports random" in found[2] and "calls np.random.default_rng" in found[1]
 
 
+def test_a_program_started_outside_the_sandbox_is_found(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "agents/external.py": "import subprocess\n\nproc = subprocess.Popen(['client'])\n",
+            "agents/helper.py": "import os\n\ndef f():\n    os.execv('/bin/sh', ['sh'])\n",
+            "experiments/eval/units.py": "import subprocess\n\nx: subprocess.Popen[str] | None = None\n",
+            "ginenv/tool.py": "import subprocess\n\nsubprocess.run(['ls'], check=True)\n",
+            "agents/sandbox.py": "import subprocess\n\nsubprocess.Popen(['launcher'])\n",  # the one starter
+        },
+    )
+    found = findings(tmp_path, "unsandboxed-process")
+    assert [f.split(": ")[1] for f in found] == [
+        "agents/external.py:3",
+        "agents/helper.py:4",
+        "ginenv/tool.py:3",
+    ]
+    assert "calls subprocess.Popen: start a program through ginenv.agents.sandbox.start" in found[0]
+
+
 def test_a_script_named_after_a_module_it_imports_is_found(tmp_path: Path) -> None:
     write_tree(
         tmp_path,

@@ -53,6 +53,12 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     directives of ``docs/``) and the ``python -m name`` commands of the README and the manual (the
     reports are left out: they record what was run then). Reaching a module runs its enclosing
     packages, and a reached package's ``__main__`` is its ``python -m`` command.
+``unsandboxed-process`` (:func:`unsandboxed_processes`)
+    No module of the package starts a program but the sandbox (:data:`PROCESS_STARTERS`:
+    ``ginenv.agents.sandbox`` and its launcher): no call of ``subprocess.Popen``, ``run``, ``call``,
+    ``check_call``, ``check_output``, ``os.system``, ``os.exec*``, ``os.spawn*``,
+    ``os.posix_spawn*`` or ``os.fork`` elsewhere. Every ``exec:`` agent then runs in a sandbox,
+    whoever starts it. (``multiprocessing`` workers run ginenv's own code and are not programs.)
 ``record-columns`` (:func:`record_columns`)
     No module above the core (``ginenv.agents``, ``ginenv.experiments``) and no script
     (:data:`SCRIPT_FOLDERS`: research included) names a column of the hand record: an upper-case
@@ -107,6 +113,11 @@ IMPORT_CALLS = frozenset({"importlib.import_module", "import_module", "__import_
 #: beside pyproject.toml's and the manual's: the agents package registers every built-in agent.
 REACHED_LAYERS = ABOVE_CORE
 ENTRY_MODULES = ("ginenv.agents",)
+#: The only modules that may start a program (see ``unsandboxed-process``), and the calls that do.
+PROCESS_STARTERS = ("ginenv.agents.sandbox", "ginenv.agents.sandbox_launch")
+STARTING_CALLS = re.compile(
+    r"(subprocess\.(Popen|run|call|check_call|check_output)|os\.(system|fork|exec\w*|spawn\w*|posix_spawn\w*))$"
+)
 #: The module that owns the hand record's layout (see ``record-columns``).
 RECORD_MODULE = "ginenv.kernels.hand"
 #: pyproject.toml's tables whose values are ``module:object`` entries (a ``[section]`` header prefix).
@@ -500,6 +511,29 @@ def guessable_random(tree: Tree) -> list[Finding]:
     return found
 
 
+def unsandboxed_processes(tree: Tree) -> list[Finding]:
+    """Programs started outside :data:`PROCESS_STARTERS` (see the module docstring)."""
+    found = []
+    for module in tree.modules.values():
+        if module.name in PROCESS_STARTERS:
+            continue
+        try:
+            parsed = ast.parse(module.path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # an unreadable module is its own finding
+        for node in ast.walk(parsed):
+            if isinstance(node, ast.Call) and STARTING_CALLS.search(call_name(node.func)):
+                found.append(
+                    Finding(
+                        "unsandboxed-process",
+                        tree.where(module.name, node.lineno),
+                        f"{module.name} calls {call_name(node.func)}: start a program through "
+                        "ginenv.agents.sandbox.start, so that it runs in a sandbox",
+                    )
+                )
+    return found
+
+
 def self_imports(tree: Tree) -> list[Finding]:
     """Scripts that import a top-level module of their own name (see the module docstring)."""
     found = []
@@ -670,6 +704,7 @@ RULES = (
     self_imports,
     unreached_modules,
     record_columns,
+    unsandboxed_processes,
 )
 
 
@@ -695,6 +730,7 @@ def main(argv: list[str]) -> int:
         "self-import",
         "unreached-module",
         "record-columns",
+        "unsandboxed-process",
     )
     counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
     print(f"{len(findings)} findings ({counts})")

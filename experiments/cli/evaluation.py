@@ -4,10 +4,13 @@ Each takes typed values from its options (:mod:`ginenv.experiments.cli.inputs`),
 :class:`~ginenv.experiments.eval.harness.EvalConfig` (``ladder`` and ``rate`` through the ladder
 file's loader, :mod:`ginenv.experiments.eval.config`), runs the harness and prints the report.
 
-``ladder``, ``match`` and ``rate`` play on secret deals with ``--secret`` (a fresh key) or ``--key
-HEX`` (a given one): the key's commitment is printed to stderr when the run starts, the key to
-stderr when it ends (and on a stop, with how to resume), and the results record both
-(:func:`secret_deals`). ``--seed`` then seeds the agents only.
+``ladder``, ``match`` and ``rate`` play on secret deals with ``--secret`` (a fresh key) or
+``--key-file PATH`` (a given one, from a file or standard input; never on the command line, which
+every user of the machine reads): the key's commitment is printed to stderr when the run starts,
+the key to stderr when it ends (and on a stop, with how to resume), and the results record both
+(:func:`secret_deals`). ``--seed`` then seeds the agents only. The process is non-dumpable before
+any key exists, ``exec:`` agents run in the strict sandbox (:func:`run_sandbox`), and a run with an
+agent that runs inside the harness's processes is marked not publishable (:func:`publishable`).
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ import dataclasses
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ginenv.agents.sandbox import Sandbox, choose, undumpable
+from ginenv.agents.specs import EXEC_PREFIX
 from ginenv.experiments.cli.inputs import (
     AGENT_SPECS,
     CONFIG_HELP,
@@ -43,6 +48,7 @@ from ginenv.experiments.eval.harness import (
     EvalConfig,
     disclose_key,
     evaluate,
+    publishable,
     single_thread_torch,
 )
 from ginenv.experiments.stopping import Stopped
@@ -58,11 +64,39 @@ def registered() -> list[str]:
     return agents.available()
 
 
+def say(line: str) -> None:
+    """One line of the run's own news on stderr (neither --json's output nor the agents')."""
+    print(f"ginenv: {line}", file=sys.stderr, flush=True)
+
+
+def run_sandbox(args: argparse.Namespace, agents: Iterable[str], key: DealKey | None) -> Sandbox:
+    """The sandbox of the run's ``exec:`` agents: ``--sandbox`` (auto: strict on secret deals), the
+    key's file hidden from them; says in one line when strict is not available and what stands in."""
+    mode, note = choose(getattr(args, "sandbox", "auto"), secret=key is not None)
+    if note is not None and any(a.startswith(EXEC_PREFIX) for a in agents):
+        say(note)
+    sandbox = Sandbox(mode)
+    key_file = getattr(args, "key_file", None)
+    return sandbox.hiding(key_file) if key_file else sandbox
+
+
+def warn_in_process(agents: Iterable[str], key: DealKey | None) -> None:
+    """On secret deals, say in one line which agents could read the key, and that the run is not
+    publishable."""
+    verdict = publishable(agents, key)
+    if key is not None and not verdict["publishable"]:
+        say(
+            f"not publishable: {verdict['not_publishable_because']} (Python code there can read "
+            "anything in its process); run it as exec:COMMAND for a rating you publish"
+        )
+
+
 def run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """Play (or resume) ``cfg`` in ``out``, write its report files, and return the summary."""
     from ginenv.experiments.eval.report import summarise, write_outputs
 
     args.run_folder = out  # named by the Ctrl-C message
+    warn_in_process(cfg.agents, cfg.key)
     records = evaluate(
         cfg,
         out,
@@ -78,6 +112,7 @@ def run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict
     summary["seed_drawn"] = bool(args.seed_drawn)
     # Every game is over: the key may now be written beside the results it dealt.
     summary.update(key_fields(cfg.key))
+    summary.update(publishable(cfg.agents, cfg.key))
     if cfg.key is not None:
         disclose_key(out, cfg.key)
     write_outputs(summary, out, plots=not args.no_plots, tensorboard=not args.no_plots)
@@ -93,8 +128,12 @@ def key_fields(key: DealKey | None) -> dict[str, str | None]:
 
 
 def deal_key(args: argparse.Namespace) -> DealKey | None:
-    """The run's deal key: a fresh one for ``--secret``, the given one for ``--key``, else None."""
-    return DealKey.new() if args.secret else args.key
+    """The run's deal key: a fresh one for ``--secret`` (this process made non-dumpable first), the
+    one read by ``--key-file``, else None."""
+    if args.secret:
+        undumpable()
+        return DealKey.new()
+    return args.key
 
 
 @contextlib.contextmanager
@@ -103,14 +142,13 @@ def secret_deals(args: argparse.Namespace, key: DealKey | None) -> Iterator[None
 
     Both go to stderr, as :func:`announce_seed` does (neither --json's output nor the agents'). A
     run stopped by Ctrl-C, SIGTERM or an agent's error prints its key too (the deals played so far
-    can be checked) and, for a fresh ``--secret`` key, how to resume: ``--key`` in its place.
+    can be checked) and, for a fresh ``--secret`` key, how to resume: ``--key-file`` in its place.
     """
     if key is None:
         yield
         return
-    say = lambda line: print(f"ginenv: {line}", file=sys.stderr, flush=True)  # noqa: E731
     say(f"secret deals, commitment {key.commitment()} (the key is printed when the run ends)")
-    resume = f"--key {key.hex()} in place of --secret"
+    resume = "--key-file FILE in place of --secret, FILE holding that key and readable by you only"
     try:
         yield
     except (KeyboardInterrupt, AgentError) as err:
@@ -128,7 +166,7 @@ def secret_deals(args: argparse.Namespace, key: DealKey | None) -> Iterator[None
         raise
     say(
         f"deal key {key.hex()} (commitment {key.commitment()}): publish it with the results; "
-        f"--key {key.hex()} replays the same deals"
+        "--key-file FILE holding it replays the same deals"
     )
 
 
@@ -155,7 +193,8 @@ def cmd_ladder(args: argparse.Namespace) -> int:
             setattr(spec, name, getattr(args, name))
     args.seed_drawn = args.seed_drawn or spec.seed == "random"  # a config's own `seed: random`
     key = deal_key(args)
-    cfg = dataclasses.replace(to_eval_config(spec, registered()), key=key)
+    cfg = to_eval_config(spec, registered())
+    cfg = dataclasses.replace(cfg, key=key, sandbox=run_sandbox(args, cfg.agents, key))
     announce_seed(args, cfg.seed)
     out = Path(args.out or f"results/ladder-{cfg.fingerprint()}")
     n_pairs = len(cfg.pairings())
@@ -200,6 +239,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         time_limit=DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit,
         key=deal_key(args),
     )
+    cfg = dataclasses.replace(cfg, sandbox=run_sandbox(args, cfg.agents, cfg.key))
     announce_seed(args, cfg.seed)
     out = Path(args.out or f"results/match-{cfg.fingerprint()}")
     args.quiet = args.quiet or args.json
@@ -234,6 +274,8 @@ def _report_match(args: argparse.Namespace, cfg: EvalConfig, out: Path, unit: st
             "seed_drawn": args.seed_drawn,
             "turn_limit": cfg.turn_limit,
             **key_fields(cfg.key),
+            "publishable": summary["publishable"],
+            "not_publishable_because": summary["not_publishable_because"],
             "results": str(out),
         }
         print(json.dumps(strict_json(doc), indent=1, allow_nan=False))
@@ -249,6 +291,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
 
     args.quiet = args.quiet or args.json
     key = deal_key(args)
+    warn_in_process([args.spec], key)
     with secret_deals(args, key):
         result = rate(
             args.spec,
@@ -261,6 +304,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             log=lambda line: print(f"ginenv rate: {line}", file=sys.stderr, flush=True),
             key=key,
+            sandbox=run_sandbox(args, [args.spec], key),
         )
         if args.json:
             print(json.dumps(strict_json(result), indent=1, allow_nan=False))

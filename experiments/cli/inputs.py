@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ginenv.agents.sandbox import CHOICES, undumpable
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import (
     DEFAULT_TIME_LIMIT,
     MAX_DEALS,
     MAX_WORKERS,
+    HarnessError,
     check_key,
     check_seed,
     check_time_limit,
@@ -31,6 +34,7 @@ from ginenv.experiments.eval.harness import (
 
 from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.rules import PRESETS, Rules, RulesError, resolve_rules
+from ginenv.secret_deals import DealKey
 
 #: Shipped configs by name (package data, :func:`ginenv.experiments.config.shipped_configs`).
 DEFAULT_CONFIG = "ladder"
@@ -159,9 +163,57 @@ def add_turn_limit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--turn-limit", type=int, action=checked(turn_limit), help=TURN_LIMIT_HELP)
 
 
+KEY_ON_COMMAND_LINE = (
+    "{option} would put the deal key in this command line, which every user of the machine reads "
+    "(ps, /proc/PID/cmdline): write the key to a file only you can read and give --key-file FILE, "
+    "or give it on standard input with --key-file -"
+)
+
+
+def read_key_file(path: object, option: str = "--key-file") -> tuple[DealKey, str | None]:
+    """The deal key in file ``path`` (hex, as a secret run printed it; ``-``: standard input) and
+    the file's absolute path (None for standard input), checked as it is read (a UsageError says
+    what was wrong). This process is made non-dumpable first (:func:`~ginenv.agents.sandbox.undumpable`):
+    no process of the same user reads the key from its memory."""
+    undumpable()
+    name = str(path)
+    try:
+        if name == "-":
+            text, where = sys.stdin.readline(4096), None
+        else:
+            with open(name, encoding="ascii", errors="replace") as fh:
+                text, where = fh.read(4096), os.path.abspath(name)
+    except OSError as err:
+        raise UsageError(f"{option}: cannot read {name}: {err.strerror or err}") from None
+    try:
+        return check_key(text.strip(), f"{option} {'(standard input)' if name == '-' else name}"), where
+    except HarnessError as err:
+        raise UsageError(str(err)) from None
+
+
+class KeyFileAction(argparse.Action):
+    """``--key-file PATH``: stores ``args.key`` (the DealKey) and ``args.key_file`` (its path)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        namespace.key, namespace.key_file = read_key_file(values, option_string or "--key-file")
+
+
+def refuse_key(value: object, option: str) -> None:
+    """``--key HEX``: refused, the key is never given on a command line (:data:`KEY_ON_COMMAND_LINE`)."""
+    raise UsageError(KEY_ON_COMMAND_LINE.format(option=option))
+
+
 def add_deal_key(p: argparse.ArgumentParser) -> None:
-    """``--secret`` (deal from a fresh :class:`~ginenv.secret_deals.DealKey`) or ``--key HEX`` (a
-    given one, checked as it is read): ``args.key`` is the DealKey or None, ``args.secret`` a bool."""
+    """``--secret`` (deal from a fresh :class:`~ginenv.secret_deals.DealKey`) or ``--key-file PATH``
+    (a given one, from a file or ``-`` standard input, checked as it is read): ``args.key`` is the
+    DealKey or None, ``args.key_file`` the file's path or None, ``args.secret`` a bool. ``--key HEX``
+    is refused with a pointer to ``--key-file``; ``--sandbox`` says where ``exec:`` agents run."""
     group = p.add_mutually_exclusive_group()
     group.add_argument(
         "--secret",
@@ -170,11 +222,21 @@ def add_deal_key(p: argparse.ArgumentParser) -> None:
         "at the end (for a rating you publish; --seed then seeds the agents only)",
     )
     group.add_argument(
-        "--key",
-        action=checked(check_key),
-        metavar="HEX",
-        help="play on the secret deals of this key (32 to 128 hex digits): check a disclosed run, or "
-        "resume a stopped --secret run",
+        "--key-file",
+        action=KeyFileAction,
+        metavar="PATH",
+        help="play on the secret deals of the key in this file (32 to 128 hex digits; - reads it from "
+        "standard input): check a disclosed run, or resume a stopped --secret run",
+    )
+    group.add_argument("--key", action=checked(refuse_key), metavar="HEX", help=argparse.SUPPRESS)
+    p.set_defaults(key=None, key_file=None)
+    p.add_argument(
+        "--sandbox",
+        choices=CHOICES,
+        default="auto",
+        help="where exec: agents run: strict (no network, no other process visible, a read-only "
+        "file system but their own folder), basic (own folder, cleared environment, limits) or off; "
+        "auto (default): strict on secret deals, basic otherwise",
     )
 
 

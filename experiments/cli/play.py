@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ginenv.agents.sandbox import undumpable
 from ginenv.experiments.cli.inputs import PACE_MS, PORT, RULES_HELP, checked, within
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import single_thread_torch
@@ -33,6 +34,9 @@ def lan_address(host: str) -> str | None:
 def cmd_play(args: argparse.Namespace) -> int:
     """``ginenv play``: serve the play page until Ctrl-C or SIGTERM, then save the open games."""
     single_thread_torch()  # one decision at a time; torch's threads would only spin
+    # Before the store opens: it holds every table's deal key and the server's secret, which no
+    # process of this user (an exec: opponent among them) may read from this one's memory.
+    undumpable()
     from ginenv.experiments.play.server import serve_in_background
 
     autostart, allow_hosts, replay_dir, state_dir = _checked_options(args)
@@ -291,8 +295,9 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         type=int,
         action=checked(MAX_CONNECTIONS),
-        help="connections held open at once; more are answered 503 (default: the open-file limit "
-        "less a sixteenth of it or 32, whichever is larger)",
+        help="connections held open at once, push streams at most half of them; beyond, the one "
+        "waiting longest for a request is closed to make room, or the new one is answered 503 "
+        "(default: the open-file limit less a sixteenth of it or 32, whichever is larger)",
     )
     play.set_defaults(func=cmd_play)
 

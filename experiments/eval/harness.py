@@ -53,9 +53,12 @@ agents only. The key travels to the workers (pickled, local or Ray) but is never
 folder while the run goes on: ``config.json`` holds its commitment, which keys the folder, so secret
 and seeded results never mix and a resume needs the key given back. Whoever ran it discloses the key
 when the run ends (:func:`disclose_key`), and anyone can check the commitment and replay the deals.
-This holds against agents that cannot read the harness process's memory: ``exec:`` agents (another
-process) or code you trust; an in-process Python agent could inspect the interpreter. Replays are
-refused on secret deals (a replay shows a deal's cards to the pairings that still play it).
+The processes that hold the key are non-dumpable (:func:`~ginenv.agents.sandbox.undumpable`: the
+caller before the key exists, each local worker before it gets work), so no process of the same
+user reads their memory; ``exec:`` agents run in ``cfg.sandbox``, with the run folder hidden from a
+strict one. An in-process Python agent that is not ginenv's own (:func:`in_process`) could inspect
+the interpreter: such a run is not publishable (:func:`publishable`). Replays are refused on secret
+deals (a replay shows a deal's cards to the pairings that still play it).
 A ``checkpoint:PATH``
 agent keys the run folder by the file's content hash as well as its path, so a resume after the
 file changed is refused instead of mixing two networks.
@@ -73,14 +76,18 @@ the run goes on; records count the forfeits.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from ginenv.agents import specs
 from ginenv.agents.arena import AgentError, agent_seed, deal_seed, is_legal_action
+from ginenv.agents.registry import is_builtin
+from ginenv.agents.sandbox import Sandbox, undumpable
 from ginenv.agents.specs import Spec
 from ginenv.experiments.eval.run_config import DEFAULT_TIME_LIMIT as DEFAULT_TIME_LIMIT
 from ginenv.experiments.eval.run_config import MAX_DEALS as MAX_DEALS
@@ -106,12 +113,22 @@ from ginenv.experiments.eval.units import summarise_game as summarise_game
 from ginenv.experiments.stopping import Stopped
 
 from ginenv import compiling
+from ginenv.secret_deals import DealKey
 from ginenv.validation import is_int
 
 # This module's own public names (evaluate, run_units), then re-exports: the arena owns the rest,
 # the harness's users have always found them here (as they find the names of run_config, run_folder
 # and units, imported above).
-__all__ = ["AgentError", "agent_seed", "deal_seed", "evaluate", "is_legal_action", "run_units"]
+__all__ = [
+    "AgentError",
+    "agent_seed",
+    "deal_seed",
+    "evaluate",
+    "in_process",
+    "is_legal_action",
+    "publishable",
+    "run_units",
+]
 
 Backend = Literal["local", "ray"]
 
@@ -124,10 +141,39 @@ def _chunks(units: list[tuple[str, str, int]], size: int) -> Iterator[list[tuple
         yield units[i : i + size]
 
 
-def _ignore_sigint() -> None:
+def _worker_start() -> None:
     # Ctrl-C reaches the whole process group: the parent alone stops the run (one message, the
     # pool terminated), instead of every worker printing its own KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Before any work (a deal key among it) arrives: the exec: agents this worker starts, and any
+    # other process of the user, cannot read its memory.
+    undumpable()
+
+
+def in_process(resolved: dict[str, Spec]) -> list[str]:
+    """The agents of a run whose code runs inside the harness's processes and is not ginenv's own
+    (a module or file spec, a name registered by another package): such an agent can read anything
+    there, a deal key included, so a run on secret deals with one is not publishable. ginenv's own
+    levels, networks read from checkpoints and ``exec:`` agents (other processes) are not."""
+    return [
+        name
+        for name, spec in resolved.items()
+        if spec.kind in ("module", "file") or (spec.kind == "registered" and not is_builtin(spec.target))
+    ]
+
+
+def publishable(agents: Iterable[str], key: DealKey | None) -> dict[str, Any]:
+    """Whether a run's results can be published as a rating nobody could have cheated, and if not
+    why: ``{"publishable": bool, "not_publishable_because": str | None}``. Public deals (a seed)
+    can be rebuilt by any agent; an agent whose code runs inside the harness's processes
+    (:func:`in_process`) can read the deal key there."""
+    if key is None:
+        return {"publishable": False, "not_publishable_because": "public deals (a seed): play --secret"}
+    inside = in_process({name: specs.resolve(name) for name in agents})
+    if not inside:
+        return {"publishable": True, "not_publishable_because": None}
+    where = f"{', '.join(inside)} ran inside the harness's processes, where the deal key is"
+    return {"publishable": False, "not_publishable_because": where}
 
 
 def run_units(
@@ -171,7 +217,7 @@ def run_units(
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
-    pool = ctx.Pool(min(n, len(chunks)), initializer=_ignore_sigint)
+    pool = ctx.Pool(min(n, len(chunks)), initializer=_worker_start)
     try:
         jobs = [(cfg, c, resolved, digests, replay_dir) for c in chunks]
         for records in pool.imap_unordered(_run_chunk_star, jobs):
@@ -266,6 +312,20 @@ def _compile_first(
     return record
 
 
+def _guarded(cfg: EvalConfig, out: str | Path, replays: bool) -> EvalConfig:
+    """``cfg`` with the run folder hidden from strict ``exec:`` agents (what it holds of finished
+    deals is the harness's, not theirs); on secret deals this process is made non-dumpable, as the
+    caller should have done before the key existed (see **Integrity**), and replays are refused."""
+    if replays and cfg.key is not None:
+        raise HarnessError(
+            "replays cannot be written on secret deals: a replay in the run folder shows a deal's cards "
+            "to the games that still play it; leave out --replays"
+        )
+    if cfg.key is not None:
+        undumpable()
+    return dataclasses.replace(cfg, sandbox=(cfg.sandbox or Sandbox()).hiding(out))
+
+
 def evaluate(
     cfg: EvalConfig,
     out: str | Path,
@@ -286,11 +346,7 @@ def evaluate(
     A ``cfg.key`` (secret deals) is never written here: the caller discloses it when everything that
     plays on those deals has ended (:func:`disclose_key`); ``replays`` are refused with it.
     """
-    if replays and cfg.key is not None:
-        raise HarnessError(
-            "replays cannot be written on secret deals: a replay in the run folder shows a deal's cards "
-            "to the games that still play it; leave out --replays"
-        )
+    cfg = _guarded(cfg, out, replays)
     n = workers or os.cpu_count() or 1
     resolved = resolve_agents(cfg, workers=2 if backend == "ray" or n > 1 else 1)
     folder = RunFolder(Path(out))

@@ -29,8 +29,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ginenv.agents.sandbox import Sandbox
 from ginenv.experiments.eval.config import check_agent_names, load_ladder_file, to_eval_config
-from ginenv.experiments.eval.harness import Backend, EvalConfig, HarnessError, disclose_key, evaluate
+from ginenv.experiments.eval.harness import (
+    Backend,
+    EvalConfig,
+    HarnessError,
+    disclose_key,
+    evaluate,
+    publishable,
+)
 from ginenv.experiments.eval.ratings import PointsRatings, points_ratings
 from ginenv.experiments.eval.report import deal_values, pair_summary, rating_core
 
@@ -52,6 +60,7 @@ def rate(
     progress: bool = True,
     log: Log | None = None,
     key: DealKey | None = None,
+    sandbox: Sandbox | None = None,
 ) -> dict[str, Any]:
     """Rate ``spec`` against the ladder of ``ladder_file``; returns a JSON-ready result.
 
@@ -60,10 +69,11 @@ def rate(
     as ``ginenv ladder`` names it); ``out`` the newcomer's run folder (default
     ``results/rate-<hash>``). Both folders resume: a killed ``rate`` goes on where it stopped.
     ``key``: play on secret deals (see the module docstring); the ladder's seed then seeds the
-    agents only, and a resume needs the same key.
+    agents only, and a resume needs the same key. ``sandbox``: where ``exec:`` agents run
+    (:mod:`ginenv.agents.sandbox`; None: the basic sandbox).
     """
     say = log or (lambda _line: None)
-    reference = _reference(spec, ladder_file, deals, time_limit, key)
+    reference = dataclasses.replace(_reference(spec, ladder_file, deals, time_limit, key), sandbox=sandbox)
     field = [a for a in reference.agents if a != spec]
     play = {"backend": backend, "workers": workers, "progress": progress, "log": say}
     records, ref_out, own_out = _play(reference, spec, field, Path(results), out, play)
@@ -91,6 +101,7 @@ def rate(
         "seed": reference.seed,
         "deal_commitment": reference.commitment,
         "deal_key": None if key is None else key.hex(),
+        **publishable(everyone, key),
         "ladder_config": str(ladder_file),
         "ladder_results": str(ref_out),
         "results": None if own_out is None else str(own_out),
@@ -155,6 +166,7 @@ def _play(
             turn_limit=reference.turn_limit,
             time_limit=reference.time_limit,
             key=key,
+            sandbox=reference.sandbox,
         )
         own_out = Path(out) if out is not None else results / f"rate-{cfg.fingerprint()}"
         say(f"{spec} against the {len(field)} agents of the ladder: {own_out}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ginenv.agents import registry, specs
+from ginenv.agents.sandbox import Sandbox
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.errors import UsageError
 
@@ -84,7 +85,7 @@ def random_seed() -> int:
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """What to evaluate. Every field changes the results, so all of them key the run folder."""
+    """What to evaluate. Every field but ``sandbox`` changes the results, so they key the run folder."""
 
     #: Agent specs (:mod:`ginenv.agents.specs`): registered names, ``checkpoint:PATH``,
     #: ``package.module:Name``, ``path/to/file.py:Name``, ``exec:COMMAND``.
@@ -109,6 +110,9 @@ class EvalConfig:
     #: instead of a deck derived from the public seed. Never written anywhere by the harness: the run
     #: is keyed by the key's commitment (``deal_commitment`` in :meth:`to_dict`).
     key: DealKey | None = None
+    #: Where ``exec:`` agents run (:mod:`ginenv.agents.sandbox`; None: the basic sandbox). It
+    #: changes what an agent can reach, not the games: it neither keys the run folder nor is stored.
+    sandbox: Sandbox | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.agents, (list, tuple)) or not all(isinstance(a, str) for a in self.agents):
@@ -143,6 +147,10 @@ class EvalConfig:
             raise HarnessError(
                 f"key must be a ginenv.secret_deals.DealKey or None, got {type(self.key).__name__}"
             )
+        if self.sandbox is not None and not isinstance(self.sandbox, Sandbox):
+            raise HarnessError(
+                f"sandbox must be a ginenv.agents.sandbox.Sandbox or None, got {type(self.sandbox).__name__}"
+            )
 
     @property
     def commitment(self) -> str | None:
@@ -163,8 +171,8 @@ class EvalConfig:
         plays, so it keys only the runs it can change. A deal key appears as its commitment
         (``deal_commitment``) only: this dict is written to the run folder while the run goes on,
         where an agent could read it; without a key the dict is as before, so old folders resume."""
-        d = dataclasses.asdict(dataclasses.replace(self, key=None))
-        del d["key"]
+        d = dataclasses.asdict(dataclasses.replace(self, key=None, sandbox=None))
+        del d["key"], d["sandbox"]
         if self.key is not None:
             d["deal_commitment"] = self.key.commitment()
         d["agents"] = list(self.agents)

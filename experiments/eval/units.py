@@ -20,6 +20,7 @@ from typing import Any
 from ginenv.agents import specs
 from ginenv.agents.arena import AgentError, GameRecord, play_game
 from ginenv.agents.registry import UnknownAgentError
+from ginenv.agents.sandbox import Sandbox, undumpable
 from ginenv.agents.specs import Spec
 from ginenv.experiments.eval.run_config import DEFAULT_TIME_LIMIT, EvalConfig, HarnessError
 
@@ -47,7 +48,11 @@ def resolve_agents(cfg: EvalConfig, workers: int = 1) -> dict[str, Spec]:
 
 
 def make_agent(
-    name: str | Spec, digest: str | None = None, rules: Rules | None = None, time_limit: float | None = None
+    name: str | Spec,
+    digest: str | None = None,
+    rules: Rules | None = None,
+    time_limit: float | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Any:
     """A new, untouched agent of spec ``name`` built by the one protocol (:func:`ginenv.agents.make`),
     told the ``rules`` of the table.
@@ -57,7 +62,7 @@ def make_agent(
     """
     spec = specs.resolve(name)
     if spec.kind != "checkpoint" or not digest:
-        return specs.make(spec, rules=rules, time_limit=time_limit)
+        return specs.make(spec, rules=rules, time_limit=time_limit, sandbox=sandbox)
     from ginenv.agents.neural import CheckpointError
 
     try:
@@ -72,6 +77,7 @@ def fresh_agents(
     time_limit: float = DEFAULT_TIME_LIMIT,
     resolved: dict[str, Spec] | None = None,
     digests: dict[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[Any]:
     """New agents of ``names`` for one game (:func:`make_agent` each, from the ``resolved`` spec when
     given); a constructor that raises is the agent's :class:`AgentError`, with its traceback."""
@@ -79,7 +85,9 @@ def fresh_agents(
     for name in names:
         try:
             players.append(
-                make_agent((resolved or {}).get(name, name), (digests or {}).get(name), rules, time_limit)
+                make_agent(
+                    (resolved or {}).get(name, name), (digests or {}).get(name), rules, time_limit, sandbox
+                )
             )
         except HarnessError:
             raise
@@ -159,7 +167,7 @@ def play_unit(
     luck = 0.0
     for game in (0, 1):
         seats = (a_name, b_name) if game == 0 else (b_name, a_name)
-        players = fresh_agents(seats, cfg.rules, cfg.time_limit, resolved, digests)
+        players = fresh_agents(seats, cfg.rules, cfg.time_limit, resolved, digests, cfg.sandbox)
         record = play_game(env, players, seed=cfg.seed, deal=deal, names=seats, key=cfg.key)
         games.append(summarise_game(record, a_seat=game))
         # The luck is seat 0's: A's in the first game, minus it in the second (zero-sum).
@@ -267,5 +275,6 @@ def run_chunk(
     ``cfg`` arrives as the checked :class:`EvalConfig` itself (pickled), not re-parsed from a dict.
     """
     single_thread_torch()
+    undumpable()  # a Ray worker's memory holds the deal key from here on (a local one did already)
     cache: dict[str, Any] = {}
     return [play_unit((a, b), deal, cfg, cache, resolved, digests, replay_dir) for a, b, deal in units]

@@ -5,7 +5,9 @@ A stream sends ``event: view`` with the view at once and after every change (a m
 Next hand press, a seat's presence coming or going), and a comment line every :data:`KEEPALIVE`
 seconds. The store wakes the streams of a table through :class:`Wakers` (``app.state.wakers``)
 whenever it changes; an open stream also counts as its seat's presence (the store's
-``open_stream``/``close_stream``).
+``open_stream``/``close_stream``). The streams one client address holds across all tables, and all
+of them together, are bounded around the application
+(:class:`~ginenv.experiments.play.guards.StreamGuard`, on the paths of :data:`STREAM_PATHS`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -28,6 +31,8 @@ from starlette.concurrency import run_in_threadpool
 #: (seconds: a seat's presence ends with its grace); and seconds between two keep-alive comments.
 STREAM_POLL = 1.0
 KEEPALIVE = 15.0
+#: The paths of the push streams (the stream guard counts the requests to them).
+STREAM_PATHS = re.compile(r"/api/(seats|watch)/[^/]+/stream")
 
 router = APIRouter(prefix="/api")
 

@@ -79,8 +79,14 @@ each ``--allow-host`` (any other is 400, so that a page whose name was re-pointe
 DNS rebinding, cannot read it). A client has 10 s to send a whole request (``--request-timeout``;
 else 408 and the connection closes), an idle keep-alive connection closes after 5 s, and
 connections beyond a cap below the process's descriptor limit (``--max-connections``) are answered
-503 at once, so slow or many clients cannot take every descriptor; a log line repeated (a fault
-over and over) is written once a minute with a count. Every ``/api/`` answer is
+503 at once, or, when some connection is waiting for a request, that one waiting longest is
+closed to make room, so slow or many clients cannot take every descriptor; push streams take at
+most half of those connections, and one client address at most 16 streams (429 beyond); a log
+line repeated (a fault over and over) is written once a minute with a count. A request that
+changes state (``POST``, ``PUT``, ``PATCH``, ``DELETE``) is answered only if it comes from this
+server's own page, its ``Origin`` (or ``Referer``) this server's (else 403), and says
+``Content-Type: application/json`` (else 415), so a page on another site can change nothing here,
+not even with a form or a ``no-cors`` fetch. Every ``/api/`` answer is
 ``Cache-Control: no-store``; an error names no folder of the server, and a failure the API does not
 expect is a generic 500 line (its traceback goes to the log).
 """
@@ -273,12 +279,13 @@ def create_app(
     ``app.state.play``, a :class:`~ginenv.experiments.play.context.PlayContext`.
     """
     allowed = _allowed_opponents(opponent, preset)
-    build = make_agent or _harness_agent
     trusted = trusted_proxies(forwarded_allow_ips)
     app = FastAPI(title="ginenv play", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     if state_dir is None:
         app.state.scratch = tempfile.TemporaryDirectory(prefix="ginenv-tables-")
         state_dir = Path(app.state.scratch.name)
+    # An exec: opponent sees neither the tables (their keys) nor the replays (whole decks).
+    build = make_agent or functools.partial(_harness_agent, hide=(state_dir, replay_dir))
     rebuild = functools.partial(Table.from_record, allowed=allowed, make_agent=build, replay_dir=replay_dir)
     store = TableStore(state_dir, rebuild, replay_dir=replay_dir, memory_limit=max_games, clock=clock)
     app.state.wakers = Wakers()
@@ -333,11 +340,15 @@ def _allowed_opponents(opponent: str, preset: str) -> list[str]:
     return allowed
 
 
-def _harness_agent(name: str, rules: Rules) -> Any:
-    """The computer player ``name`` for ``rules``, as the evaluation harness builds it."""
+def _harness_agent(name: str, rules: Rules, hide: tuple[Path, ...] = ()) -> Any:
+    """The computer player ``name`` for ``rules``, as the evaluation harness builds it; an ``exec:``
+    one in the strict sandbox where the machine has it (the server holds every table's deal key),
+    with the folders ``hide`` hidden from it."""
+    from ginenv.agents.sandbox import Sandbox, choose
     from ginenv.experiments.eval.harness import make_agent
 
-    return make_agent(name, rules=rules)
+    sandbox = Sandbox(choose("auto", secret=True)[0]).hiding(*hide)
+    return make_agent(name, rules=rules, sandbox=sandbox)
 
 
 def _answer_errors(app: FastAPI) -> None:
@@ -411,20 +422,31 @@ def serve_in_background(
     """Serve ``app`` with uvicorn in a daemon thread (``port=0``: a free port); returns once it listens.
 
     Only requests whose ``Host`` header names this machine's loopback names, ``host`` or one of
-    ``allow_hosts`` (``*``: any) are answered (:class:`~ginenv.experiments.play.guards.HostGuard`).
-    A request must arrive whole within ``request_timeout`` seconds, an idle keep-alive connection
-    closes after :data:`~ginenv.experiments.play.guards.KEEP_ALIVE`, and connections beyond
-    ``max_connections`` (``None``: below this process's descriptor limit) are answered 503 and
-    closed (:func:`~ginenv.experiments.play.guards.guarded_protocol`). Only the reverse proxies
-    named to :func:`create_app` (``forwarded_allow_ips``) have their ``X-Forwarded-For`` header
+    ``allow_hosts`` (``*``: any) are answered (:class:`~ginenv.experiments.play.guards.HostGuard`),
+    and only those of them from this server's own page change state: a ``POST``, ``PUT``, ``PATCH``
+    or ``DELETE`` must carry this server's ``Origin`` and be JSON
+    (:class:`~ginenv.experiments.play.guards.OriginGuard`). A request must arrive whole within
+    ``request_timeout`` seconds, an idle keep-alive connection closes after
+    :data:`~ginenv.experiments.play.guards.KEEP_ALIVE`, and connections beyond ``max_connections``
+    (``None``: below this process's descriptor limit) make room by closing the connection waiting
+    longest for a request, or are answered 503 and closed
+    (:func:`~ginenv.experiments.play.guards.guarded_protocol`); push streams hold at most half of
+    those connections, and one client address at most
+    :data:`~ginenv.experiments.play.guards.STREAMS_PER_ADDRESS` of them
+    (:class:`~ginenv.experiments.play.guards.StreamGuard`). Only the reverse proxies named to
+    :func:`create_app` (``forwarded_allow_ips``) have their ``X-Forwarded-For`` header
     believed; by default none, and the header is ignored whoever sends it (uvicorn's own default
     believes it from 127.0.0.1, so that any local client could claim a new address with every
     request). The access log is off: request paths hold the keys of seats and matches."""
     import uvicorn
 
     trusted = getattr(app.state, "forwarded_allow_ips", None)
+    hosts = guards.allowed_hosts(host, allow_hosts)
+    cap = guards.connection_cap() if max_connections is None else max_connections
+    # Outermost first: the Host check, then the origin of a change, then the streams' budget.
+    guarded = guards.StreamGuard(app, routes_streams.STREAM_PATHS, guards.stream_cap(cap))
     config = uvicorn.Config(
-        guards.HostGuard(app, guards.allowed_hosts(host, allow_hosts)),
+        guards.HostGuard(guards.OriginGuard(guarded, hosts), hosts),
         host=host,
         port=port,
         log_level="warning",
@@ -432,7 +454,7 @@ def serve_in_background(
         access_log=False,
         proxy_headers=trusted is not None,
         forwarded_allow_ips=trusted or "",
-        http=guards.guarded_protocol(request_timeout, max_connections),
+        http=guards.guarded_protocol(request_timeout, cap),
         timeout_keep_alive=guards.KEEP_ALIVE,
     )
     guards.quiet_repeats()  # after Config, which sets uvicorn's logging up

@@ -131,9 +131,13 @@ class ApiError extends Error {
 
 // One JSON API call: resolves to the parsed reply, or throws an ApiError with the server's
 // "error" text. The body is sent JSON-encoded, or as it is with `raw` (text that is JSON already).
-// `server` names the server in the message when it cannot be reached.
+// `server` names the server in the message when it cannot be reached. A call that changes state
+// (any method but GET and HEAD) always sends JSON, `{}` when it has nothing to say: the server
+// takes changes only as JSON from its own page (the browser adds the page's Origin), which no
+// form or no-cors request of another site can send.
 async function api(method, path, body, { raw = false, server = 'the server' } = {}) {
   const init = { method, headers: { Accept: 'application/json' } };
+  if (body === undefined && method !== 'GET' && method !== 'HEAD') body = raw ? '{}' : {};
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = raw ? body : JSON.stringify(body);

@@ -1,8 +1,9 @@
-"""Trusted evaluation: ``ladder``, ``match`` and ``rate`` on secret deals (``--secret``, ``--key``).
+"""Trusted evaluation: ``ladder``, ``match`` and ``rate`` on secret deals (``--secret``, ``--key-file``).
 
 A secret run prints its key's commitment when it starts and the key when it ends; the key replays
 exactly its deals; the run folder never holds the key while the run goes on; a resume needs the key
-given back; ``rate --secret`` replays every ladder level on the new deals.
+given back, in a file or on standard input (``--key HEX`` is refused: a command line is public);
+``rate --secret`` replays every ladder level on the new deals.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ RUN = ["--workers", "1", "--quiet", "--no-plots"]
 
 def _match(out: Path, *extra: str, hands: int = 4) -> list[str]:
     return ["match", "random", "greedy", "--hands", str(hands), *RUN, "--out", str(out), *extra]
+
+
+def _key_file(folder: Path, key: str) -> str:
+    """A file only its owner reads, holding ``key`` (as a user keeps one to resume or check a run)."""
+    path = folder / f"key-{len(list(folder.glob('key-*')))}.txt"
+    path.write_text(key + "\n")
+    path.chmod(0o600)
+    return str(path)
 
 
 def _said(err: str, start: str) -> str:
@@ -70,6 +79,8 @@ def test_a_secret_run_prints_its_commitment_first_and_its_key_last(
     assert json.loads((out / "deal_key.json").read_text())["deal_key"] == key
     stored = json.loads((out / "config.json").read_text())
     assert stored["config"]["deal_commitment"] == commitment
+    assert doc["publishable"] is summary["publishable"] is True  # ginenv's own levels only
+    assert doc["not_publishable_because"] is None
     assert key not in (out / "config.json").read_text() + (out / "results.jsonl").read_text()
 
 
@@ -79,8 +90,14 @@ def test_the_key_replays_the_same_deals_and_another_key_other_ones(
     assert main(_match(tmp_path / "secret", "--secret", hands=20)) == 0
     key = _said(capsys.readouterr().err, "ginenv: deal key ")
     # Replayed on two worker processes (10 deals: 3 chunks): the key travels with the config.
-    assert main([*_match(tmp_path / "check", "--key", key, hands=20), "--workers", "2"]) == 0
-    assert main(_match(tmp_path / "other", "--key", DealKey.new().hex(), hands=20)) == 0
+    assert (
+        main(
+            [*_match(tmp_path / "check", "--key-file", _key_file(tmp_path, key), hands=20), "--workers", "2"]
+        )
+        == 0
+    )
+    other = _key_file(tmp_path, DealKey.new().hex())
+    assert main(_match(tmp_path / "other", "--key-file", other, hands=20)) == 0
     assert main(_match(tmp_path / "public", hands=20)) == 0
     capsys.readouterr()
     secret = _played(tmp_path / "secret")
@@ -137,7 +154,9 @@ def test_the_key_is_never_in_the_run_folder_until_the_run_ends(
     key = _said(err, "ginenv: deal key ")
     assert seen == [[], []]
     assert _files_holding(out, key) == []  # a stopped run may be resumed: its key stays out
-    assert f"(with --key {key} in place of --secret): run the same command again to resume" in err
+    assert (
+        "(with --key-file FILE in place of --secret, FILE holding that key and readable by you only)" in err
+    )
     monkeypatch.setattr(evaluation, "evaluate", real)
 
     # Without the key, or with another, the folder is refused in one line; with it, it resumes.
@@ -145,7 +164,7 @@ def test_the_key_is_never_in_the_run_folder_until_the_run_ends(
     assert "holds a run on secret deals" in capsys.readouterr().err
     assert main(_match(out, "--secret", hands=8)) == 2
     assert "does not match the commitment of the run in" in capsys.readouterr().err
-    assert main(_match(out, "--key", key, hands=8)) == 0
+    assert main(_match(out, "--key-file", _key_file(tmp_path, key), hands=8)) == 0
     err = capsys.readouterr().err
     assert "2 of 4 deals already finished" in err
     assert json.loads((out / "deal_key.json").read_text())["deal_key"] == key
@@ -164,15 +183,47 @@ def test_a_seeded_folder_is_not_resumed_on_secret_deals(
 def test_a_bad_key_is_one_line_saying_what_is_allowed(
     bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(_match(tmp_path / "run", "--key", bad)) == 2
+    path = _key_file(tmp_path, bad)
+    assert main(_match(tmp_path / "run", "--key-file", path)) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--key must be a deal key of 32 to 128 hex digits" in err
+    assert err.count("\n") == 1 and f"--key-file {path} must be a deal key of 32 to 128 hex digits" in err
+    assert bad not in err  # a key with a typo is still most of a key
     assert not (tmp_path / "run").exists()
 
 
-def test_secret_and_key_are_one_choice(tmp_path: Path) -> None:
+def test_a_missing_key_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_match(tmp_path / "run", "--key-file", str(tmp_path / "nowhere.txt"))) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--key-file: cannot read" in err and "No such file" in err
+
+
+def test_the_key_is_read_from_standard_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    assert main(_match(tmp_path / "secret", "--secret", hands=8)) == 0
+    key = _said(capsys.readouterr().err, "ginenv: deal key ")
+    monkeypatch.setattr("sys.stdin", io.StringIO(key + "\n"))
+    assert main(_match(tmp_path / "check", "--key-file", "-", hands=8)) == 0
+    assert _played(tmp_path / "check") == _played(tmp_path / "secret")
+
+
+def test_a_key_on_the_command_line_is_refused_with_a_pointer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = DealKey.new().hex()
+    assert main(_match(tmp_path / "run", "--key", key)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and key not in err
+    assert "--key would put the deal key in this command line" in err
+    assert "--key-file FILE" in err and "--key-file -" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_secret_and_key_file_are_one_choice(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as stop:
-        main(_match(tmp_path / "run", "--secret", "--key", DealKey.new().hex()))
+        main(_match(tmp_path / "run", "--secret", "--key-file", _key_file(tmp_path, DealKey.new().hex())))
     assert stop.value.code == 2
 
 
@@ -266,3 +317,32 @@ def test_ray_deals_the_same_secret_decks_as_this_process(tmp_path: Path) -> None
         return [(r["deal"], r["pair_luck"], r["pair_sum"]) for r in records]
 
     assert luck(remote) == luck(here)
+
+
+IN_PROCESS_AGENT = """
+from ginenv.agents.baselines.random_agent import RandomAgent
+
+
+class Mine(RandomAgent):
+    pass
+"""
+
+
+def test_a_secret_run_with_an_in_process_agent_is_not_publishable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "mine.py").write_text(IN_PROCESS_AGENT)
+    spec = f"{tmp_path / 'mine.py'}:Mine"
+    argv = ["match", spec, "greedy", "--hands", "2", *RUN, "--out", str(tmp_path / "run"), "--json"]
+    assert main([*argv, "--secret"]) == 0
+    captured = capsys.readouterr()
+    said = [line for line in captured.err.splitlines() if "not publishable" in line]
+    assert len(said) == 1 and f"{spec} ran inside the harness's processes, where the deal key is" in said[0]
+    assert "run it as exec:COMMAND for a rating you publish" in said[0]
+    doc = json.loads(captured.out)
+    assert doc["publishable"] is False and spec in doc["not_publishable_because"]
+    # On public deals nothing is publishable as a secret rating, and nothing is said as it starts.
+    assert main([*argv[:-3], "--out", str(tmp_path / "seeded"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "not publishable" not in captured.err
+    assert json.loads(captured.out)["not_publishable_because"] == "public deals (a seed): play --secret"

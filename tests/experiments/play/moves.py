@@ -24,9 +24,9 @@ def step(c: TestClient, view: dict[str, Any], rng: random.Random) -> dict[str, A
     """One move of a computer match: the person's, the computer's, or Next hand."""
     gid = view["id"]
     if view["stage"] == "showdown":
-        r = c.post(f"/api/games/{gid}/next")
+        r = c.post(f"/api/games/{gid}/next", json={})  # {}: what the page sends, JSON as every change
     elif view["turn"] == "opponent":
-        r = c.post(f"/api/games/{gid}/advance")
+        r = c.post(f"/api/games/{gid}/advance", json={})
     else:
         r = c.post(f"/api/games/{gid}/action", json={"action": _policy(view, rng)})
     assert r.status_code == 200, r.json()

@@ -1,7 +1,8 @@
 """The ``ginenv play`` command as the play tests run it: a server process on a free port, waited
-for until it answers, and stopped with a signal that must let it save and exit cleanly; and, for
-an app in the test's own process, a table added to its store or read from it (what no client can
-do, so the server has no route or function for it)."""
+for until it answers, and stopped with a signal that must let it save and exit cleanly; a client
+that speaks as the server's own page does (its ``Origin`` on every request: the server takes
+changes only from its own page); and, for an app in the test's own process, a table added to its
+store or read from it (what no client can do, so the server has no route or function for it)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
@@ -20,6 +22,12 @@ from ginenv.experiments.play.table import Table
 
 #: Seconds a starting server gets to answer (a cold start compiles nothing, but CI may be loaded).
 START_DEADLINE_S = 30
+
+
+def page_client(url: str, **options: Any) -> httpx.Client:
+    """An HTTP client of the server at ``url`` that sends the ``Origin`` its own page's requests
+    carry (``options``: more of ``httpx.Client``'s, a timeout)."""
+    return httpx.Client(base_url=url, headers={"Origin": url}, **options)
 
 
 def _default_sigint() -> None:

@@ -21,6 +21,7 @@ skipped, and fail in CI (tests/support/extras.py). Screenshots go to
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -125,6 +126,13 @@ def _opened(browser: Any, viewport: dict[str, int]) -> Iterator[tuple[Any, Any, 
 
 
 # ---------------------------------------------------------------------- reading and driving the page
+
+
+def _post(request: Any, url: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    """``POST url+path`` through a page's request context (its cookies), as the page's own script
+    sends it: JSON (``{}`` when there is nothing to say) with the page's ``Origin``."""
+    headers = {"Origin": url, "Content-Type": "application/json"}
+    return request.post(url + path, data=json.dumps(body or {}), headers=headers)
 
 
 def _state(page: Any) -> dict[str, Any]:
@@ -489,8 +497,8 @@ def test_two_tabs_play_two_independent_games(browser: Any, server: tuple[Backgro
         second.goto(srv.url)
         assert _loaded(second)["id"] == a["id"]
         # Another match gets a tab of its own through its address.
-        made = second.request.post(
-            f"{srv.url}/api/games", data={"opponent": OPPONENT, "preset": PRESET, "seed": 12}
+        made = _post(
+            second.request, srv.url, "/api/games", {"opponent": OPPONENT, "preset": PRESET, "seed": 12}
         )
         assert made.status == 201
         second.goto(f"{srv.url}/#game={made.json()['id']}")
@@ -816,17 +824,17 @@ def _choose(s: dict[str, Any]) -> str:
 
 def _finish_by_api(request: Any, url: str, game: str) -> dict[str, Any]:
     """Play computer match ``game`` to its end through the API (with the page's cookie)."""
-    path = f"{url}/api/games/{game}"
-    s = request.get(path).json()
+    path = f"/api/games/{game}"
+    s = request.get(url + path).json()
     for _ in range(5000):
         if s["stage"] == "over":
             return s
         if s["stage"] == "showdown":
-            r = request.post(f"{path}/next")
+            r = _post(request, url, f"{path}/next")
         elif s["turn"] == "opponent":
-            r = request.post(f"{path}/advance")
+            r = _post(request, url, f"{path}/advance")
         else:
-            r = request.post(f"{path}/action", data={"action": _choose(s)})
+            r = _post(request, url, f"{path}/action", {"action": _choose(s)})
         assert r.ok, r.text()
         s = r.json()
     raise AssertionError(f"the match did not end: {s}")
@@ -850,7 +858,7 @@ def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
         # Coming back resumes it; so does asking for the game of the day again.
         page.goto(srv.url)
         assert _loaded(page)["id"] == s["id"]
-        again = page.request.post(f"{srv.url}/api/games", data={"daily": True})
+        again = _post(page.request, srv.url, "/api/games", {"daily": True})
         assert again.ok and again.json()["id"] == s["id"]
         # Its replay cannot be read before it ends: not listed, not served.
         listed = page.request.get(f"{srv.url}/api/replays").json()["replays"]
@@ -872,7 +880,7 @@ def test_the_game_of_the_day_resumes_and_cannot_be_restarted(
         expect(page.locator("#message")).to_contain_text("you played today's game", ignore_case=True)
         expect(page.locator("#setup")).to_be_visible()
         assert _state(page) is None
-        refused = page.request.post(f"{srv.url}/api/games", data={"daily": True})
+        refused = _post(page.request, srv.url, "/api/games", {"daily": True})
         assert refused.status == 409
 
 
@@ -1198,8 +1206,8 @@ def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
             if any(v["stage"] != "play" for v in views.values()):
                 break
             mover = next(p for p, v in views.items() if v["turn"] == "you")
-            r = mover.request.post(
-                f"{srv.url}/api/seats/{seats[mover]}/action", data={"action": _choose(views[mover])}
+            r = _post(
+                mover.request, srv.url, f"/api/seats/{seats[mover]}/action", {"action": _choose(views[mover])}
             )
             assert r.ok, r.text()
         assert views[host]["stage"] == "showdown", views[host]["stage"]
@@ -1244,3 +1252,89 @@ def test_a_friend_comes_back_from_replays_and_leave_ends_the_match_for_both(
         guest.click("#new-match")
         expect(guest.locator("#setup")).to_be_visible()
         assert _current(guest) is None
+
+
+# ---------------------------------------------------------------------- a page of another site
+
+
+#: A page of another origin that tries to start a match at the play server, as any site could:
+#: a ``no-cors`` fetch (no preflight) and a form (its body made to look like JSON).
+CROSS_SITE_PAGE = """<!doctype html><html><body>
+<form id="form" method="post" enctype="text/plain" action="{url}/api/games">
+  <input name='{{"opponent": "random", "x": "' value='"}}'>
+</form>
+<script>
+  window.fetched = false;
+  fetch('{url}/api/games', {{method: 'POST', mode: 'no-cors'}})
+    .then(() => fetch('{url}/api/games', {{method: 'POST', mode: 'no-cors',
+                                           headers: {{'Content-Type': 'text/plain'}}, body: '{{}}'}}))
+    .finally(() => {{ window.fetched = true; }});
+</script></body></html>"""
+
+
+@contextmanager
+def _other_site(page: str) -> Iterator[str]:
+    """``page`` served at / by a small HTTP server of another origin (another port); its URL."""
+    import http.server
+    import threading
+
+    body = page.encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{site.server_address[1]}"
+    finally:
+        site.shutdown()
+        site.server_close()
+
+
+def test_only_the_page_itself_starts_matches_and_another_sites_page_cannot(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, _ = server
+    store = srv.app.state.store
+    with _opened(browser, DESKTOP) as (_context, page, _errors):
+        # The page itself: its match starts, the person moves and the computer answers (a
+        # body-less change, sent as {} by the page's script).
+        _start(page, srv.url)
+        s = _wait_for_person(page)
+        page.keyboard.press("p" if s["phase"] == "upcard" else "t")
+        _wait_after(page, s)
+        assert len(store) == 1
+        # A page of another origin, in the same browser (its cookie included), tries to start one.
+        answers: list[tuple[str, int]] = []
+        other = page.context.new_page()
+        other.on(
+            "response",
+            lambda r: answers.append((r.request.method, r.status)) if r.url.startswith(srv.url) else None,
+        )
+        with _other_site(CROSS_SITE_PAGE.format(url=srv.url)) as site:
+            other.goto(site)
+            other.wait_for_function("() => window.fetched === true")
+            with other.expect_navigation():
+                other.evaluate("document.getElementById('form').submit()")
+        # All three reached the server and were refused there: no table was made.
+        assert answers == [("POST", 403)] * 3, answers
+        assert "state changes are accepted only from this server's own page" in other.content()
+        assert len(store) == 1
+        other.close()
+        # The page's own body-less DELETE (Leave) passes: the match ends.
+        page.click("#leave")
+        page.click("#leave")
+        expect(page.locator("#setup")).to_be_visible()
+        assert len(store) == 0

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 from play.moves import step
-from play.serving import play_server
+from play.serving import page_client, play_server
 
 #: Milliseconds between SIGTERM and SIGKILL, one server run each: the stop reaches its exports some
 #: 1.3 ms after SIGTERM and the process exits some 30 ms after.
@@ -69,7 +69,7 @@ def test_a_kill_at_any_moment_of_a_stop_publishes_no_match_in_progress(tmp_path:
     killed = 0
     for delay in DELAYS_MS:
         with play_server(*options) as (proc, url):
-            api = httpx.Client(base_url=url, timeout=30)
+            api = page_client(url, timeout=30)
             if not games:
                 for seed in range(COMPUTER_TABLES):
                     view = api.post("/api/games", json={"seed": seed}).json()
@@ -90,11 +90,11 @@ def test_a_kill_at_any_moment_of_a_stop_publishes_no_match_in_progress(tmp_path:
             killed += proc.wait(timeout=30) == -signal.SIGKILL
     assert killed >= len(DELAYS_MS) // 2  # most runs died inside their stop, not after it
     with play_server(*options) as (proc, url):
-        api = httpx.Client(base_url=url, timeout=30)
+        api = page_client(url, timeout=30)
         _check(api, games, seats, friends, replay_dir)
         # The matches end: one replay each, in the list and in the folder, and each opens.
-        ended = [api.delete(f"/api/games/{gid}").json()["replay"] for gid in games]
-        assert api.delete(f"/api/seats/{seats[1]}").json() == {"left": True}
+        ended = [api.request("DELETE", f"/api/games/{gid}", json={}).json()["replay"] for gid in games]
+        assert api.request("DELETE", f"/api/seats/{seats[1]}", json={}).json() == {"left": True}
         ended.append(api.get(f"/api/seats/{seats[0]}").json()["replay"])
         assert all(ended) and len(set(ended)) == len(ended)
         listed = [r["name"] for r in api.get("/api/replays").json()["replays"]]

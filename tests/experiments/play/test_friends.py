@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from ginenv.experiments.play.server import create_app, serve_in_background
 from ginenv.experiments.play.table import Table
 from play.privacy import card_names
+from play.serving import page_client
 from policies import deck
 
 from ginenv.actions import action_card
@@ -386,7 +387,7 @@ def test_each_move_and_the_others_presence_reach_the_other_screen_at_once(tmp_pa
     srv = serve_in_background(app)
     streams: list[Stream] = []
     try:
-        api = httpx.Client(base_url=srv.url, timeout=10)
+        api = page_client(srv.url, timeout=10)
         host = api.post("/api/friends", json={"name": "Alice", "target": 20}).json()
         hs = Stream(f"{srv.url}/api/seats/{host['seat']}/stream")
         streams.append(hs)

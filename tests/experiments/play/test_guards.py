@@ -26,16 +26,21 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from ginenv.experiments.play.guards import (
+    STREAMS_PER_ADDRESS,
     PathScrubber,
     RepeatFilter,
+    StreamGuard,
+    address_key,
     allowed_hosts,
     check_host_name,
     connection_cap,
     failure_message,
+    stream_cap,
 )
 from ginenv.experiments.play.server import create_app, serve_in_background
 from play.moves import step
@@ -362,7 +367,10 @@ def test_an_idle_connection_is_closed_without_an_answer(tmp_path: Path) -> None:
         assert TIMEOUT_S * 0.8 < time.monotonic() - started < TIMEOUT_S + 3
         # A slow body is a slow request too.
         slow = socket.create_connection(("127.0.0.1", port), timeout=5)
-        slow.sendall(b"POST /api/games HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n{")
+        slow.sendall(
+            b"POST /api/games HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{"
+        )
         assert slow.recv(100).startswith(b"HTTP/1.1 408")
         # A request in time is answered, and its connection kept idle for the next one longer than
         # a request may take (the keep-alive timer's to close); the next request's clock starts at
@@ -380,3 +388,184 @@ def test_an_idle_connection_is_closed_without_an_answer(tmp_path: Path) -> None:
         assert time.monotonic() - started < TIMEOUT_S + 3
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------------- push streams and descriptors
+
+
+def _send(port: int, method: str, path: str, source: str, body: Any = None) -> tuple[int, Any]:
+    """One request from ``source`` (an address of 127/8) as the page sends it; status and JSON."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    try:
+        headers = {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/json"}
+        conn.request(method, path, body=json.dumps(body if body is not None else {}), headers=headers)
+        answer = conn.getresponse()
+        return answer.status, json.loads(answer.read() or b"null")
+    finally:
+        conn.close()
+
+
+def _friend_tables(port: int, count: int) -> list[dict[str, str]]:
+    """``count`` friend tables, each created from an address of its own: their host seat and watch keys."""
+    tables = []
+    for i in range(count):
+        status, made = _send(port, "POST", "/api/friends", f"127.0.3.{i + 1}", {"name": f"Host {i}"})
+        assert status == 201, made
+        tables.append({"seat": made["seat"], "watch": made["view"]["watch"].removeprefix("/#watch=")})
+    return tables
+
+
+def _open_stream(port: int, path: str, source: str) -> tuple[socket.socket, bytes]:
+    """A push stream asked for from ``source``, held open: the socket and the answer's head (and,
+    for a refusal, its whole body)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return sock, head
+        head += chunk
+    if head.startswith(b"HTTP/1.1 200"):
+        return sock, head
+    return sock, head[: head.index(b"\r\n\r\n")] + b"\r\n" + _answer_body(sock, head)
+
+
+def _answer_body(sock: socket.socket, data: bytes) -> bytes:
+    """The body of the answer whose first bytes are ``data`` (its ``Content-Length`` bytes)."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += sock.recv(65536)
+    return body
+
+
+def _still_open(sock: socket.socket) -> bool:
+    """Whether the server has not closed ``sock`` (what it sent meanwhile is read and dropped)."""
+    sock.setblocking(False)
+    try:
+        while True:
+            if not sock.recv(65536):
+                return False
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.setblocking(True)
+
+
+def test_streams_are_bounded_per_address_and_in_all_and_released_as_they_close(tmp_path: Path) -> None:
+    app = create_app(replay_dir=tmp_path / "replays", state_dir=tmp_path / "tables", pace_ms=0)
+    server = serve_in_background(app, max_connections=40)  # streams: at most 20
+    port = int(server.url.rsplit(":", 1)[1])
+    guard = server.server.config.app.app.app  # HostGuard -> OriginGuard -> StreamGuard
+    assert isinstance(guard, StreamGuard) and guard.total == stream_cap(40) == 20
+    held: list[socket.socket] = []
+    try:
+        a, b = _friend_tables(port, 2)
+        # One address: 16 streams across two tables (12 spectators of one, 4 of the other), no more.
+        for i in range(STREAMS_PER_ADDRESS):
+            sock, head = _open_stream(port, f"/api/watch/{(a if i < 12 else b)['watch']}/stream", "127.0.4.1")
+            assert head.startswith(b"HTTP/1.1 200"), head
+            held.append(sock)
+        sock, head = _open_stream(port, f"/api/seats/{b['seat']}/stream", "127.0.4.1")
+        sock.close()
+        assert head.startswith(b"HTTP/1.1 429"), head
+        assert b"this address holds 16 push streams of this server open, its limit" in head
+        # Other addresses: the server's share of streams is full at 20.
+        for i in range(4):
+            sock, head = _open_stream(port, f"/api/watch/{b['watch']}/stream", f"127.0.4.{i + 2}")
+            assert head.startswith(b"HTTP/1.1 200"), head
+            held.append(sock)
+        sock, head = _open_stream(port, f"/api/seats/{b['seat']}/stream", "127.0.4.9")
+        sock.close()
+        assert head.startswith(b"HTTP/1.1 429") and b"the server holds 20 push streams, its limit" in head
+        # A stream closed is counted closed: its address may open one again.
+        held.pop(0).close()
+        deadline = time.monotonic() + 5
+        while guard.held.total() > 19:
+            assert time.monotonic() < deadline, guard.held
+            time.sleep(0.05)
+        sock, head = _open_stream(port, f"/api/seats/{b['seat']}/stream", "127.0.4.1")
+        assert head.startswith(b"HTTP/1.1 200"), head
+        held.append(sock)
+        assert all(_still_open(s) for s in held)
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
+    assert guard.held.total() == 0
+
+
+def test_stream_keys_and_share() -> None:
+    assert address_key("127.0.0.7") == "127.0.0.7"
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:bbbb::9") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("::ffff:10.0.0.1") == "10.0.0.1" and address_key("unknown") == "unknown"
+    assert stream_cap(connection_cap(128)) == 48 and stream_cap(1) == 1
+
+
+#: Streams and slow connections the descriptor test's attackers ask for, and the honest requests.
+ATTACK_STREAMS = 120
+ATTACK_SLOW = 100
+HONEST = 20
+
+
+def test_honest_requests_are_answered_while_streams_and_slow_clients_take_all_they_can(
+    tmp_path: Path,
+) -> None:
+    with _server(tmp_path, nofile=True) as (proc, port):
+        cap = connection_cap(NOFILE)
+        tables = _friend_tables(port, 9)  # room for 108 spectators: more than the cap's 96
+        held: list[socket.socket] = []
+        slow: list[socket.socket] = []
+        try:
+            # Streams from ten addresses, twelve each (under the address limit): the share of the
+            # connections they may take is full at half the cap, the rest are refused.
+            refused = 0
+            for i in range(ATTACK_STREAMS):
+                path = f"/api/watch/{tables[i % len(tables)]['watch']}/stream"
+                sock, head = _open_stream(port, path, f"127.0.5.{i % 10 + 1}")
+                if head.startswith(b"HTTP/1.1 200"):
+                    held.append(sock)
+                else:
+                    assert head.startswith(b"HTTP/1.1 429") and b"push streams, its limit" in head, head
+                    refused += 1
+                    sock.close()
+            assert len(held) == stream_cap(cap) and refused == ATTACK_STREAMS - len(held)
+
+            # Slow clients from twenty addresses: more connections than the cap leaves, each sending a
+            # header line now and then; one closed by the server is opened again at once.
+            def slow_one(i: int) -> socket.socket:
+                sock = socket.create_connection(
+                    ("127.0.0.1", port), timeout=10, source_address=(f"127.0.6.{i % 20 + 1}", 0)
+                )
+                sock.sendall(b"GET /api/options HTTP/1.1\r\n")
+                return sock
+
+            slow = [slow_one(i) for i in range(ATTACK_SLOW)]
+            answered, reopened = [], 0
+            for n in range(HONEST * 2):
+                for i, sock in enumerate(slow):
+                    try:
+                        sock.sendall(b"X-Slow: 1\r\n")
+                    except OSError:
+                        sock.close()
+                        slow[i] = slow_one(i)
+                        reopened += 1
+                if n % 2 == 0:
+                    # An honest client: a new connection each time, answered at once.
+                    code, _, body = _get(port)
+                    answered.append(code)
+                    assert code == 200 and json.loads(body)["opponents"], (n, code, body[:200])
+                time.sleep(0.06)
+            assert answered == [200] * HONEST
+            assert reopened > 0  # the slow ones were made to give room, not left the connections
+            # No stream was closed for them: streams are not waiting for a request.
+            assert all(_still_open(sock) for sock in held)
+        finally:
+            for sock in held + slow:
+                sock.close()
+        out = _stop(proc)
+    assert len(out.encode()) < LOG_BOUND, out

@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 from ginenv.experiments.play.server import (
@@ -29,7 +28,7 @@ from ginenv.experiments.play.server import (
 )
 from play.moves import finish, step
 from play.privacy import card_names
-from play.serving import play_server, stop, table_slot
+from play.serving import page_client, play_server, stop, table_slot
 
 from ginenv.cards import CARD_NAMES, cards_of
 
@@ -189,7 +188,7 @@ def _served(tmp_path: Path, forwarded_allow_ips: str | None) -> Iterator[str]:
 
 def _forged_flood(url: str, count: int) -> list[int]:
     """``count`` friend tables asked for from 127.0.0.1, each claiming another address."""
-    with httpx.Client(base_url=url, timeout=10) as api:
+    with page_client(url, timeout=10) as api:
         return [
             api.post(
                 "/api/friends",
@@ -208,7 +207,7 @@ def test_a_forged_forwarded_header_from_an_unnamed_client_lifts_no_limit(tmp_pat
 def test_a_named_proxy_has_its_forwarded_header_honoured(tmp_path: Path) -> None:
     with _served(tmp_path, "127.0.0.1") as url:
         assert _forged_flood(url, 14) == [201] * 14  # each address its own 10 a minute
-        with httpx.Client(base_url=url, timeout=10) as api:
+        with page_client(url, timeout=10) as api:
             same = {"X-Forwarded-For": "198.51.100.7"}
             codes = [
                 api.post("/api/friends", json={"name": "Bo"}, headers=same).status_code for _ in range(11)

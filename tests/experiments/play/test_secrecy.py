@@ -19,7 +19,7 @@ import httpx
 import pytest
 from ginenv.experiments.play.server import create_app, serve_in_background
 from ginenv.experiments.play.table import daily_key
-from play.serving import table_slot
+from play.serving import page_client, table_slot
 
 DAY = dt.date(2026, 12, 6)
 
@@ -45,7 +45,7 @@ def test_no_key_leaves_the_server_in_views_streams_errors_or_logs(
     srv = serve_in_background(app)
     answers: list[str] = []
     try:
-        api = httpx.Client(base_url=srv.url, timeout=10)
+        api = page_client(srv.url, timeout=10)
 
         def get(method: str, path: str, **kw: Any) -> dict[str, Any]:
             r = api.request(method, path, **kw)

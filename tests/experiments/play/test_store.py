@@ -19,7 +19,6 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 from ginenv.experiments.eval.harness import make_agent as harness_make_agent
@@ -38,7 +37,7 @@ from ginenv.experiments.play.store import (
 from ginenv.experiments.play.table import PlayError, Table
 from ginenv.experiments.play.words import excerpt, points
 from play.moves import both_move, finish, step
-from play.serving import play_server, stop
+from play.serving import page_client, play_server, stop
 
 from ginenv.rules import PRESETS
 
@@ -364,7 +363,7 @@ def test_spectators_never_keep_a_seat_from_its_own_stream(tmp_path: Path) -> Non
 def test_sixteen_spectator_streams_leave_both_seats_theirs(tmp_path: Path) -> None:
     srv = serve_in_background(app_at(tmp_path))
     try:
-        with httpx.Client(base_url=srv.url, timeout=10) as api, contextlib.ExitStack() as open_streams:
+        with page_client(srv.url, timeout=10) as api, contextlib.ExitStack() as open_streams:
             host = api.post("/api/friends", json={"name": "Alice"}).json()
             invite = host["view"]["invite"].removeprefix("/#join=")
             guest = api.post("/api/friends/join", json={"invite": invite, "name": "Bob"}).json()
@@ -521,7 +520,7 @@ def _server(tmp_path: Path) -> AbstractContextManager[tuple[subprocess.Popen[str
 def test_sigterm_saves_the_tables_a_restart_resumes_them_and_no_key_is_logged(tmp_path: Path) -> None:
     keys: list[str] = []
     with _server(tmp_path) as (proc, url):
-        api = httpx.Client(base_url=url, timeout=10)
+        api = page_client(url, timeout=10)
         game = api.post("/api/games", json={"seed": 6}).json()
         move = "action" if game["turn"] == "you" else "advance"
         game = api.post(f"/api/games/{game['id']}/{move}", json={"action": "pass"}).json()
@@ -544,7 +543,7 @@ def test_sigterm_saves_the_tables_a_restart_resumes_them_and_no_key_is_logged(tm
     # A new server on the same folder resumes both tables.
     with _server(tmp_path) as (proc, url):
         assert "2 table(s) kept in" in (proc.stdout.readline() if proc.stdout else "")
-        api = httpx.Client(base_url=url, timeout=30)
+        api = page_client(url, timeout=30)
         resumed = api.get(f"/api/games/{game['id']}").json()
         assert (
             resumed["replay"] and (tmp_path / "replays" / resumed["replay"]).is_file()

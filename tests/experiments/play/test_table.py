@@ -30,7 +30,7 @@ from ginenv.experiments.play.presets import PRESET_LABELS, RULE_WORDS, preset_he
 from ginenv.experiments.play.server import STATIC_DIR, create_app
 from ginenv.experiments.play.table import Table, daily_key
 from play.privacy import card_names
-from play.serving import add_table, play_server, stop
+from play.serving import add_table, page_client, play_server, stop
 from policies import deck
 
 from ginenv.actions import action_id, action_name
@@ -566,11 +566,12 @@ def test_play_command_serves_the_page_on_localhost(tmp_path: Path) -> None:
         again = ["--replay-dir", str(tmp_path), "--state-dir", str(tmp_path / "tables")]
         assert main(["play", "--no-browser", "--port", port, *again]) == 2
         # A match left unfinished is saved when the server is stopped with Ctrl-C.
-        view = httpx.post(f"{url}/api/games", json={}, timeout=5).json()
+        api = page_client(url, timeout=5)
+        view = api.post("/api/games", json={}).json()
         assert view["opponent"]["name"] == "easy" and view["preset"] == "seed004"
         gid = view["id"]
         move = "pass" if view["turn"] == "you" else None
-        r = httpx.post(f"{url}/api/games/{gid}/" + ("action" if move else "advance"), json={"action": move})
+        r = api.post(f"/api/games/{gid}/" + ("action" if move else "advance"), json={"action": move})
         assert r.status_code == 200, r.text
         out = stop(proc, signal.SIGINT)
         assert "1 unfinished match(es) saved" in out
@@ -647,3 +648,18 @@ def test_card_names_skips_random_identifiers_but_not_cards() -> None:
     view = {"id": "GOuVvdNa88PaX-Qd", "invite": "/#join=x-7h", "hand": ["Qd", "Ts"], "events": [{"id": "As"}]}
     assert card_names(view) == {"Qd", "Ts"}
     assert card_names({"text": "takes the 7h"}) == {"7h"}
+
+
+def test_an_exec_opponent_cannot_see_the_tables_or_the_replays(tmp_path: Path) -> None:
+    from ginenv.agents.sandbox import strict_problem
+
+    from ginenv.rules import Rules
+
+    state, replays = tmp_path / "state", tmp_path / "replays"
+    app = create_app(state_dir=state, replay_dir=replays, opponent="exec:python3 -c 1")
+    agent = app.state.play.build("exec:python3 -c 1", Rules())
+    # The strict sandbox where the machine has it (the server holds every table's key), the state
+    # folder (the keys) and the replay folder (whole decks) hidden from the program either way.
+    assert agent.sandbox.mode == ("strict" if strict_problem() is None else "basic")
+    assert {str(state.resolve()), str(replays.resolve())} <= set(agent.sandbox.hide)
+    app.state.store.close()
