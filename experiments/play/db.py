@@ -2,8 +2,9 @@
 
 :class:`Database` holds the tables of a ``ginenv play`` server (their records, seat tokens, who made
 them), the replays of finished matches, the game of the day of each person and a ``meta`` table (the
-server secret, the import mark). The store (:mod:`ginenv.experiments.play.store`) keeps its index
-in memory and writes every change through here, each in one transaction: a replay row is written in
+server secret, the import mark). The store (:mod:`ginenv.experiments.play.store`) asks its questions
+of the table budget (:mod:`ginenv.experiments.play.budget`) as queries on indexed columns here and
+writes every change through here, each in one transaction: a replay row is written in
 the transaction that marks its match over, so no crash leaves a replay of a live match, nor two.
 
 ``synchronous=NORMAL``: in WAL mode a commit is in the log, in the operating system's hands, when it
@@ -20,6 +21,7 @@ table files and ``daily.json`` then move to ``imported-json/`` in the state fold
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import re
@@ -62,7 +64,10 @@ CREATE TABLE IF NOT EXISTS tables (
     client TEXT,
     block TEXT,
     touched REAL NOT NULL,
-    changed REAL NOT NULL DEFAULT 0
+    changed REAL NOT NULL DEFAULT 0,
+    network TEXT,
+    acted0 REAL NOT NULL DEFAULT 0,
+    acted1 REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS seats (
     token TEXT PRIMARY KEY,
@@ -86,10 +91,24 @@ CREATE TABLE IF NOT EXISTS daily (
 );
 """
 
-#: The columns of a table row the store indexes (everything but the record).
-TABLE_COLUMNS = (
-    "id, kind, over, joined, moves, replay, tag, person, daily, invite_used, client, block, touched, changed"
+#: The schema's version (SQLite's ``user_version``): 1 had no network and no seat's last move;
+#: an older file is upgraded as it opens (:func:`upgrade`), a newer one refused.
+SCHEMA_VERSION = 2
+#: The order tables make room in (finished, then without a move, then the others): an index keeps
+#: it, so the query that picks one must use this very expression.
+ROOM_ORDER = "(CASE WHEN over THEN 0 WHEN moves = 0 THEN 1 ELSE 2 END)"
+#: The indexes the table budget's queries use (:mod:`~ginenv.experiments.play.budget`): each share's
+#: count is a range of one index, the room order another.
+INDEXES = (
+    "CREATE INDEX IF NOT EXISTS tables_by_client ON tables(client, over, moves, touched)",
+    "CREATE INDEX IF NOT EXISTS tables_by_block ON tables(block, over, moves, touched)",
+    "CREATE INDEX IF NOT EXISTS tables_by_network ON tables(network, over, moves, touched)",
+    f"CREATE INDEX IF NOT EXISTS tables_by_room ON tables({ROOM_ORDER}, touched)",
+    "CREATE INDEX IF NOT EXISTS tables_by_touched ON tables(touched)",
 )
+#: The columns of a table row the store reads without its record.
+TABLE_COLUMNS = "id, kind, invite_used, person, daily, over, moves, touched"
+_ADDED = {"network": "TEXT", "acted0": "REAL NOT NULL DEFAULT 0", "acted1": "REAL NOT NULL DEFAULT 0"}
 
 
 def private_dir(path: Path) -> Path:
@@ -137,6 +156,9 @@ class Database:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            upgrade(db)
+            for statement in INDEXES:
+                db.execute(statement)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -174,6 +196,42 @@ class Database:
         """Close the connection (the WAL is folded into the file)."""
         with self._lock:
             self._conn.close()
+
+
+def upgrade(db: sqlite3.Connection) -> None:
+    """Bring a database of an older schema to :data:`SCHEMA_VERSION` (inside the caller's
+    transaction); a database of a newer one is refused (ValueError): this code would misread it.
+
+    Version 1 to 2: the columns ``network`` (each row's client's /16 or /48, from its address) and
+    ``acted0``/``acted1`` (when each seat last moved). A table with moves counts as moved by both
+    seats when it last changed, so a match played just before the upgrade stays live."""
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    if version > SCHEMA_VERSION:
+        raise ValueError(
+            f"the database's schema is version {version}, this ginenv reads up to {SCHEMA_VERSION}: "
+            "run the ginenv that made it"
+        )
+    if version == SCHEMA_VERSION:
+        return
+    have = {row[1] for row in db.execute("PRAGMA table_info(tables)")}
+    for column, kind in _ADDED.items():
+        if column not in have:
+            db.execute(f"ALTER TABLE tables ADD COLUMN {column} {kind}")
+    rows = db.execute("SELECT id, client FROM tables WHERE client IS NOT NULL AND network IS NULL").fetchall()
+    db.executemany(
+        "UPDATE tables SET network = ? WHERE id = ?", [(network_of(client), tid) for tid, client in rows]
+    )
+    db.execute("UPDATE tables SET acted0 = changed, acted1 = changed WHERE moves > 0 AND acted0 = 0")
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def network_of(address: str) -> str | None:
+    """The network of a normalised client address: its /16 (IPv4) or /48 (IPv6); None if it is none."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    return str(ipaddress.ip_network(f"{ip}/{16 if ip.version == 4 else 48}", strict=False))
 
 
 def insert_table(db: sqlite3.Connection, row: dict[str, Any], tokens: dict[str, str]) -> None:
@@ -278,12 +336,17 @@ def import_folder(database: Database, state_dir: Path, replay_dir: Path | None) 
 
 __all__ = [
     "DB_FILE",
+    "INDEXES",
     "ROLES",
+    "ROOM_ORDER",
+    "SCHEMA_VERSION",
     "TABLE_COLUMNS",
     "Database",
     "import_folder",
     "insert_table",
+    "network_of",
     "private_dir",
     "table_row",
+    "upgrade",
     "write_private",
 ]

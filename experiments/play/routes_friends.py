@@ -37,6 +37,7 @@ def new_friend_table(request: Request, body: NewFriendTable, play: Context) -> J
     """A table for two people; the host's seat token and view (with the invitation and watch links)."""
     name = check_name(body.name)
     play.creations.check(client(request))
+    play.store.check_shares(client(request))
     rules = body.preset or play.preset
     table = Table(None, rules, target=body.target, names=[name, ""], replay_dir=play.replay_dir)
     entry = play.store.add(table, client=client(request))

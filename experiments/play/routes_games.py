@@ -52,6 +52,7 @@ def new_game(request: Request, play: Context, body: NewGame | None = None) -> Re
         if found is not None:
             return with_person(json_answer(play.seen_view(found, HOST)), person_id, new)
     play.creations.check(client(request))
+    play.store.check_shares(client(request))
     table = Table(
         body.opponent or play.opponent,
         body.preset or play.preset,

@@ -50,9 +50,10 @@ Status codes: 400 a malformed request (bad JSON, unknown fields or values, an un
 404 an unknown game, seat, link or replay, 409 a move the game does not allow now (an illegal move,
 out of turn, an invitation already used, today's game already played), 410 a stored table that
 cannot be rebuilt, 413 a request body over 16 KiB (a replay over 5 MB), 429 too many new tables
-from one address (10 a minute; or its share of stored tables, 20 an address and 200 a /24 or /56
-block, taken) or too many streams (4 a seat, 12 spectators a table), 500 the computer player
-failed, 503 a server full of tables all in play (the answer says when to come back).
+from one address (10 a minute; or its share of stored tables, 20 an address, 200 a /24 or /56
+block and 1000 a /16 or /48 network, taken) or too many streams (4 a seat, 12 spectators a table),
+500 the computer player failed, 503 a server full of tables all in play (the answer says why and
+when to come back).
 
 A replay holds both hands at every step, so the store writes one only in the transaction that ends
 its match: finished, left (*Leave*, ``DELETE``), forfeited by the computer, or abandoned (expired,

@@ -1,4 +1,4 @@
-"""Where the play server keeps its tables: memory, the database, keys, presence, fair shares.
+"""Where the play server keeps its tables: memory, the database, keys, presence.
 
 :class:`TableStore` holds every table of one ``ginenv play`` server:
 
@@ -8,6 +8,12 @@
   game of the day. At most ``memory_limit`` tables stay in memory; an idle one beyond it leaves
   memory and is rebuilt from its row when a seat or a spectator asks for it again (by replaying its
   moves, :meth:`Table.from_record`), and a restarted server resumes every table the same way.
+  Nothing else is kept in memory per stored table: a key, a share, a game of the day, which table
+  is live or makes room are each a query on indexed columns, so memory stays bounded whatever the
+  number of stored tables (the server's RSS was 210 MiB with none, 217 MiB with 10,000 and with
+  100,000: ``benchmarks/bench_table_budget.py --stored 100000``, 2026-12-07). When a table was
+  last touched is written at most every :data:`TOUCH_EVERY` seconds while it is open (and as the
+  server stops).
 - **Replays.** A match's replay (both hands at every step) is a row written in the transaction that
   marks its match over (finished, left, forfeited; or abandoned: a computer match left, a table
   that expired or was dropped for space after moves were made); ``/api/replays`` lists these rows
@@ -17,14 +23,8 @@
   (:meth:`TableStore.save_all`) the replay of each unfinished match in memory is exported there
   too, for the operator, under the name its table row records (committed first): that file is
   never listed nor served, and the match's end later overwrites it, under the same name.
-- **Fair shares.** Each client address keeps at most ``per_address`` unfinished tables, each address
-  block (/24 of IPv4, /56 of IPv6) ``per_block``; a new table beyond is refused (429) with when the
-  oldest expires. When the server holds ``max_tables``, a new table takes the place of an idle one:
-  a finished one first, then one where no move was made (an unused invitation), then the others,
-  the least recently touched first; a live table (a move in the last ``live_for`` seconds, or a
-  page open on it) is never dropped, and when all are live the new one is refused (503).
-  A table untouched for :data:`ABANDONED_AFTER` (7 days) expires; finished, or without a move, after
-  :data:`FINISHED_AFTER` or :data:`EMPTY_AFTER`.
+- **Fair shares, live tables, room, expiry**: the table budget (:mod:`ginenv.experiments.play.budget`):
+  per address, per block, per network; live while both seats act; idle tables make room.
 - **Keys.** A computer table is reached by its id; a friend table's two seats each by their own
   token, its spectators by a watch token, and the guest's seat once through the invitation token
   (``secrets.token_urlsafe``, 192 bits). Keys are never logged; a table's public id opens nothing.
@@ -42,7 +42,6 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import math
 import secrets
@@ -54,6 +53,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ginenv.experiments.play.budget import (
+    ABANDONED_AFTER,
+    EMPTY_AFTER,
+    FINISHED_AFTER,
+    LIVE_FOR,
+    MAX_TABLES,
+    PER_ADDRESS,
+    PER_BLOCK,
+    PER_NETWORK,
+    Budget,
+    Entry,
+    client_address,
+    client_shares,
+)
 from ginenv.experiments.play.checks import PlayError
 from ginenv.experiments.play.db import (
     DB_FILE,
@@ -69,50 +82,23 @@ from ginenv.experiments.play.db import (
 from ginenv.experiments.play.table import GUEST, HOST, Table
 from ginenv.experiments.play.words import clip, excerpt
 
-#: A table untouched this long (seconds) is abandoned and deleted; a finished one, or one where no
-#: move was made (an invitation nobody used), sooner.
-ABANDONED_AFTER = 7 * 24 * 3600.0
-FINISHED_AFTER = 24 * 3600.0
-EMPTY_AFTER = 24 * 3600.0
 #: Seconds a seat still counts as connected after its last stream closed (a reload, a lost network).
 GRACE = 5.0
-#: Tables one server keeps at most (beyond, idle ones make room; when all are live, new ones wait).
-MAX_TABLES = 5000
-#: Unfinished tables one client address, and one address block (/24, /56), may keep.
-PER_ADDRESS = 20
-PER_BLOCK = 200
-#: A table with a move in the last this many seconds is live: never dropped to make room.
-LIVE_FOR = 600.0
 #: Push streams each seat of a table may have open, and its spectators together.
 SEAT_STREAMS = 4
 WATCH_STREAMS = 12
-_BLOCK_PREFIX = {4: 24, 6: 56}
+#: Seconds between two writes of when an open table was last touched (a view alone changes
+#: nothing else; expiry counts in hours and days).
+TOUCH_EVERY = 60.0
 
 
-def client_address(client: str | None) -> tuple[str | None, str | None]:
-    """A client's address, normalised, and its block (``a.b.c.0/24``, an IPv6 /56); ``(None, None)``
-    for what is not an IP address (a Unix socket, a test client): nobody's share to count."""
-    try:
-        ip = ipaddress.ip_address(client or "")
-    except ValueError:
-        return None, None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # the same IPv4 client through a dual-stack socket
-    block = ipaddress.ip_network(f"{ip}/{_BLOCK_PREFIX[ip.version]}", strict=False)
-    return str(ip), str(block)
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 3600:
-        return f"{max(1, math.ceil(seconds / 60))} min"
-    if seconds < 2 * 86400:
-        return f"{math.ceil(seconds / 3600)} h"
-    return f"{math.ceil(seconds / 86400)} days"
-
-
-def _when(moment: float, now: float) -> str:
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(moment))
-    return f"{stamp} (in {_duration(max(0.0, moment - now))})"
+def seat_moves(table: Table) -> tuple[int, int]:
+    """How many moves each seat of ``table`` made (its log's ``[seat, action]`` entries)."""
+    counts = [0, 0]
+    for entry in table.log:
+        if len(entry) == 2 and entry[0] in (0, 1) and isinstance(entry[1], str):
+            counts[entry[0]] += 1
+    return counts[0], counts[1]
 
 
 class RateLimit:
@@ -155,34 +141,11 @@ class Slot:
     streams: list[int] = field(default_factory=lambda: [0, 0, 0])
     #: When each seat was last asked for or last closed a stream (the presence grace starts there).
     seen: list[float] = field(default_factory=lambda: [0.0, 0.0])
-
-
-@dataclass
-class Entry:
-    """What the store knows of a table without loading it."""
-
-    id: str
-    kind: str
-    tokens: dict[str, str]
-    invite_used: bool = False
-    person: str | None = None
-    daily: str | None = None
-    over: bool = False
-    replay: str | None = None
+    #: When the table was last asked for, and when that was last written to its row.
     touched: float = 0.0
-    broken: bool = False
-    #: Who made it (its address and block; None: not counted against a share).
-    client: str | None = None
-    block: str | None = None
-    #: Moves made, and when the last change was (a live table is never dropped).
-    moves: int = 0
-    changed: float = 0.0
-
-    def expires(self) -> float:
-        """When this table expires if nobody touches it."""
-        if self.over:
-            return self.touched + FINISHED_AFTER
-        return self.touched + (ABANDONED_AFTER if self.moves else EMPTY_AFTER)
+    touched_saved: float = 0.0
+    #: Each seat's moves as its row last recorded them (a seat that adds one acted).
+    acts: tuple[int, int] = (0, 0)
 
 
 class TableStore:
@@ -191,8 +154,9 @@ class TableStore:
     ``rebuild(record)`` turns a stored table record back into a :class:`Table`; finished matches'
     replays are exported to ``replay_dir`` (None: kept in the database only); ``clock`` gives the
     time (tests move it); ``synchronous`` is SQLite's (``NORMAL``: see
-    :mod:`~ginenv.experiments.play.db`). A state folder of the JSON store that came before is
-    imported at the first start."""
+    :mod:`~ginenv.experiments.play.db`). ``max_tables``, the shares and ``live_for`` are the table
+    budget's (:class:`~ginenv.experiments.play.budget.Budget`). A state folder of the JSON store that
+    came before is imported at the first start."""
 
     def __init__(
         self,
@@ -204,6 +168,7 @@ class TableStore:
         max_tables: int = MAX_TABLES,
         per_address: int = PER_ADDRESS,
         per_block: int = PER_BLOCK,
+        per_network: int = PER_NETWORK,
         live_for: float = LIVE_FOR,
         seat_streams: int = SEAT_STREAMS,
         watch_streams: int = WATCH_STREAMS,
@@ -218,10 +183,7 @@ class TableStore:
             private_dir(self.replay_dir)
         self.rebuild = rebuild
         self.memory_limit = max(1, memory_limit)
-        self.max_tables = max_tables
-        self.per_address = per_address
-        self.per_block = per_block
-        self.live_for = live_for
+        self.budget = Budget(max_tables, per_address, per_block, per_network, live_for)
         self.seat_streams = seat_streams
         self.watch_streams = watch_streams
         self.clock = clock
@@ -232,16 +194,17 @@ class TableStore:
         self.skipped = import_folder(self.db, self.state_dir, self.replay_dir)
         #: The tables in memory by id, least recently used first (server side only).
         self.loaded: OrderedDict[str, Slot] = OrderedDict()
-        self._entries: dict[str, Entry] = {}
-        self._tokens: dict[str, tuple[str, str]] = {}
-        self._daily: dict[str, dict[str, dict[str, Any]]] = {}
+        #: Tables whose record could not be rebuilt (410; as few as there are broken rows).
+        self._broken: set[str] = set()
         self._lock = threading.Lock()
         self._load_lock = threading.Lock()
         self._swept = 0.0
+        #: How many tables the database holds: changed only inside a transaction that adds or
+        #: deletes a row, so it agrees with the rows.
+        self._count = int(self.db.read("SELECT count(*) FROM tables")[0][0])
         #: Called (from any thread) with a table's id once a request changed it or a stream of it
         #: opened or closed: the server wakes that table's push streams.
         self.on_change: Callable[[str], None] | None = None
-        self._load()
         self.expire()
 
     @property
@@ -249,113 +212,91 @@ class TableStore:
         """32 secret bytes of this server, made at its first start and kept in its database."""
         return self._secret
 
-    def _load(self) -> None:
-        for row in self.db.read(f"SELECT {TABLE_COLUMNS} FROM tables"):
-            tid, kind, over, _, moves, replay, _, person, daily, used, client, block, touched, changed = row
-            self._entries[tid] = Entry(
-                tid, kind, {}, bool(used), person, daily, bool(over), replay, touched,
-                client=client, block=block, moves=moves, changed=changed,
-            )  # fmt: skip
-        for token, table_id, role in self.db.read("SELECT token, table_id, role FROM seats"):
-            entry = self._entries.get(table_id)
-            if entry is not None and role in ROLES:
-                entry.tokens[role] = token
-                self._tokens[token] = (table_id, role)
-        for person, day, table_id, finished in self.db.read("SELECT * FROM daily"):
-            self._daily.setdefault(person, {})[day] = {"table": table_id, "finished": bool(finished)}
+    @property
+    def max_tables(self) -> int:
+        """The most tables this server stores (the budget's hard cap)."""
+        return self.budget.max_tables
+
+    @max_tables.setter
+    def max_tables(self, value: int) -> None:
+        self.budget.max_tables = value
 
     # ------------------------------------------------------------------ adding, finding, using
 
     def add(self, table: Table, *, person: str | None = None, client: str | None = None) -> Entry:
         """Keep a new table (one transaction); a friend table gets its seat, invitation and watch
-        tokens. ``client`` is the address that asked for it (its share, see the module docstring:
-        429 beyond it); a full server makes room or refuses (503)."""
+        tokens. ``client`` is the address that asked for it (its shares, see
+        :mod:`~ginenv.experiments.play.budget`: 429 beyond them); a full server makes room or
+        refuses (503)."""
         now = self.clock()
         if now - self._swept > 60:
             self.expire()
-        address, block = client_address(client)
+        shares = client_shares(client)
         tokens = {} if table.kind == "computer" else {r: secrets.token_urlsafe(24) for r in ROLES}
         daily = table.daily.isoformat() if table.daily else None
         entry = Entry(table.id, table.kind, tokens, person=person, daily=daily, touched=now)
-        entry.client, entry.block = address, block
-        slot = Slot(table)
+        row = table_row(
+            table.to_record(), person=person, client=shares[0], block=shares[1], network=shares[2],
+            touched=now, changed=now,
+        )  # fmt: skip
+        slot = Slot(table, touched=now, touched_saved=now, acts=seat_moves(table))
         slot.seen[HOST] = now
         while True:
-            with self._lock:
-                self._check_share(address, block, now)
-                if len(self._entries) < self.max_tables:
-                    self._index(entry)
-                    self.loaded[table.id] = slot
-                    self._trim(keep=table.id)
-                    break
-                victim = self._victim(now)
-            if victim is None:
-                raise PlayError(self._full(now), 503)
-            self.remove(victim)  # one idle table makes room; then look again
-        row = table_row(table.to_record(), person=person, client=address, block=block, touched=now)
-        try:
+            victim, full = None, ""
             with self.db.transaction() as db:
-                insert_table(db, row, tokens)
-                if daily is not None and person is not None:
-                    self._put_daily(db, person, daily, table.id, False)
-        except BaseException:
-            with self._lock:
-                self._forget(table.id)
-            raise
-        if daily is not None and person is not None:
-            self._cache_daily(person, daily, table.id, False)
+                # The shares are counted and the row added in one transaction: no two requests
+                # can both take a share's last place.
+                self.budget.check_shares(db, shares, now)
+                if self._count < self.budget.max_tables:
+                    insert_table(db, row, tokens)
+                    if daily is not None and person is not None:
+                        self._put_daily(db, person, daily, table.id, False)
+                    self._count += 1
+                else:
+                    victim = self.budget.victim(db, now)
+                    if victim is None:
+                        full = self.budget.full(db, now, self._count)
+            if full:
+                raise PlayError(full, 503)
+            if victim is None:
+                break
+            self.remove(victim)  # one idle table makes room; then look again
+        with self._lock:
+            self.loaded[table.id] = slot
+            self._trim(keep=table.id)
         return entry
 
-    def _check_share(self, address: str | None, block: str | None, now: float) -> None:
-        """Refuse (429) a new table beyond its address's or its block's share; the caller holds the lock."""
-        if address is None:
-            return
-        for key, value, limit, who, their in (
-            ("client", address, self.per_address, "this address holds", "its"),
-            ("block", block, self.per_block, f"the addresses of {block} hold", "their"),
-        ):
-            held = [e for e in self._entries.values() if not e.over and getattr(e, key) == value]
-            if len(held) >= limit:
-                oldest = _when(min(e.expires() for e in held), now)
-                raise PlayError(
-                    f"{who} {len(held)} tables, {their} limit: finish or leave one, "
-                    f"or wait until {oldest} when {their} oldest expires",
-                    429,
-                )
-
-    def _live(self, entry: Entry, now: float) -> bool:
-        slot = self.loaded.get(entry.id)
-        return now - entry.changed < self.live_for or (slot is not None and any(slot.streams))
-
-    def _victim(self, now: float) -> str | None:
-        """The table to drop for a new one (see the module docstring); the caller holds the lock."""
-        idle = [e for e in self._entries.values() if not self._live(e, now)]
-        if not idle:
-            return None
-        return min(idle, key=lambda e: (0 if e.over else 1 if not e.moves else 2, e.touched)).id
-
-    def _full(self, now: float) -> str:
-        with self._lock:
-            quiet = [
-                e.changed + self.live_for
-                for e in self._entries.values()
-                if not any(getattr(self.loaded.get(e.id), "streams", ()))
-            ]
-        when = f"try again at {_when(min(quiet), now)}" if quiet else "try again once a match ends"
-        return (
-            f"this server holds {len(self)} tables, its limit, and every one is in play (a move in "
-            f"the last {_duration(self.live_for)} or a page open): {when}"
-        )
+    def check_shares(self, client: str | None) -> None:
+        """Refuse (429) a new table from ``client`` beyond one of its shares, before it is made
+        (a deal costs milliseconds; :meth:`add` counts again as it adds)."""
+        with self.db.transaction() as db:
+            self.budget.check_shares(db, client_shares(client), self.clock())
 
     def entry(self, table_id: str) -> Entry | None:
-        """What the store knows of table ``table_id`` (None: no such table)."""
+        """What the store knows of table ``table_id``, read from its row (None: no such table)."""
+        rows = self.db.read(f"SELECT {TABLE_COLUMNS} FROM tables WHERE id = ?", (table_id,))
+        if not rows:
+            return None
+        tid, kind, used, person, daily, over, moves, touched = rows[0]
+        tokens = {
+            str(role): str(token)
+            for token, role in self.db.read("SELECT token, role FROM seats WHERE table_id = ?", (tid,))
+            if role in ROLES
+        }
         with self._lock:
-            return self._entries.get(table_id)
+            broken = tid in self._broken
+            slot = self.loaded.get(tid)
+        touched = max(float(touched), slot.touched if slot is not None else 0.0)
+        return Entry(
+            tid, kind, tokens, bool(used), person, daily, bool(over), int(moves), touched, broken
+        )  # fmt: skip
 
     def game(self, game_id: str) -> str:
         """The id of computer table ``game_id`` (404 if none: a friend table's id opens nothing)."""
-        entry = self.entry(game_id)
-        if entry is None or entry.kind != "computer" or entry.broken:
+        rows = self.db.read("SELECT kind FROM tables WHERE id = ?", (game_id,))
+        with self._lock:
+            broken = game_id in self._broken
+        if not rows or rows[0][0] != "computer" or broken:
             raise PlayError(
                 f"no game with id {excerpt(game_id)}: it ended or expired, or the link is wrong",
                 404,
@@ -363,11 +304,13 @@ class TableStore:
         return game_id
 
     def token(self, token: str, *roles: str) -> tuple[str, str]:
-        """The table id and role (``seat0``, ``seat1``, ``watch``, ``invite``) of a key (404 if none)."""
+        """The table id and role (``seat0``, ``seat1``, ``watch``, ``invite``) of a key (404 if none).
+        A seat's row goes with its table's (a foreign key)."""
+        rows = self.db.read("SELECT table_id, role FROM seats WHERE token = ?", (token,))
+        found = None if not rows else (str(rows[0][0]), str(rows[0][1]))
         with self._lock:
-            found = self._tokens.get(token)
-            entry = None if found is None else self._entries.get(found[0])
-        if found is None or found[1] not in roles or entry is None or entry.broken:
+            broken = found is not None and found[0] in self._broken
+        if found is None or found[1] not in roles or broken:
             raise PlayError("no table for this link: it is wrong, or the table ended and expired", 404)
         return found
 
@@ -386,13 +329,14 @@ class TableStore:
             yield slot
         finally:
             try:
-                with self._lock:
-                    entry = self._entries.get(table_id)
-                    if entry is not None:
-                        entry.touched = self.clock()
+                slot.touched = self.clock()
                 changed = slot.table.version != version and not slot.evicted
                 if changed:
                     self._save(slot)
+                elif slot.touched - slot.touched_saved >= TOUCH_EVERY and not slot.evicted:
+                    with self.db.transaction() as db:
+                        db.execute("UPDATE tables SET touched = ? WHERE id = ?", (slot.touched, table_id))
+                    slot.touched_saved = slot.touched
             finally:
                 slot.lock.release()
             if changed and self.on_change is not None:
@@ -404,23 +348,27 @@ class TableStore:
             if slot is not None:
                 self.loaded.move_to_end(table_id)
                 return slot
-            entry = self._entries.get(table_id)
-        if entry is None or entry.broken:
+            broken = table_id in self._broken
+        if broken:
             raise PlayError("no such table: it ended and expired", 404)
         with self._load_lock:  # one rebuild at a time; the others wait for theirs
             with self._lock:
                 slot = self.loaded.get(table_id)
                 if slot is not None:
                     return slot
+            rows = self.db.read("SELECT record, touched FROM tables WHERE id = ?", (table_id,))
+            if not rows:
+                raise PlayError("no such table: it ended and expired", 404)
             try:
-                table = self._rebuilt(table_id)
+                table = self.rebuild(json.loads(rows[0][0]))
             except (OSError, ValueError, KeyError, TypeError) as err:
                 with self._lock:
-                    entry.broken = True
+                    self._broken.add(table_id)
                 message = str(err) if isinstance(err, PlayError) else type(err).__name__
                 raise PlayError(f"this table could not be resumed: {clip(message, 200)}", 410) from None
             with self._lock:
-                slot = Slot(table)
+                touched = float(rows[0][1])
+                slot = Slot(table, touched=touched, touched_saved=touched, acts=seat_moves(table))
                 slot.seen = [self.clock() - self.grace, self.clock() - self.grace]
                 self.loaded[table_id] = slot
                 self._trim(keep=table_id)
@@ -436,7 +384,8 @@ class TableStore:
         """Drop idle tables from memory beyond the limit; the caller holds the lock.
 
         A table leaving memory is already in the database (every change is written at once, under
-        its lock) and is only forgotten here: nothing is written."""
+        its lock) and is only forgotten here: nothing is written (its row's touched is at most
+        :data:`TOUCH_EVERY` seconds behind, a lag expiry in hours and days does not feel)."""
         while len(self.loaded) > self.memory_limit:
             for table_id, slot in self.loaded.items():
                 if table_id == keep or any(slot.streams) or not slot.lock.acquire(blocking=False):
@@ -452,38 +401,37 @@ class TableStore:
 
     def _save(self, slot: Slot) -> None:
         """Write a table's change, in one transaction with its replay if its match just ended (the
-        caller holds its lock), then export that replay."""
+        caller holds its lock), then export that replay. A seat whose moves grew acted now (the
+        budget's liveness)."""
         table = slot.table
-        with self._lock:
-            entry = self._entries.get(table.id)
-            if entry is None:
-                return  # removed meanwhile
-            ended = table.stage == "over" and not entry.over
-            entry.over = table.stage == "over"
-            entry.replay = table.replay_name
-            entry.moves = table.moves
-            entry.changed = self.clock()
-            keys = {"invite_used": int(entry.invite_used), "touched": entry.touched, "changed": entry.changed}
-            person, daily = entry.person, entry.daily
+        now = self.clock()
+        rows = self.db.read("SELECT over, person, daily FROM tables WHERE id = ?", (table.id,))
+        if not rows:
+            return  # removed meanwhile
+        was_over, person, daily = rows[0]
+        ended = table.stage == "over" and not was_over
+        acts = seat_moves(table)
+        acted = {f"acted{s}": now for s in (0, 1) if acts[s] > slot.acts[s]}
         replay = self._replay_of(table) if ended else None
         finished = ended and daily is not None and person is not None
         with self.db.transaction() as db:
-            self._update(db, table, **keys)
+            if not self._update(db, table, touched=slot.touched, changed=now, **acted):
+                return  # removed meanwhile: its replay, if any, was written then
             if replay is not None:
                 self._put_replay(db, table.id, *replay, replace=True)
             if finished:
                 self._put_daily(db, str(person), str(daily), table.id, True)
-        if finished:
-            self._cache_daily(str(person), str(daily), table.id, True)
+        slot.acts, slot.touched_saved = acts, slot.touched
         if replay is not None:
             self._export(*replay)
 
     @staticmethod
-    def _update(db: Any, table: Table, **keys: Any) -> None:
+    def _update(db: Any, table: Table, **keys: Any) -> bool:
         row = table_row(table.to_record(), **keys)
         del row["id"]
         columns = ", ".join(f"{c} = ?" for c in row)
-        db.execute(f"UPDATE tables SET {columns} WHERE id = ?", (*row.values(), table.id))
+        done = db.execute(f"UPDATE tables SET {columns} WHERE id = ?", (*row.values(), table.id))
+        return bool(done.rowcount)
 
     @staticmethod
     def _replay_of(table: Table) -> tuple[str, str] | None:
@@ -508,34 +456,31 @@ class TableStore:
         row; a match with moves that had not ended ends here, abandoned, and its replay is written
         in the same transaction. A game of the day removed counts as played: its person cannot
         start it again to see its deals a second time."""
-        with self._lock:
-            found = self._forget(table_id)
-        if found is None:
+        entry = self.entry(table_id)
+        if entry is None:
             return  # removed meanwhile
-        entry, slot = found
+        slot = self._forget(table_id)
         replay = self._abandoned(table_id, slot) if not entry.over and entry.moves else None
         with self.db.transaction() as db:
+            if not db.execute("DELETE FROM tables WHERE id = ?", (table_id,)).rowcount:
+                return  # removed meanwhile, by another request
+            self._count -= 1
             if replay is not None:
                 self._put_replay(db, table_id, *replay, replace=False)
             if entry.daily is not None and entry.person is not None:
                 self._put_daily(db, entry.person, entry.daily, table_id, True)
-            db.execute("DELETE FROM tables WHERE id = ?", (table_id,))
-        if entry.daily is not None and entry.person is not None:
-            self._cache_daily(entry.person, entry.daily, table_id, True)
+        self._forget(table_id)  # if a request loaded it again meanwhile
         if replay is not None:
             self._export(*replay)
 
-    def _forget(self, table_id: str) -> tuple[Entry, Slot | None] | None:
-        """Take a table out of the index and memory (the caller holds the lock, or none is needed)."""
-        entry = self._entries.pop(table_id, None)
-        slot = self.loaded.pop(table_id, None)
-        if slot is not None:
-            slot.evicted = True
-        if entry is None:
-            return None
-        for token in entry.tokens.values():
-            self._tokens.pop(token, None)
-        return entry, slot
+    def _forget(self, table_id: str) -> Slot | None:
+        """Take a table out of memory (its row stays until the caller deletes it)."""
+        with self._lock:
+            self._broken.discard(table_id)
+            slot = self.loaded.pop(table_id, None)
+            if slot is not None:
+                slot.evicted = True
+            return slot
 
     def _abandoned(self, table_id: str, slot: Slot | None) -> tuple[str, str] | None:
         """The replay of a match that ends unfinished (the table in memory, else rebuilt)."""
@@ -549,18 +494,12 @@ class TableStore:
 
     def use_invite(self, table_id: str) -> bool:
         """Mark a friend table's invitation used; False if it already was (an invitation works once).
-        Written with the join's change (the caller holds the table)."""
-        with self._lock:
-            entry = self._entries[table_id]
-            if entry.invite_used:
-                return False
-            entry.invite_used = True
-            return True
-
-    def _index(self, entry: Entry) -> None:
-        self._entries[entry.id] = entry
-        for role, token in entry.tokens.items():
-            self._tokens[token] = (entry.id, role)
+        Written at once, in its own transaction (the caller holds the table)."""
+        with self.db.transaction() as db:
+            done = db.execute(
+                "UPDATE tables SET invite_used = 1 WHERE id = ? AND invite_used = 0", (table_id,)
+            )
+            return bool(done.rowcount)
 
     # ------------------------------------------------------------------ views and presence
 
@@ -568,11 +507,10 @@ class TableStore:
         """``slot``'s table as ``seat`` sees it (``None``: a spectator), with the presence of both
         seats and, for the host, the invitation and watch links (the caller holds the lock)."""
         view = slot.table.view(seat, self.connected(slot))
-        if seat == HOST:
-            with self._lock:
-                entry = self._entries.get(slot.table.id)
-                tokens = {} if entry is None else dict(entry.tokens)
-                used = entry is None or entry.invite_used
+        if seat == HOST and slot.table.kind != "computer":
+            entry = self.entry(slot.table.id)
+            tokens = {} if entry is None else entry.tokens
+            used = entry is None or entry.invite_used
             if "watch" in tokens:
                 view["watch"] = f"/#watch={tokens['watch']}"
             if "invite" in tokens and not used and not slot.table.joined:
@@ -632,19 +570,15 @@ class TableStore:
 
     def daily(self, person: str, day: str) -> dict[str, Any] | None:
         """``{"table": id, "finished": bool}`` of ``person``'s game of ``day``, or None."""
-        with self._lock:
-            found = self._daily.get(person, {}).get(day)
-            return None if found is None else dict(found)
+        rows = self.db.read(
+            "SELECT table_id, finished FROM daily WHERE person = ? AND day = ?", (person, day)
+        )
+        return None if not rows else {"table": str(rows[0][0]), "finished": bool(rows[0][1])}
 
     def set_daily(self, person: str, day: str, table_id: str, *, finished: bool = False) -> None:
         """Note ``person``'s game of ``day`` (finished: it cannot be played again)."""
-        before = self.daily(person, day)
-        finished = finished or bool(before and before["finished"])
-        if before == {"table": table_id, "finished": finished}:
-            return
         with self.db.transaction() as db:
             self._put_daily(db, person, day, table_id, finished)
-        self._cache_daily(person, day, table_id, finished)
 
     @staticmethod
     def _put_daily(db: Any, person: str, day: str, table_id: str, finished: bool) -> None:
@@ -653,12 +587,6 @@ class TableStore:
             "table_id = excluded.table_id, finished = max(finished, excluded.finished)",
             (person, day, table_id, int(finished)),
         )
-
-    def _cache_daily(self, person: str, day: str, table_id: str, finished: bool) -> None:
-        with self._lock:
-            before = self._daily.setdefault(person, {}).get(day)
-            finished = finished or bool(before and before["finished"])
-            self._daily[person][day] = {"table": table_id, "finished": finished}
 
     # ------------------------------------------------------------------ replays
 
@@ -685,20 +613,30 @@ class TableStore:
     # ------------------------------------------------------------------ upkeep
 
     def expire(self) -> int:
-        """Delete the abandoned tables (see the module docstring); returns how many."""
+        """Delete the abandoned tables (see :mod:`~ginenv.experiments.play.budget`); returns how many."""
         now = self.clock()
         self._swept = now
-        with self._lock:
-            old = [e.id for e in self._entries.values() if now > e.expires() and not self._live(e, now)]
-            cutoff = time.strftime("%Y-%m-%d", time.localtime(now - ABANDONED_AFTER))
-            for days in self._daily.values():
-                for day in [d for d in days if d < cutoff]:
-                    del days[day]
+        self._write_touched()
+        cutoff = time.strftime("%Y-%m-%d", time.localtime(now - ABANDONED_AFTER))
         with self.db.transaction() as db:
+            old = self.budget.expired(db, now)
             db.execute("DELETE FROM daily WHERE day < ?", (cutoff,))
         for table_id in old:
             self.remove(table_id)
         return len(old)
+
+    def _write_touched(self) -> None:
+        """Write when each table in memory was last touched, where its row is behind."""
+        with self._lock:
+            due = [(s.touched, i) for i, s in self.loaded.items() if s.touched > s.touched_saved]
+        if due:
+            with self.db.transaction() as db:
+                db.executemany("UPDATE tables SET touched = ? WHERE id = ?", due)
+            with self._lock:
+                for touched, table_id in due:
+                    slot = self.loaded.get(table_id)
+                    if slot is not None:
+                        slot.touched_saved = max(slot.touched_saved, touched)
 
     def save_all(self) -> list[str]:
         """As the server stops: write when each table was last touched, and export the replay of each
@@ -716,8 +654,6 @@ class TableStore:
                     exports.append(replay)
                     if replay[0] != named:
                         changes.append(slot.table.to_record())
-        with self._lock:
-            touched = [(e.touched, e.id) for e in self._entries.values()]
         with self.db.transaction() as db:
             for record in changes:
                 text = json.dumps(record, separators=(",", ":"))
@@ -725,7 +661,7 @@ class TableStore:
                     "UPDATE tables SET record = ?, replay = ? WHERE id = ?",
                     (text, record["replay"], record["id"]),
                 )
-            db.executemany("UPDATE tables SET touched = ? WHERE id = ?", touched)
+        self._write_touched()
         saved = []
         for name, text in exports:
             with contextlib.suppress(OSError):  # the server stops whatever happens to a copy
@@ -738,8 +674,7 @@ class TableStore:
         self.db.close()
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._entries)
+        return self._count
 
 
 __all__ = [
@@ -751,11 +686,14 @@ __all__ = [
     "MAX_TABLES",
     "PER_ADDRESS",
     "PER_BLOCK",
+    "PER_NETWORK",
     "SEAT_STREAMS",
+    "TOUCH_EVERY",
     "WATCH_STREAMS",
     "RateLimit",
     "Slot",
     "TableStore",
     "client_address",
+    "seat_moves",
     "write_private",
 ]

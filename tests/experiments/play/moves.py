@@ -40,3 +40,18 @@ def finish(c: TestClient, view: dict[str, Any], rng: random.Random) -> dict[str,
             return view
         view = step(c, view, rng)
     raise AssertionError("the match did not end")
+
+
+def both_move(c: TestClient, seats: list[str], rng: random.Random) -> None:
+    """Each seat of a friend table (its two seat tokens) makes at least one move."""
+    moved = [False, False]
+    for _ in range(20):
+        if all(moved):
+            return
+        for index, token in enumerate(seats):
+            view = c.get(f"/api/seats/{token}").json()
+            if view["legal"] and view["stage"] == "play":
+                r = c.post(f"/api/seats/{token}/action", json={"action": _policy(view, rng)})
+                assert r.status_code == 200, r.json()
+                moved[index] = True
+    raise AssertionError("the seats did not both move")

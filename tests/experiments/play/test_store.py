@@ -36,7 +36,7 @@ from ginenv.experiments.play.store import (
 )
 from ginenv.experiments.play.table import PlayError, Table
 from ginenv.experiments.play.words import excerpt, points
-from play.moves import finish, step
+from play.moves import both_move, finish, step
 from play.serving import page_client, play_server, stop
 
 from ginenv.rules import PRESETS
@@ -242,6 +242,16 @@ def _friend() -> Table:
     return Table(None, "standard", names=["Host", ""], replay_dir=Path("unused"))
 
 
+def seat_moves_in(store: TableStore, table_id: str) -> None:
+    """Each seat of a joined friend table makes a move (straight through the store)."""
+    moved: set[int] = set()
+    while len(moved) < 2:
+        with store.use(table_id) as slot:
+            seat = slot.table.env.hand.player
+            slot.table.act(slot.table.view(seat, (True, True))["legal"][0], seat)
+            moved.add(seat)
+
+
 def test_each_address_and_each_block_keeps_its_share_of_tables(tmp_path: Path) -> None:
     now = [1_000_000.0]
     store = _store(tmp_path, per_address=3, per_block=5, clock=lambda: now[0])
@@ -282,7 +292,8 @@ def test_a_flood_from_many_addresses_makes_room_from_idle_tables_never_from_live
     live = step(me, me.post("/api/games", json={"opponent": "random", "seed": 2}).json(), rng)
     host = me.post("/api/friends", json={"name": "Alice"}).json()
     invite = host["view"]["invite"].removeprefix("/#join=")
-    me.post("/api/friends/join", json={"invite": invite, "name": "Bob"})
+    guest = me.post("/api/friends/join", json={"invite": invite, "name": "Bob"}).json()
+    both_move(me, [host["seat"], guest["seat"]], rng)  # both seats play: a live match
     # The issue's flood: many addresses of 127/8, each up to its share, far beyond the server's room.
     codes = []
     for i in range(12):
@@ -317,12 +328,13 @@ def test_a_full_server_of_live_tables_refuses_and_says_when_to_come_back(tmp_pat
     for _ in range(2):
         entry = store.add(_friend())
         with store.use(entry.id) as slot:
-            slot.table.join("Guest")  # a change: the table is live for LIVE_FOR
+            slot.table.join("Guest")
+        seat_moves_in(store, entry.id)  # both seats move: the table is live for LIVE_FOR
     with pytest.raises(PlayError) as err:
         store.add(_friend())
     assert err.value.status == 503 and str(err.value) == (
-        "this server holds 2 tables, its limit, and every one is in play (a move in the last 10 min "
-        "or a page open): try again at 1970-01-12 13:56 UTC (in 10 min)"
+        "this server holds 2 tables, its limit, and every one is in play (each person at it made a "
+        "move in the last 10 min): try again at 1970-01-12 13:56 UTC (in 10 min)"
     )
     now[0] += LIVE_FOR + 1
     store.add(_friend())  # one went idle and makes room
