@@ -70,7 +70,8 @@ def _preset_of(rules: dict[str, Any]) -> str | None:
 
 def ratings_from_run(run: Path) -> dict[str, Any]:
     """The file's entry for the run folder ``run`` (its ``config.json``, ``ratings.csv`` and
-    ``results.jsonl``): ``{"preset", "date", "command", "deals", "hand_sd", "levels"}``. A folder
+    ``results.jsonl``): ``{"preset", "date", "command", "deals", "seed", "scale", "hand_sd",
+    "levels"}``. A folder
     without them, or of rules that are no preset, raises ValueError saying which."""
     run = Path(run)
     try:
@@ -101,6 +102,8 @@ def ratings_from_run(run: Path) -> dict[str, Any]:
         "date": made,
         "command": LADDER_COMMAND,
         "deals": int(config["deals"]),
+        "seed": config.get("seed"),
+        "scale": "points a hand, luck-adjusted, mean 0 over the ladder's core (ratings.csv)",
         "hand_sd": round(statistics.stdev(points), 3),
         "levels": levels,
     }

@@ -137,7 +137,12 @@ def test_every_finished_hand_is_recorded_with_its_move(tmp_path: Path, monkeypat
         # The luck is the person's (seat 0) of each finished hand, as the harness computes it.
         lucks = [state_luck(state) for state in table.game.record.states]
         assert [r[4] for r in rows] == pytest.approx(lucks)
-        assert done["stage"] == "over" and all(r[3] != 0 for r in rows if r[3])
+        # The points are the person's: + for a hand they won, - for one they lost, 0 for neither.
+        signed = [
+            0 if h.result.winner is None else h.result.points * (1 if h.result.winner == 0 else -1)
+            for h in table.match.records
+        ]
+        assert done["stage"] == "over" and [r[3] for r in rows] == signed and any(signed)
         # A move whose hand could not be recorded is not saved either: one transaction.
         view = c.post("/api/games", json={"opponent": "random", "seed": 4}).json()
 
@@ -197,7 +202,8 @@ def test_me_after_hands_against_two_levels_then_forget_me(tmp_path: Path, monkey
             assert r.json()["removed"] == {"hands": 2, "daily": 0, "tables": 2}
             assert 'ginenv_player=""' in r.headers["set-cookie"]  # cleared: the next game is a new person
             assert _rows(app) == [] and api.get("/api/replays").status_code == 200
-            me = api.get("/api/me", cookies=COOKIE).json()
+            api.cookies.set("ginenv_player", COOKIE["ginenv_player"])
+            me = api.get("/api/me").json()
             assert (me["hands"], me["rating"], me["levels"]) == (0, None, {})
     finally:
         server.stop()
