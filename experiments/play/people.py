@@ -31,11 +31,11 @@ only the score may change how they play).
 variance pooled with a prior spread: ``s² = (k·σ₀² + (n-1)·ŝ²) / (k + n - 1)`` with
 ``k`` = :data:`PRIOR_DF` degrees of freedom of ``σ₀`` = the ladder run's spread of one hand's points
 (``hand_sd``, raw, on the wide side), and the interval is ``mean ± t_{0.975, k+n-1} · s / √n``.
-One hand gives ``± 4.3 σ₀`` (about ± 200 points: nothing known yet); as hands come the person's own
-spread takes over. The rating's interval adds the ladder ratings' own uncertainty (their
-intervals' half-widths over 1.96, weighted by hands), in quadrature. The same interval serves the
-margin against each level. A preset with no ladder run recorded (or a computer that is not on the
-ladder) has margins only, and the answer says why.
+One hand gives ``± 4.3 σ₀`` (± 161 points with the shipped ``σ₀`` of 37.4: nothing known yet);
+as hands come the person's own spread takes over. The rating's interval adds the ladder ratings'
+own uncertainty (their intervals' half-widths over 1.96, weighted by hands), in quadrature. The
+same interval serves the margin against each level. A preset with no ladder run recorded (or a
+computer that is not on the ladder) has margins only, and the answer says why.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from ginenv.experiments.eval.luck import state_luck
 from scipy import stats
 
 from ginenv.engine import HandState
+from ginenv.rules import Rules
 
 #: Degrees of freedom the prior spread counts for (see the module docstring).
 PRIOR_DF = 2
@@ -73,6 +74,12 @@ class Hand:
     def margin(self) -> float:
         """The luck-adjusted margin: points minus luck."""
         return self.points - self.luck
+
+
+def warm_up() -> None:
+    """Load (or, on a first run, compile) the luck's kernels now, so that no person's first finished
+    hand waits for them (the play command calls this before it serves)."""
+    state_luck(HandState(Rules(), dealer=0, deck=list(range(52))))
 
 
 def hand_of(finished: HandState, result: dict[str, Any], seat: int, opponent: str) -> Hand:
@@ -220,4 +227,5 @@ __all__ = [
     "person_standing",
     "record_hands",
     "standing",
+    "warm_up",
 ]

@@ -5,10 +5,10 @@ replay page at ``/replay``, their files at ``/static/`` and a JSON API. The rout
 concern, one ``APIRouter`` a module (:data:`ROUTERS`): ``routes_pages`` (the pages and
 ``/api/options``), ``routes_games`` (matches against the computer, the game of the day among them),
 ``routes_friends`` (tables for two people, seats, spectators), ``routes_streams`` (push streams),
-``routes_replays`` and ``routes_people`` (where the person at the page stands); what they share (the store, the settings) is the app's
-:class:`~ginenv.experiments.play.context.PlayContext`, reached through a FastAPI dependency. This
-module owns the application's assembly, its error answers, the request body cap and the server
-thread. Every table lives in a
+``routes_replays`` and ``routes_people`` (where the person at the page stands); what they share
+(the store, the settings) is the app's :class:`~ginenv.experiments.play.context.PlayContext`,
+reached through a FastAPI dependency. This module owns the application's assembly, its error
+answers, the request body cap and the server thread. Every table lives in a
 :class:`~ginenv.experiments.play.store.TableStore`: in memory, and in the state folder's SQLite
 database, one transaction per change, so a reload, an idle spell, a restart or a crash of the
 server returns to the same match. A lock per table serialises its requests.

@@ -166,7 +166,9 @@ def test_every_finished_hand_is_recorded_with_its_move(tmp_path: Path, monkeypat
 def test_friend_tables_and_tables_without_a_person_are_not_recorded(tmp_path: Path) -> None:
     app = app_at(tmp_path)
     with TestClient(app) as c:  # no cookie: the game sets one, and its hands are that person's
-        view = _to_showdown(c, c.post("/api/games", json={"opponent": "random", "seed": 5}).json(), random.Random(0))
+        view = _to_showdown(
+            c, c.post("/api/games", json={"opponent": "random", "seed": 5}).json(), random.Random(0)
+        )
         assert view["stage"] in ("showdown", "over")
         person = c.cookies.get("ginenv_player")
         assert [r[0] for r in _rows(app)] == [person]
@@ -224,5 +226,7 @@ def test_a_version_2_database_is_upgraded_to_record_hands(tmp_path: Path) -> Non
         view = c.post("/api/games", json={"opponent": "random", "seed": 9}).json()
         _to_showdown(c, view, random.Random(0))
     assert len(_rows(app)) == 1
-    index = app.state.store.db.read("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'hands'")
+    index = app.state.store.db.read(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'hands'"
+    )
     assert index == [("hands_by_person",)]
