@@ -163,16 +163,34 @@ def test_every_finished_hand_is_recorded_with_its_move(tmp_path: Path, monkeypat
         assert len(_rows(again)) == before
 
 
-def test_friend_tables_and_tables_without_a_person_are_not_recorded(tmp_path: Path) -> None:
+def test_a_game_without_a_cookie_records_under_the_cookie_it_sets(tmp_path: Path) -> None:
     app = app_at(tmp_path)
-    with TestClient(app) as c:  # no cookie: the game sets one, and its hands are that person's
-        view = _to_showdown(
-            c, c.post("/api/games", json={"opponent": "random", "seed": 5}).json(), random.Random(0)
-        )
-        assert view["stage"] in ("showdown", "over")
+    with TestClient(app) as c:
+        view = c.post("/api/games", json={"opponent": "random", "seed": 5}).json()
+        assert _to_showdown(c, view, random.Random(0))["stage"] in ("showdown", "over")
         person = c.cookies.get("ginenv_player")
-        assert [r[0] for r in _rows(app)] == [person]
-    assert app.state.store.db.read("SELECT count(*) FROM hands")[0][0] == 1
+        assert person and [r[0] for r in _rows(app)] == [person]
+
+
+def test_friend_tables_are_not_recorded(tmp_path: Path) -> None:
+    app = app_at(tmp_path)
+    with TestClient(app, cookies=COOKIE) as c:
+        host = c.post("/api/friends", json={"name": "Alice"}).json()
+        invite = host["view"]["invite"].split("=", 1)[1]
+        guest = c.post("/api/friends/join", json={"invite": invite, "name": "Bob"}).json()
+        seats = [host["seat"], guest["seat"]]
+        for _ in range(500):
+            views = [c.get(f"/api/seats/{s}").json() for s in seats]
+            if views[0]["stage"] != "play":
+                break
+            mover = 0 if views[0]["turn"] == "you" else 1
+            legal = views[mover]["legal"]
+            knocks = [a for a in legal if a.startswith("knock")]
+            hints = views[mover]["discard_hints"]
+            action = knocks[0] if knocks else f"discard {min(hints, key=hints.get)}" if hints else legal[0]
+            assert c.post(f"/api/seats/{seats[mover]}/action", json={"action": action}).status_code == 200
+        assert views[0]["stage"] in ("showdown", "over")
+    assert _rows(app) == []
 
 
 def test_me_after_hands_against_two_levels_then_forget_me(tmp_path: Path, monkeypatch: Any) -> None:
