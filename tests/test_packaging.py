@@ -190,6 +190,7 @@ def test_the_wheel_holds_every_package_and_the_package_data(release: Release) ->
         "ginenv/agents/neural/data/neural.pt",
         "ginenv/agents/clients/random_client.js",
         "ginenv/experiments/eval/data/luck_value.json",
+        "ginenv/experiments/eval/data/ladder_ratings.json",
         "ginenv/experiments/play/static/index.html",
         "ginenv/experiments/play/static/app.js",
     }

@@ -115,11 +115,12 @@ def _check_port(host: str, port: int) -> None:
 
 def _build_app(args: argparse.Namespace, replay_dir: Path, state_dir: Path, autostart: bool) -> Any:
     """The play server's application for these options (its refusals said as usage errors)."""
+    from ginenv.experiments.play.people import warm_up
     from ginenv.experiments.play.server import create_app
     from ginenv.experiments.play.table import PlayError
 
     try:
-        return create_app(
+        app = create_app(
             replay_dir=replay_dir,
             state_dir=state_dir,
             pace_ms=args.pace_ms,
@@ -131,6 +132,8 @@ def _build_app(args: argparse.Namespace, replay_dir: Path, state_dir: Path, auto
         )
     except PlayError as err:
         raise UsageError(str(err)) from None
+    warm_up()  # every finished hand's luck is computed as it ends (its person's record)
+    return app
 
 
 def _stop_on_sigterm() -> dict[int, Any]:

@@ -108,6 +108,12 @@ def person(request: Request) -> tuple[str, bool]:
     return secrets.token_urlsafe(18), True
 
 
+def known_person(request: Request) -> str | None:
+    """The person's id from their cookie, or None (no cookie, or not an id this server makes)."""
+    found = request.cookies.get(PERSON_COOKIE, "")
+    return found if _PERSON.match(found) else None
+
+
 def with_person(response: Response, person_id: str, new: bool) -> Response:
     """``response`` with the person cookie set when ``new``."""
     if new:

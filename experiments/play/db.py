@@ -13,6 +13,10 @@ roll back the last commits, whole transactions, never a part of one (a move or t
 would add an fsync to every move. The file is 0600 in a 0700 folder (SQLite gives its ``-wal`` and
 ``-shm`` files the file's mode).
 
+The ``hands`` table holds each hand a person finished against the computer (what
+:mod:`ginenv.experiments.play.people` records and rates), written in the transaction of the move
+that ended it.
+
 :func:`import_folder` reads, once, a state folder of the JSON store that came before (a file per
 table and ``daily.json``) and the replay folder's files, and marks the import done in ``meta``; the
 table files and ``daily.json`` then move to ``imported-json/`` in the state folder.
@@ -89,11 +93,21 @@ CREATE TABLE IF NOT EXISTS daily (
     finished INTEGER NOT NULL,
     PRIMARY KEY (person, day)
 );
+CREATE TABLE IF NOT EXISTS hands (
+    person TEXT NOT NULL,
+    opponent TEXT NOT NULL,
+    preset TEXT NOT NULL,
+    points INTEGER NOT NULL,
+    luck REAL NOT NULL,
+    finished REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS hands_by_person ON hands(person, preset);
 """
 
-#: The schema's version (SQLite's ``user_version``): 1 had no network and no seat's last move;
-#: an older file is upgraded as it opens (:func:`upgrade`), a newer one refused.
-SCHEMA_VERSION = 2
+#: The schema's version (SQLite's ``user_version``): 1 had no network and no seat's last move, 2 no
+#: ``hands`` (each finished hand of a person, :mod:`~ginenv.experiments.play.people`); an older file
+#: is upgraded as it opens (:func:`upgrade`), a newer one refused.
+SCHEMA_VERSION = 3
 #: The order tables make room in (finished, then without a move, then the others): an index keeps
 #: it, so the query that picks one must use this very expression.
 ROOM_ORDER = "(CASE WHEN over THEN 0 WHEN moves = 0 THEN 1 ELSE 2 END)"
@@ -204,7 +218,10 @@ def upgrade(db: sqlite3.Connection) -> None:
 
     Version 1 to 2: the columns ``network`` (each row's client's /16 or /48, from its address) and
     ``acted0``/``acted1`` (when each seat last moved). A table with moves counts as moved by both
-    seats when it last changed, so a match played just before the upgrade stays live."""
+    seats when it last changed, so a match played just before the upgrade stays live.
+
+    Version 2 to 3: the table ``hands`` and its index (made by :data:`SCHEMA` as the file opens,
+    before this runs), empty: hands finished before the upgrade were never recorded."""
     (version,) = db.execute("PRAGMA user_version").fetchone()
     if version > SCHEMA_VERSION:
         raise ValueError(
@@ -213,6 +230,13 @@ def upgrade(db: sqlite3.Connection) -> None:
         )
     if version == SCHEMA_VERSION:
         return
+    if version < 2:
+        _upgrade_to_2(db)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _upgrade_to_2(db: sqlite3.Connection) -> None:
+    """Version 1 to 2 (see :func:`upgrade`)."""
     have = {row[1] for row in db.execute("PRAGMA table_info(tables)")}
     for column, kind in _ADDED.items():
         if column not in have:
@@ -222,7 +246,6 @@ def upgrade(db: sqlite3.Connection) -> None:
         "UPDATE tables SET network = ? WHERE id = ?", [(network_of(client), tid) for tid, client in rows]
     )
     db.execute("UPDATE tables SET acted0 = changed, acted1 = changed WHERE moves > 0 AND acted0 = 0")
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def network_of(address: str) -> str | None:

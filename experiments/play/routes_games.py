@@ -64,7 +64,8 @@ def new_game(request: Request, play: Context, body: NewGame | None = None) -> Re
         daily=day,
         replay_dir=play.replay_dir,
     )
-    play.store.add(table, person=person_id if day is not None else None, client=client(request))
+    # The person is kept with every computer table: the hands they finish there are recorded.
+    play.store.add(table, person=person_id, client=client(request))
     return with_person(json_answer(play.seen_view(table.id, HOST), 201), person_id, new)
 
 

@@ -4,11 +4,11 @@
 replay page at ``/replay``, their files at ``/static/`` and a JSON API. The routes are grouped by
 concern, one ``APIRouter`` a module (:data:`ROUTERS`): ``routes_pages`` (the pages and
 ``/api/options``), ``routes_games`` (matches against the computer, the game of the day among them),
-``routes_friends`` (tables for two people, seats, spectators), ``routes_streams`` (push streams) and
-``routes_replays``; what they share (the store, the settings) is the app's
-:class:`~ginenv.experiments.play.context.PlayContext`, reached through a FastAPI dependency. This
-module owns the application's assembly, its error answers, the request body cap and the server
-thread. Every table lives in a
+``routes_friends`` (tables for two people, seats, spectators), ``routes_streams`` (push streams),
+``routes_replays`` and ``routes_people`` (where the person at the page stands); what they share
+(the store, the settings) is the app's :class:`~ginenv.experiments.play.context.PlayContext`,
+reached through a FastAPI dependency. This module owns the application's assembly, its error
+answers, the request body cap and the server thread. Every table lives in a
 :class:`~ginenv.experiments.play.store.TableStore`: in memory, and in the state folder's SQLite
 database, one transaction per change, so a reload, an idle spell, a restart or a crash of the
 server returns to the same match. A lock per table serialises its requests.
@@ -44,6 +44,10 @@ then nothing has changed; an error quotes at most a short excerpt of what the re
 ``GET /api/replays``                  the replays of finished matches, newest first
 ``GET /api/replays/{name}``           one of them as move-by-move frames
 ``POST /api/replays/view``            any replay file's JSON (also ``ginenv demo --save``'s) as frames
+``GET /api/me``                       where the cookie's person stands (``?preset=``, default
+                                      ``standard``): their hands against the computer, margins
+                                      per level and rating on the ladder's scale
+``DELETE /api/me``                    remove every record of the cookie's person (replays stay)
 ====================================  ===============================================================
 
 Status codes: 400 a malformed request (bad JSON, unknown fields or values, an unknown action name),
@@ -115,6 +119,7 @@ from ginenv.experiments.play import (
     routes_friends,
     routes_games,
     routes_pages,
+    routes_people,
     routes_replays,
     routes_streams,
 )
@@ -147,7 +152,7 @@ MAX_BODY_BYTES = 16 * 1024
 _MAX_ERROR = 600
 #: The API's routes, grouped by concern: pages and options, matches against the computer (the game
 #: of the day among them), friend tables and seats, push streams, replays.
-ROUTERS = (routes_pages, routes_games, routes_friends, routes_streams, routes_replays)
+ROUTERS = (routes_pages, routes_games, routes_friends, routes_streams, routes_replays, routes_people)
 
 
 def _error(status: int, message: str) -> JSONResponse:

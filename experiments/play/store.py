@@ -34,6 +34,8 @@
   :data:`GRACE` seconds after it closed or the seat was last asked for. Each seat may have
   :data:`SEAT_STREAMS` streams open (a reload, a second tab), the spectators of a table
   :data:`WATCH_STREAMS` together: spectators never take a seat's place.
+- **A person's hands**: each hand a person finishes against the computer is recorded in the
+  transaction that saves the move that ended it (:mod:`ginenv.experiments.play.people`).
 - **The game of the day**, one per person and day: a person (the id in the page's cookie) and a
   date map to their table and whether it is finished.
 - :class:`RateLimit` bounds how many tables one client creates per minute.
@@ -79,6 +81,7 @@ from ginenv.experiments.play.db import (
     table_row,
     write_private,
 )
+from ginenv.experiments.play.people import record_hands
 from ginenv.experiments.play.table import GUEST, HOST, Table
 from ginenv.experiments.play.words import clip, excerpt
 
@@ -400,8 +403,9 @@ class TableStore:
                 return  # every table is in use: memory goes over the limit for a moment
 
     def _save(self, slot: Slot) -> None:
-        """Write a table's change, in one transaction with its replay if its match just ended (the
-        caller holds its lock), then export that replay. A seat whose moves grew acted now (the
+        """Write a table's change, in one transaction with its replay if its match just ended and the
+        hands it finished (a computer table with a person: :mod:`~ginenv.experiments.play.people`;
+        the caller holds its lock), then export that replay. A seat whose moves grew acted now (the
         budget's liveness)."""
         table = slot.table
         now = self.clock()
@@ -414,6 +418,7 @@ class TableStore:
         acted = {f"acted{s}": now for s in (0, 1) if acts[s] > slot.acts[s]}
         replay = self._replay_of(table) if ended else None
         finished = ended and daily is not None and person is not None
+        hands = list(table.ended_hands)
         with self.db.transaction() as db:
             if not self._update(db, table, touched=slot.touched, changed=now, **acted):
                 return  # removed meanwhile: its replay, if any, was written then
@@ -421,6 +426,9 @@ class TableStore:
                 self._put_replay(db, table.id, *replay, replace=True)
             if finished:
                 self._put_daily(db, str(person), str(daily), table.id, True)
+            if hands and person is not None and table.kind == "computer":
+                record_hands(db, str(person), table.preset, hands, now)
+        del table.ended_hands[: len(hands)]  # committed with the move that ended them
         slot.acts, slot.touched_saved = acts, slot.touched
         if replay is not None:
             self._export(*replay)

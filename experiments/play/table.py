@@ -45,6 +45,7 @@ from ginenv.agents.arena import AgentError, Game
 from ginenv.agents.base import AgentForfeit
 from ginenv.experiments.eval.harness import agent_slug
 from ginenv.experiments.play.checks import PlayError, check_name, check_opponent, check_rules
+from ginenv.experiments.play.people import Hand, hand_of
 from ginenv.experiments.play.views import COMPUTER, GUEST, HOST, PERSON, TableViews
 from ginenv.experiments.play.words import (
     Event,
@@ -193,6 +194,10 @@ class Table(TableViews):
         self._drawn: list[int | None] = [None, None]
         self._taken: list[int | None] = [None, None]
         self._restoring = False
+        #: The hands of a computer match finished since the store last saved the table (the person's
+        #: record, :mod:`~ginenv.experiments.play.people`): the store writes them in the transaction
+        #: of that save, then clears them. A rebuilt table adds none for the hands it replays.
+        self.ended_hands: list[Hand] = []
 
     def _new_game(self) -> Game:
         """The arena's match of this table: it deals game 0 from the key (or the chosen seed) and
@@ -379,6 +384,8 @@ class Table(TableViews):
     def _end_of_hand(self, finished: HandState) -> None:
         self._infos = [self.env.infos[a]["result"] for a in _AGENT]
         self._final = finished
+        if self.opponent is not None and not self._restoring:
+            self.ended_hands.append(hand_of(finished, self._infos[PERSON], PERSON, self.opponent))
         over = bool(self.env.terminations[_AGENT[0]] or self.env.truncations[_AGENT[0]])
         self.stage = "over" if over else "showdown"
         if not over:

@@ -299,7 +299,7 @@ def test_a_version_1_database_is_upgraded_as_it_opens_and_its_tables_resume(tmp_
     store.close()
     with sqlite3.connect(folder / DB_FILE) as db:
         db.execute("PRAGMA user_version = 99")
-    with pytest.raises(ValueError, match="schema is version 99, this ginenv reads up to 2"):
+    with pytest.raises(ValueError, match="schema is version 99, this ginenv reads up to 3"):
         _store(tmp_path, clock=lambda: NOW)
 
 
