@@ -45,7 +45,9 @@ def ensure_env(extras: str = "dev") -> None:
         return
     if not PY.exists():
         venv.EnvBuilder(with_pip=True).create(VENV)
-    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    # --no-compile: pip byte-compiles every file it installs (torch, ray, ...: some 40 s of CPU on 2
+    # cores); Python writes the byte code of what is imported on first use instead.
+    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-compile"]
     # A local CPU build of torch, if pip's find-links has one; fails fast (no index) otherwise.
     # --no-deps: its dependencies are not on the local disk; the project install below pulls them
     # from the index while keeping the torch already installed.
@@ -137,7 +139,8 @@ def main(argv: list[str]) -> int:
         ):
             if sh(*step, check=False) != 0:
                 return 1
-        return sh(PY, "-m", "pytest", "-n", "auto", *rest, check=False)
+        # --durations: the slowest tests, where the suite's time goes (CI's budget is 15 minutes).
+        return sh(PY, "-m", "pytest", "-n", "auto", "--durations=15", *rest, check=False)
     if task == "docs":
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails
         # the build. `python3 dev.py docs serve` previews it instead (mkdocs serve).
