@@ -139,8 +139,11 @@ def main(argv: list[str]) -> int:
         ):
             if sh(*step, check=False) != 0:
                 return 1
-        # --durations: the slowest tests, where the suite's time goes (CI's budget is 15 minutes).
-        return sh(PY, "-m", "pytest", "-n", "auto", "--durations=15", *rest, check=False)
+        # worksteal: each worker starts with half the tests, and one that runs out takes half of what
+        # the other has not started, so the long tests (started first: tests/conftest.py) never end
+        # the run on one worker. --durations: the slowest tests (CI's budget is 15 minutes).
+        pytest = [PY, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "--durations=15"]
+        return sh(*pytest, *rest, check=False)
     if task == "docs":
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails
         # the build. `python3 dev.py docs serve` previews it instead (mkdocs serve).

@@ -57,6 +57,8 @@ from packaging.utils import canonicalize_name
 from ginenv import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The release's build and the installed wheel's commands: minutes (tests/conftest.py starts them first).
+pytestmark = pytest.mark.long
 #: Repository folder -> its installed package (setup.py maps the same three roots).
 ROOTS = {"ginenv": "ginenv", "agents": "ginenv/agents", "experiments": "ginenv/experiments"}
 SHIPPED_CONFIGS = ("ladder", "ladder_big", "master_ppo", "neural", "ppo")
