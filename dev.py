@@ -2,7 +2,8 @@
 """Bootstrap and task runner: needs nothing but Python 3.10+.
 
     python3 dev.py run      # the main job: ginenv ladder on the shipped config `ladder` (see README)
-    python3 dev.py test     # lint, format check, type check, then the test suite
+    python3 dev.py test     # lint, format check, type check (meanwhile a one-deal ladder fills
+                            # numba's cache), then the test suite
     python3 dev.py bench    # the speed benchmarks (installs the OpenSpiel anchor)
     python3 dev.py docs     # the manual (MkDocs, mkdocs.yml) built with --strict into site/,
                             # the notebooks run for their plots (GINENV_DOCS_EXECUTE=false: not)
@@ -24,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -100,6 +102,17 @@ def ensure_browser() -> None:
         )
 
 
+def start_warming(folder: Path) -> subprocess.Popen[bytes]:
+    """A one-deal ladder (every level, the engine and the harness) run in ``folder``, in a process of
+    its own: it compiles their numba kernels into the checkout's cache while the linters and mypy run
+    (one core each), so that the test workers and the commands they start load them instead of each
+    compiling them again at once. Its output goes to ``folder/warm.log``."""
+    argv = [PY, "-m", "ginenv.experiments.cli", "ladder", "--deals", "1", "--workers", "1", "--quiet"]
+    print("+", " ".join(str(c) for c in argv), "(in the background: the numba cache)", flush=True)
+    with (folder / "warm.log").open("wb") as log:
+        return subprocess.Popen([str(c) for c in argv], cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+
+
 def typecheck_tree() -> Path:
     """The installed layout (``ginenv``, ``ginenv.agents``, ``ginenv.experiments``) as links, for mypy.
 
@@ -131,14 +144,20 @@ def main(argv: list[str]) -> int:
         ensure_env()
         ensure_browser()
         ensure_node()
-        for step in (
-            [PY, "-m", "ruff", "check", "."],
-            [PY, "-m", "ruff", "format", "--check", "."],
-            # research/ is no package of the wheel but imports it: checked with it, as ginenv.
-            [PY, "-m", "mypy", typecheck_tree(), ROOT / "research"],
-        ):
-            if sh(*step, check=False) != 0:
-                return 1
+        with tempfile.TemporaryDirectory(prefix="ginenv-warm-") as folder:
+            warming = start_warming(Path(folder))
+            for step in (
+                [PY, "-m", "ruff", "check", "."],
+                [PY, "-m", "ruff", "format", "--check", "."],
+                # research/ is no package of the wheel but imports it: checked with it, as ginenv.
+                [PY, "-m", "mypy", typecheck_tree(), ROOT / "research"],
+            ):
+                if sh(*step, check=False) != 0:
+                    warming.kill()
+                    warming.wait()
+                    return 1
+            if warming.wait() != 0:  # the tests will say what is wrong; its log says it first
+                print((Path(folder) / "warm.log").read_text(errors="replace")[-3000:], flush=True)
         # worksteal: each worker starts with half the tests, and one that runs out takes half of what
         # the other has not started, so the long tests (started first: tests/conftest.py) never end
         # the run on one worker. --durations: the slowest tests (CI's budget is 15 minutes).
