@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import venv
 from pathlib import Path
 
@@ -102,15 +103,29 @@ def ensure_browser() -> None:
         )
 
 
-def start_warming(folder: Path) -> subprocess.Popen[bytes]:
-    """A one-deal ladder (every level, the engine and the harness) run in ``folder``, in a process of
-    its own: it compiles their numba kernels into the checkout's cache while the linters and mypy run
-    (one core each), so that the test workers and the commands they start load them instead of each
-    compiling them again at once. Its output goes to ``folder/warm.log``."""
-    argv = [PY, "-m", "ginenv.experiments.cli", "ladder", "--deals", "1", "--workers", "1", "--quiet"]
-    print("+", " ".join(str(c) for c in argv), "(in the background: the numba cache)", flush=True)
+#: The commands that fill numba's cache before the tests (``ginenv ...``, one after the other): a
+#: one-deal ladder compiles the engine, every level and the harness; a tiny training run the vector
+#: env and its compiled opponents (some 50 s and 20 s of one core, cold).
+WARM_UP = (
+    ("ladder", "--deals", "1", "--workers", "1", "--quiet"),
+    ("train", "--config", "ppo", "--total-steps", "512", "--num-envs", "16", "--set", "num_steps=16",
+     "--set", "num_minibatches=2", "--set", "eval_every=0", "--set", "hidden=[32,32]", "--quiet"),
+)  # fmt: skip
+
+
+def warm_numba_cache(folder: Path, running: list[subprocess.Popen[bytes]], stop: threading.Event) -> None:
+    """Run :data:`WARM_UP` in ``folder`` (their output in ``folder/warm.log``), each process appended
+    to ``running``, until one fails or ``stop`` is set. Meant for a thread while the linters and mypy
+    run (one core): the test workers and the commands they start then load the kernels instead of
+    each compiling them at once."""
     with (folder / "warm.log").open("wb") as log:
-        return subprocess.Popen([str(c) for c in argv], cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+        for args in WARM_UP:
+            if stop.is_set():
+                return
+            argv = [str(PY), "-m", "ginenv.experiments.cli", *args]
+            running.append(subprocess.Popen(argv, cwd=folder, stdout=log, stderr=subprocess.STDOUT))
+            if running[-1].wait() != 0:
+                return
 
 
 def typecheck_tree() -> Path:
@@ -145,7 +160,12 @@ def main(argv: list[str]) -> int:
         ensure_browser()
         ensure_node()
         with tempfile.TemporaryDirectory(prefix="ginenv-warm-") as folder:
-            warming = start_warming(Path(folder))
+            running: list[subprocess.Popen[bytes]] = []
+            stop = threading.Event()
+            warming = threading.Thread(target=warm_numba_cache, args=(Path(folder), running, stop))
+            warm_up = " ; ".join("ginenv " + " ".join(args) for args in WARM_UP)
+            print("+", warm_up, "(in the background: numba's cache)", flush=True)
+            warming.start()
             for step in (
                 [PY, "-m", "ruff", "check", "."],
                 [PY, "-m", "ruff", "format", "--check", "."],
@@ -153,10 +173,13 @@ def main(argv: list[str]) -> int:
                 [PY, "-m", "mypy", typecheck_tree(), ROOT / "research"],
             ):
                 if sh(*step, check=False) != 0:
-                    warming.kill()
-                    warming.wait()
+                    stop.set()
+                    for proc in running:
+                        proc.kill()
+                    warming.join()
                     return 1
-            if warming.wait() != 0:  # the tests will say what is wrong; its log says it first
+            warming.join()
+            if any(proc.returncode != 0 for proc in running):  # the tests will say what is wrong too
                 print((Path(folder) / "warm.log").read_text(errors="replace")[-3000:], flush=True)
         # worksteal: each worker starts with half the tests, and one that runs out takes half of what
         # the other has not started, so the long tests (started first: tests/conftest.py) never end
