@@ -50,7 +50,7 @@ def ensure_env(extras: str = "dev") -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     # --no-compile: pip byte-compiles every file it installs (torch, ray, ...: some 40 s of CPU on 2
     # cores); Python writes the byte code of what is imported on first use instead.
-    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-compile"]
+    pip: list[str | Path] = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-compile"]
     # A local CPU build of torch, if pip's find-links has one; fails fast (no index) otherwise.
     # --no-deps: its dependencies are not on the local disk; the project install below pulls them
     # from the index while keeping the torch already installed.
@@ -184,7 +184,7 @@ def main(argv: list[str]) -> int:
         # worksteal: each worker starts with half the tests, and one that runs out takes half of what
         # the other has not started, so the long tests (started first: tests/conftest.py) never end
         # the run on one worker. --durations: the slowest tests (CI's budget is 15 minutes).
-        pytest = [PY, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "--durations=15"]
+        pytest: list[str | Path] = [PY, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "--durations=15"]
         return sh(*pytest, *rest, check=False)
     if task == "docs":
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails
