@@ -2,7 +2,8 @@
 """Bootstrap and task runner: needs nothing but Python 3.10+.
 
     python3 dev.py run      # the main job: ginenv ladder on the shipped config `ladder` (see README)
-    python3 dev.py test     # lint, format check, type check, then the test suite
+    python3 dev.py test     # lint, format check, type check (meanwhile a one-deal ladder fills
+                            # numba's cache), then the test suite
     python3 dev.py bench    # the speed benchmarks (installs the OpenSpiel anchor)
     python3 dev.py docs     # the manual (MkDocs, mkdocs.yml) built with --strict into site/,
                             # the notebooks run for their plots (GINENV_DOCS_EXECUTE=false: not)
@@ -24,6 +25,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import venv
 from pathlib import Path
 
@@ -45,7 +48,9 @@ def ensure_env(extras: str = "dev") -> None:
         return
     if not PY.exists():
         venv.EnvBuilder(with_pip=True).create(VENV)
-    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    # --no-compile: pip byte-compiles every file it installs (torch, ray, ...: some 40 s of CPU on 2
+    # cores); Python writes the byte code of what is imported on first use instead.
+    pip: list[str | Path] = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-compile"]
     # A local CPU build of torch, if pip's find-links has one; fails fast (no index) otherwise.
     # --no-deps: its dependencies are not on the local disk; the project install below pulls them
     # from the index while keeping the torch already installed.
@@ -98,6 +103,31 @@ def ensure_browser() -> None:
         )
 
 
+#: The commands that fill numba's cache before the tests (``ginenv ...``, one after the other): a
+#: one-deal ladder compiles the engine, every level and the harness; a tiny training run the vector
+#: env and its compiled opponents (some 50 s and 20 s of one core, cold).
+WARM_UP = (
+    ("ladder", "--deals", "1", "--workers", "1", "--quiet"),
+    ("train", "--config", "ppo", "--total-steps", "512", "--num-envs", "16", "--set", "num_steps=16",
+     "--set", "num_minibatches=2", "--set", "eval_every=0", "--set", "hidden=[32,32]", "--quiet"),
+)  # fmt: skip
+
+
+def warm_numba_cache(folder: Path, running: list[subprocess.Popen[bytes]], stop: threading.Event) -> None:
+    """Run :data:`WARM_UP` in ``folder`` (their output in ``folder/warm.log``), each process appended
+    to ``running``, until one fails or ``stop`` is set. Meant for a thread while the linters and mypy
+    run (one core): the test workers and the commands they start then load the kernels instead of
+    each compiling them at once."""
+    with (folder / "warm.log").open("wb") as log:
+        for args in WARM_UP:
+            if stop.is_set():
+                return
+            argv = [str(PY), "-m", "ginenv.experiments.cli", *args]
+            running.append(subprocess.Popen(argv, cwd=folder, stdout=log, stderr=subprocess.STDOUT))
+            if running[-1].wait() != 0:
+                return
+
+
 def typecheck_tree() -> Path:
     """The installed layout (``ginenv``, ``ginenv.agents``, ``ginenv.experiments``) as links, for mypy.
 
@@ -129,15 +159,33 @@ def main(argv: list[str]) -> int:
         ensure_env()
         ensure_browser()
         ensure_node()
-        for step in (
-            [PY, "-m", "ruff", "check", "."],
-            [PY, "-m", "ruff", "format", "--check", "."],
-            # research/ is no package of the wheel but imports it: checked with it, as ginenv.
-            [PY, "-m", "mypy", typecheck_tree(), ROOT / "research"],
-        ):
-            if sh(*step, check=False) != 0:
-                return 1
-        return sh(PY, "-m", "pytest", "-n", "auto", *rest, check=False)
+        with tempfile.TemporaryDirectory(prefix="ginenv-warm-") as folder:
+            running: list[subprocess.Popen[bytes]] = []
+            stop = threading.Event()
+            warming = threading.Thread(target=warm_numba_cache, args=(Path(folder), running, stop))
+            warm_up = " ; ".join("ginenv " + " ".join(args) for args in WARM_UP)
+            print("+", warm_up, "(in the background: numba's cache)", flush=True)
+            warming.start()
+            for step in (
+                [PY, "-m", "ruff", "check", "."],
+                [PY, "-m", "ruff", "format", "--check", "."],
+                # research/ is no package of the wheel but imports it: checked with it, as ginenv.
+                [PY, "-m", "mypy", typecheck_tree(), ROOT / "research"],
+            ):
+                if sh(*step, check=False) != 0:
+                    stop.set()
+                    for proc in running:
+                        proc.kill()
+                    warming.join()
+                    return 1
+            warming.join()
+            if any(proc.returncode != 0 for proc in running):  # the tests will say what is wrong too
+                print((Path(folder) / "warm.log").read_text(errors="replace")[-3000:], flush=True)
+        # worksteal: each worker starts with half the tests, and one that runs out takes half of what
+        # the other has not started, so the long tests (started first: tests/conftest.py) never end
+        # the run on one worker. --durations: the slowest tests (CI's budget is 15 minutes).
+        pytest: list[str | Path] = [PY, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "--durations=15"]
+        return sh(*pytest, *rest, check=False)
     if task == "docs":
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails
         # the build. `python3 dev.py docs serve` previews it instead (mkdocs serve).

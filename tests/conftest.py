@@ -18,6 +18,13 @@ or command of a process says so on stderr (:mod:`ginenv.compiling`). Tests read 
 line by line: the note is said here, once a process, before any test runs
 (tests/ginenv/test_compiling.py tests the note itself, in processes of its own).
 
+**The long tests start first.** A test marked ``long`` (40 s or more on 2 cores; the marker
+is registered in pyproject.toml) is moved ahead of the others, which keep their collected order.
+pytest-xdist (``dev.py test`` runs ``-n auto --dist worksteal``) gives each worker a run of
+consecutive tests, and a worker that runs out takes tests the other has not started; it cannot split
+a test: one of minutes collected last (tests/test_packaging.py sorts after every folder) ran alone at
+the end of a run while the other worker sat idle.
+
 What a test needs beyond the core install is named with tests/support/extras.py's ``needs_extra``.
 """
 
@@ -60,3 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from ginenv.compiling import note_once
 
     note_once(io.StringIO())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A stable sort: the long tests first, in their collected order, then every other test in its.
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

@@ -1,10 +1,11 @@
 """The research notebooks (``notebooks/*.ipynb``): each one runs from top to bottom without an error,
 is stored without outputs, and passes the project's lint and format checks.
 
-Each notebook is executed by nbclient in a fresh kernel of *this* interpreter (a kernel spec written
-to a temporary folder points at ``sys.executable``, so a ``python3`` kernel installed elsewhere on
-the machine is never picked up), with ``notebooks/`` as its working directory, as Jupyter runs it.
-A cell that raises fails the test with the cell's traceback.
+Each notebook is executed by nbclient, with smaller sizes (:data:`SMALLER`: fewer deals and training
+steps), in a fresh kernel of *this* interpreter (a kernel spec written to a temporary folder points
+at ``sys.executable``, so a ``python3`` kernel installed elsewhere on the machine is never picked
+up), with ``notebooks/`` as its working directory, as Jupyter runs it. A cell that raises fails the
+test with the cell's traceback.
 
 Notebooks are committed with outputs and execution counts stripped (``nbstripout
 notebooks/*.ipynb`` before committing); ``test_stored_without_outputs`` refuses any that are not.
@@ -40,8 +41,18 @@ EXPECTED = {
     "03_reading_the_opponent.ipynb",
     "04_training.ipynb",
 }
-#: Seconds one cell may run (each notebook takes a minute or two in all on a 2-core machine).
+#: Seconds one cell may run (each notebook takes a minute or two in all on a 2-core machine as stored).
 CELL_TIMEOUT = 900
+#: Smaller sizes for the test's run, by notebook: (the text as stored, the text run instead), each found
+#: in exactly one cell. Every cell still runs, on fewer duplicate deals and training steps (some 20 s a
+#: notebook instead of 60 to 130 on 2 cores); the manual's build (``dev.py docs``) runs them as stored.
+SMALLER = {
+    "02_difficulty_ladder.ipynb": [("DEALS = 40  #", "DEALS = 6  #")],
+    "04_training.ipynb": [
+        ('"total_steps=131072",', '"total_steps=32768",'),  # 4 updates: a snapshot and an evaluation
+        ("deals=30, seed=1", "deals=6, seed=1"),
+    ],
+}
 KERNEL = "ginenv-test"
 
 
@@ -93,9 +104,22 @@ def kernel_specs(tmp_path_factory: pytest.TempPathFactory) -> KernelSpecManager:
     return KernelSpecManager(kernel_dirs=[str(folder)])
 
 
+def made_smaller(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """The notebook with :data:`SMALLER`'s sizes for ``name`` put in place of those stored."""
+    for stored, run in SMALLER.get(name, []):
+        cells = [cell for cell in nb.cells if cell.cell_type == "code" and stored in cell.source]
+        assert len(cells) == 1, f"{name}: {stored!r} is in {len(cells)} cells, not 1: update SMALLER"
+        cells[0].source = cells[0].source.replace(stored, run)
+    return nb
+
+
+def test_the_smaller_sizes_name_notebooks_that_exist() -> None:
+    assert set(SMALLER) <= {p.name for p in NOTEBOOKS}
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs(path: Path, kernel_specs: KernelSpecManager, tmp_path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
+    nb = made_smaller(nbformat.read(path, as_version=4), path.name)
     manager = KernelManager(kernel_name=KERNEL, kernel_spec_manager=kernel_specs)
     client = NotebookClient(
         nb,

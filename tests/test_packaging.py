@@ -12,18 +12,20 @@ and ``experiments/``) and every kind of package data under its installed name, t
 metadata (authors, classifiers, the extras, and no project URL while the project has no public
 home); the sdist the licence, the changelog, the manual and every tracked file the test suite reads,
 so that its tests run, but not the research networks (``research/*.pt``, kept in the repository; the
-test that plays them is skipped without them). ``ginenv --version``
-prints the version. The last test installs the wheel, not editable, into a fresh virtual environment
-in a temporary folder and runs the commands a new user runs from an empty folder, with no PYTHONPATH
-and the checkout nowhere on ``sys.path``: ``ginenv --version``, ``config show`` and ``list``, ``demo``,
+test that plays them is skipped without them). ``ginenv --version`` prints the version. The last
+test installs the wheel, not editable, into a fresh virtual environment in a temporary folder (its
+dependencies linked there from the project's environment, not installed again: :func:`fresh`; ``pip
+check`` says that they meet the wheel's requirements) and runs the commands a new user runs from an
+empty folder, with no PYTHONPATH and the checkout nowhere on ``sys.path``: ``ginenv --version``,
+``config show`` and ``list``, ``demo``,
 ``ladder`` and ``rate`` (the shipped ``ladder`` config, 2 deals), ``match neural master_prior``,
 ``train --config ppo`` (a few hundred steps) and ``play`` (the page and an API endpoint fetched, then
 stopped). Last, it unpacks the sdist and runs a sample of its tests (:data:`SAMPLE`: the core, the
 agents, the experiments, the research code) with ``python -m pytest`` from there against that
 installed wheel, which the sdist's own ``ginenv/`` (without ``ginenv.agents``) must not shadow, with
 pytest and hypothesis installed but no extra: the module that needs the sb3 extra is skipped saying
-so. It takes about 3 minutes on 2 cores, most of it pip installing the dependencies from its cache
-and numba compiling the kernels once.
+so. It takes 2 to 4 minutes on 2 cores, most of it numba compiling the kernels once into the fresh
+install (``demo``, then ``ladder``).
 """
 
 from __future__ import annotations
@@ -49,10 +51,14 @@ from pathlib import Path
 
 import pytest
 from ginenv.experiments.cli import main
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from ginenv import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The release's build and the installed wheel's commands: minutes (tests/conftest.py starts them first).
+pytestmark = pytest.mark.long
 #: Repository folder -> its installed package (setup.py maps the same three roots).
 ROOTS = {
     "ginenv": "ginenv",
@@ -259,13 +265,58 @@ def test_ginenv_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -
     assert importlib.metadata.version("ginenv") == __version__
 
 
+def requirement_closure(requirements: list[str]) -> dict[str, importlib.metadata.Distribution]:
+    """The distributions of this interpreter's environment that ``requirements`` need, theirs, and so
+    on (markers evaluated for this Python, with the extras that each requirement names), by name."""
+    found: dict[str, importlib.metadata.Distribution] = {}
+    seen: set[tuple[str, str]] = set()
+    todo = [(text, "") for text in requirements]
+    while todo:
+        text, extra = todo.pop()
+        wanted = Requirement(text)
+        if wanted.marker is not None and not wanted.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(wanted.name)
+        for asked in ("", *sorted(wanted.extras)):
+            if (name, asked) in seen:
+                continue
+            seen.add((name, asked))
+            found[name] = importlib.metadata.distribution(wanted.name)
+            todo.extend((needed, asked) for needed in found[name].requires or [])
+    return found
+
+
+def link_distributions(dists: dict[str, importlib.metadata.Distribution], site: Path) -> None:
+    """Each distribution's top-level entries (its packages, modules and ``.dist-info``, as its RECORD
+    lists them) linked into the ``site`` folder: importable there and seen by ``importlib.metadata``
+    and pip as installed, with nothing copied."""
+    for name, dist in dists.items():
+        assert dist.files, f"{name}: no RECORD to link its files from"
+        # "..": its scripts in bin/; __pycache__: a top-level module's byte code, remade at need.
+        tops = {f.parts[0] for f in dist.files if f.parts[0] not in ("..", "__pycache__")}
+        for top in sorted(tops):
+            link = site / top
+            if not os.path.lexists(link):  # a namespace folder (google/) may be shared: linked once
+                link.symlink_to(Path(str(dist.locate_file(top))), target_is_directory=True)
+
+
 @pytest.fixture
 def fresh(release: Release, tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A fresh virtual environment outside the checkout with only the wheel (and its dependencies)
-    installed; yields (its bin folder, the environment for commands, an empty working folder)."""
+    """A fresh virtual environment outside the checkout with only the wheel, its dependencies and the
+    test tools of the sdist's sample (:data:`SAMPLE_TOOLS`) installed; yields (its bin folder, the
+    environment for commands, an empty working folder).
+
+    The dependencies are this interpreter's own installed distributions, linked into the new
+    environment's site-packages (:func:`link_distributions`) rather than installed again by pip from
+    its cache (a minute and a half, and 1.5 GB to write and remove, on 2 cores): exactly those the
+    wheel's metadata requires (no extra), and those of pytest and hypothesis, so that the sb3 extra is
+    missing there as from a user's install. The wheel itself is installed by pip, not editable,
+    without dependencies; ``pip check`` then says that every installed requirement is met. Nothing
+    but that wheel may be installed there: pip replacing a linked distribution would delete the
+    project environment's files through the link."""
     wheel = release.wheel
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     clean = {
@@ -273,12 +324,30 @@ def fresh(release: Release, tmp_path: Path):  # type: ignore[no-untyped-def]
         for k, v in os.environ.items()
         if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONSAFEPATH")
     }
-    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    # As dev.py does: a local CPU torch first (pip's find-links), so the open torch requirement does
-    # not pull a CUDA build; elsewhere pip picks torch from the index with the wheel.
-    subprocess.run([*pip, "--no-index", "--no-deps", "torch>=2.2"], env=clean, capture_output=True)
-    done = subprocess.run([*pip, str(wheel)], env=clean, capture_output=True, text=True, timeout=1200)
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            env=clean, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    assert site.is_relative_to(env_dir), site
+    with zipfile.ZipFile(wheel) as archive:
+        (meta_name,) = (n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        requires = metadata(archive.read(meta_name)).get_all("Requires-Dist") or []
+    needed = requirement_closure([*requires, *SAMPLE_TOOLS, "pip"])
+    # The wheel's core dependencies are all there; no extra's package is (the sample's skip needs it).
+    assert {"numpy", "numba", "torch", "pytest", "hypothesis"} <= set(needed)
+    assert not {"ginenv", "stable-baselines3", "sb3-contrib", "pytest-xdist"} & set(needed)
+    link_distributions(needed, site)
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    done = subprocess.run(
+        [*pip, "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        env=clean, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    # The wheel's declared requirements (and every linked distribution's) are met by what is there.
+    checked = subprocess.run([*pip, "check"], env=clean, capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
     work = tmp_path / "empty"
     work.mkdir()
     home = tmp_path / "home"
@@ -286,20 +355,14 @@ def fresh(release: Release, tmp_path: Path):  # type: ignore[no-untyped-def]
     run_env = {**clean, "PATH": f"{bin_dir}{os.pathsep}{clean.get('PATH', '')}", "HOME": str(home)}
     run_env["PYTHONNOUSERSITE"] = "1"
     yield bin_dir, run_env, work
-    shutil.rmtree(env_dir, ignore_errors=True)  # 1.5 GB: not kept among pytest's last three runs
+    shutil.rmtree(env_dir, ignore_errors=True)  # links are removed, never followed
 
 
 def run_the_sdists_sample(release: Release, bin_dir: Path, env: dict[str, str], tmp_path: Path) -> float:
     """:data:`SAMPLE` run by ``python -m pytest`` from the unpacked sdist with the fresh environment's
-    Python, which has the wheel (not editable) and the test tools: it passes, and test_sb3 is skipped
-    naming the sb3 extra. Returns the seconds the run took."""
+    Python, which has the wheel (not editable) and the test tools (:func:`fresh`): it passes, and
+    test_sb3 is skipped naming the sb3 extra. Returns the seconds the run took."""
     python = str(bin_dir / "python")
-    # The test tools beside the wheel, as a user of the source release installs them; no extra.
-    tools = subprocess.run(
-        [python, "-m", "pip", "install", "--disable-pip-version-check", "-q", *SAMPLE_TOOLS],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert tools.returncode == 0, tools.stderr[-3000:]
     with tarfile.open(release.sdist) as sdist:
         # The "data" filter (no links out, no absolute paths) where this Python has it.
         sdist.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))

@@ -96,6 +96,7 @@ def _match(cache: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return _run(cache, "-m", "ginenv.experiments.cli", *args)
 
 
+@pytest.mark.long  # compiles what a match runs, from an empty cache
 def test_a_first_match_names_its_folder_then_says_the_note_and_a_second_says_none(
     match_cache: Path, tmp_path: Path
 ) -> None:

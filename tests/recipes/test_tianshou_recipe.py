@@ -9,9 +9,11 @@ import math
 import re
 from collections.abc import Callable
 
+import pytest
 from extras import needs_extra
 
 
+@pytest.mark.long  # imports Tianshou, trains, exports, plays a match
 def test_tianshou_recipe_trains_exports_and_matches(run_recipe: Callable[..., str]) -> None:
     needs_extra("tianshou", "tianshou")
     # The collector stops at the first collect past --steps.

@@ -24,6 +24,8 @@ from research.beliefs import (
 )
 
 torch.set_num_threads(1)
+#: Hands of the network against itself, replayed many times: over a minute in all (tests/conftest.py).
+pytestmark = pytest.mark.long
 
 
 def neural_games(

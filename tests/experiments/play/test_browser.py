@@ -1047,6 +1047,7 @@ def _shoot_both(pages: dict[str, Any], label: str) -> None:
         page.wait_for_timeout(100)
 
 
+@pytest.mark.long  # a whole match through two pages
 def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
     browser: Any, server: tuple[BackgroundServer, Path]
 ) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from play.moves import step
 from play.serving import page_client, play_server
 
@@ -58,6 +59,7 @@ def _check(
             assert api.get(f"/api/replays/{path.name}").status_code == 404, path.name
 
 
+@pytest.mark.long  # 13 server runs
 def test_a_kill_at_any_moment_of_a_stop_publishes_no_match_in_progress(tmp_path: Path) -> None:
     replay_dir = tmp_path / "replays"
     options = ("--state-dir", str(tmp_path / "tables"), "--replay-dir", str(replay_dir))
