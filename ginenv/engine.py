@@ -229,10 +229,14 @@ class HandState:
         """The rule options as the compiled code reads them (read-only; ``kernels.hand.rules_array``)."""
         return self._cfg
 
+    # The record's views (the deck, the pile, the stock) are read through their accessors' Python
+    # bodies (py_func): a compiled call from Python boxes the view it returns, 1.9 us against 0.53 us
+    # for the pile (2026-12-07); scalars go through the compiled accessors (160 ns against 110 ns).
+
     @property
     def deck(self) -> tuple[int, ...]:
         """The 52 cards in dealing order."""
-        return tuple(H.deck_order(self.record, 0).tolist())
+        return tuple(H.deck_order.py_func(self.record, 0).tolist())
 
     @property
     def hands(self) -> tuple[int, int]:
@@ -242,17 +246,17 @@ class HandState:
     @property
     def upcard(self) -> int:
         """The first upcard (card 20 of the deal)."""
-        return int(H.deck_order(self.record, 0)[UPCARD_INDEX])
+        return int(H.deck_order.py_func(self.record, 0)[UPCARD_INDEX])
 
     @property
     def discard_pile(self) -> list[int]:
         """The discard pile, bottom first (the top is last)."""
-        return H.discard_pile(self.record, 0).tolist()
+        return H.discard_pile.py_func(self.record, 0).tolist()
 
     @property
     def stock(self) -> list[int]:
         """The stock, the next card to be drawn last (as a stack)."""
-        return H.stock_cards(self.record, 0)[::-1].tolist()
+        return H.stock_cards.py_func(self.record, 0)[::-1].tolist()
 
     @property
     def stock_size(self) -> int:
