@@ -443,9 +443,13 @@ class PublicRecord:
         for seat in (ME, OPP):
             H.set_public_cards(row, 0, seat, state.taken[seat], state.discarded[seat], state.passed[seat])
         # Banned as under the standard rules; Decision.observe applies the rules it is given.
-        H.set_just_taken(row, 0, state.just_took, H.shared_rules_array(Rules(), 0))
+        H.set_just_taken(row, 0, state.just_took, _STANDARD_RULES)
         scores = (view.own_score, view.opponent_score) if who == ME else (view.opponent_score, view.own_score)
         return Decision(row[0], who, scores[0], scores[1], view.target)
+
+
+#: The standard rules' array, for a decision's row before :meth:`Decision.observe` is given rules.
+_STANDARD_RULES = H.shared_rules_array(Rules(), 0)
 
 
 @dataclass(frozen=True)
