@@ -231,7 +231,9 @@ class HandState:
 
     # The record's views (the deck, the pile, the stock) are read through their accessors' Python
     # bodies (py_func): a compiled call from Python boxes the view it returns, 1.9 us against 0.53 us
-    # for the pile (2026-12-07); scalars go through the compiled accessors (160 ns against 110 ns).
+    # for the pile. The scalars' compiled accessors cost a call from Python: 210 ns a property against
+    # 170 ns indexing the row, 11.4 us against 10.3 us for encode_state (medians of 3 alternated runs,
+    # 2026-12-07, busy 2-core machine).
 
     @property
     def deck(self) -> tuple[int, ...]:

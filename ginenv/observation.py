@@ -107,6 +107,7 @@ class Knowledge:
     @classmethod
     def of(cls, state: HandState) -> Knowledge:
         """The record of a hand so far, as the engine keeps it."""
+        # Three compiled calls from Python: 1.3 us against 1.0 us indexing the row (2026-12-07).
         (t0, d0, p0), (t1, d1, p1) = (H.public_cards(state.record, 0, seat) for seat in (0, 1))
         knowledge = cls.__new__(cls)
         knowledge.taken, knowledge.discarded, knowledge.passed = [t0, t1], [d0, d1], [p0, p1]
