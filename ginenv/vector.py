@@ -318,22 +318,28 @@ def _random_hands(n: int, cfg: np.ndarray, rng: np.random.Generator, results: np
 
 
 @njit(cache=True, nogil=True)
-def _full_state(
-    s: np.ndarray, decks: np.ndarray, dealers: np.ndarray, hands: np.ndarray, tops: np.ndarray
-) -> int:
-    # Each slot's deck and dealer, both hands and its stock's next tops.shape[1] cards (-1 past the
-    # last), read through the record's accessors; the first slot whose hand is over (-1: none).
+def _read_state(
+    s: np.ndarray, deals: bool = False, hands: bool = False, k: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    # From the records s, through their accessors: with deals each slot's deck and dealer, with hands
+    # both hands (else empty), each slot's stock's next k cards (-1 past the last), and the first
+    # slot whose hand is over (-1: none).
+    n = s.shape[0]
+    decks = np.empty((n if deals else 0, NUM_CARDS), np.int64)
+    dealers = np.empty(n if deals else 0, np.int64)
+    both = np.empty((n if hands else 0, 2), np.int64)
+    tops = np.full((n, k), -1, np.int64)
     over = -1
-    for i in range(s.shape[0]):
-        decks[i] = H.deck_order(s, i)
-        dealers[i] = H.dealer_of(s, i)
-        hands[i, 0], hands[i, 1] = H.hand_of(s, i, 0), H.hand_of(s, i, 1)
-        stock = H.stock_cards(s, i)[: tops.shape[1]]
+    for i in range(n):
+        if deals:
+            decks[i], dealers[i] = H.deck_order(s, i), H.dealer_of(s, i)
+        if hands:
+            both[i, 0], both[i, 1] = H.hand_of(s, i, 0), H.hand_of(s, i, 1)
+        stock = H.stock_cards(s, i)[:k]
         tops[i, : stock.size] = stock
-        tops[i, stock.size :] = -1
         if over < 0 and H.result_of(s, i)[0] != H.NO_RESULT:
             over = i
-    return over
+    return decks, dealers, both, tops, over
 
 
 def play_random_hands(
@@ -609,12 +615,12 @@ class VectorGinRummy:
 
     def deals(self) -> tuple[np.ndarray, np.ndarray]:
         """The deck (N, 52, dealing order) and dealer (N,) of each slot's current hand (full state)."""
-        decks, dealers, *_ = _read_state(self.batch.state)
+        decks, dealers, *_ = _read_state(self.batch.state, deals=True)
         return decks, dealers
 
     def hands(self) -> np.ndarray:
         """Both seats' cards per slot as (N, 2) int64 bitmasks (full state: for tests and oracles)."""
-        return _read_state(self.batch.state)[2]
+        return _read_state(self.batch.state, hands=True)[2]
 
     def stock_tops(self, k: int) -> np.ndarray:
         """The next ``k`` cards of each slot's stock, top first, (N, k) int64, -1 past its last card
@@ -622,7 +628,7 @@ class VectorGinRummy:
         count = as_int(k)
         if count is None or count < 0:
             raise VectorError(f"k must be an integer >= 0, got {k!r}")
-        return _read_state(self.batch.state, count)[3]
+        return _read_state(self.batch.state, k=count)[3]
 
 
 class OpponentVectorGinRummy:
@@ -741,15 +747,6 @@ class OpponentVectorGinRummy:
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, (N, 108) bool."""
         return self._engine.batch.masks.astype(bool)
-
-
-def _read_state(state: np.ndarray, k: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Each slot's deck (N, 52) and dealer (N,), both hands (N, 2), its stock's next ``k`` cards (N, k,
-    -1 past the last) and the first slot whose hand is over (-1: none), from the records ``state``."""
-    n = state.shape[0]
-    out = (np.empty((n, NUM_CARDS), np.int64), np.empty(n, np.int64), np.empty((n, 2), np.int64))
-    tops = np.empty((n, k), np.int64)
-    return (*out, tops, _full_state(state, *out, tops))
 
 
 def _compiled(name: object, what: str) -> tuple[CompiledPolicy, bool]:
