@@ -323,7 +323,8 @@ def _read_state(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     # From the records s, through their accessors: with deals each slot's deck and dealer, with hands
     # both hands (else empty), each slot's stock's next k cards (-1 past the last), and the first
-    # slot whose hand is over (-1: none).
+    # slot whose hand is over (-1: none). At 2048 slots, deals() takes 53 us against 39 us slicing the
+    # record's columns; hands() 5.7 against 11.7, stock_tops(3) 23 against 73 (2026-12-07).
     n = s.shape[0]
     decks = np.empty((n if deals else 0, NUM_CARDS), np.int64)
     dealers = np.empty(n if deals else 0, np.int64)
