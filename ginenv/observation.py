@@ -107,12 +107,11 @@ class Knowledge:
     @classmethod
     def of(cls, state: HandState) -> Knowledge:
         """The record of a hand so far, as the engine keeps it."""
-        row = state.record[0]
+        # Three compiled calls from Python: 1.3 us against 1.0 us indexing the row (2026-12-07).
+        (t0, d0, p0), (t1, d1, p1) = (H.public_cards(state.record, 0, seat) for seat in (0, 1))
         knowledge = cls.__new__(cls)
-        knowledge.taken = [int(row[H.TAKEN0]), int(row[H.TAKEN1])]
-        knowledge.discarded = [int(row[H.DISCARDED0]), int(row[H.DISCARDED1])]
-        knowledge.passed = [int(row[H.PASSED0]), int(row[H.PASSED1])]
-        knowledge.pile = int(row[H.PILE_MASK])
+        knowledge.taken, knowledge.discarded, knowledge.passed = [t0, t1], [d0, d1], [p0, p1]
+        knowledge.pile = H.pile_mask(state.record, 0)
         return knowledge
 
     def copy(self) -> Knowledge:

@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from ginenv.actions import NUM_ACTIONS
-from ginenv.cards import FULL_DECK, NUM_CARDS, cards_of
+from ginenv.cards import FULL_DECK, cards_of
 from ginenv.kernels import hand as H
 from ginenv.kernels.hand import Phase
 from ginenv.layout import HAND_SIZE, MAX_STOCK, OBS_SIZE
@@ -433,27 +433,25 @@ class PublicRecord:
             raise ValueError(f"event {index} was read from the planes alone: its moment is unknown")
         view = self._now()
         who = self.events[index].who
-        row = np.zeros(H.RECORD_SIZE, dtype=np.int64)
-        row[H.HAND0 + ME] = state.hand
-        for k, card in enumerate(state.pile):
-            row[H.PILE + k] = card
-        row[H.PILE_LEN] = len(state.pile)
-        row[H.PILE_MASK] = state.pile_mask
-        row[H.STOCK_POS] = NUM_CARDS - state.stock
+        # Written through the record's functions, five compiled calls from Python: 4.2 us a decision
+        # against 3.6 us writing the columns here (medians of 3 alternated runs, 2026-12-07).
+        row = np.zeros((1, H.RECORD_SIZE), dtype=np.int64)
+        hand0, hand1 = (state.hand, 0) if ME == 0 else (0, state.hand)
+        # The stock's cards are unseen: placeholder ids, of which the encoder reads only the count.
+        stock = np.zeros(state.stock, dtype=np.int64)
+        H.set_position(row, 0, hand0, hand1, stock, NO_CARD, int(state.phase), state.mover, view.knock_limit)
+        pile = np.array(state.pile, dtype=np.int64)
+        H.set_table(row, 0, pile, ME if view.is_dealer else OPP, state.forced)
         for seat in (ME, OPP):
-            row[H.TAKEN0 + seat] = state.taken[seat]
-            row[H.DISCARDED0 + seat] = state.discarded[seat]
-            row[H.PASSED0 + seat] = state.passed[seat]
-        row[H.PHASE] = state.phase
-        row[H.PLAYER] = state.mover
-        row[H.DEALER] = ME if view.is_dealer else OPP
-        row[H.BANNED] = row[H.JUST_TOOK] = state.just_took
-        row[H.KNOCK_LIMIT_COL] = view.knock_limit
-        row[H.FORCED] = int(state.forced)
-        row[H.RESULT] = H.NO_RESULT
-        row[H.WINNER] = row[H.DEADWOOD0] = row[H.DEADWOOD1] = -1
+            H.set_public_cards(row, 0, seat, state.taken[seat], state.discarded[seat], state.passed[seat])
+        # Banned as under the standard rules; Decision.observe applies the rules it is given.
+        H.set_just_taken(row, 0, state.just_took, _STANDARD_RULES)
         scores = (view.own_score, view.opponent_score) if who == ME else (view.opponent_score, view.own_score)
-        return Decision(row, who, scores[0], scores[1], view.target)
+        return Decision(row[0], who, scores[0], scores[1], view.target)
+
+
+#: The standard rules' array, for a decision's row before :meth:`Decision.observe` is given rules.
+_STANDARD_RULES = H.shared_rules_array(Rules(), 0)
 
 
 @dataclass(frozen=True)
@@ -474,9 +472,8 @@ class Decision:
         encoder; ``rules`` (default: the standard rules) decide whether big gin is legal and whether a
         card just taken may be thrown back."""
         cfg = H.rules_array(rules or Rules(), 0)
-        row = self.row.copy()
-        if cfg[H.DISCARD_TAKEN]:
-            row[H.BANNED] = NO_CARD
+        row = self.row.reshape(1, -1).copy()
+        H.set_just_taken(row, 0, H.just_taken(row, 0), cfg)
         hands = np.ascontiguousarray(hands, dtype=np.int64).reshape(-1)
         obs = np.empty((hands.size, OBS_SIZE), dtype=np.float32)
         mask = np.empty((hands.size, NUM_ACTIONS), dtype=np.int8)
@@ -486,7 +483,7 @@ class Decision:
 
 @njit(cache=True)
 def _observe_many(
-    row: np.ndarray,
+    s: np.ndarray,
     seat: int,
     hands: np.ndarray,
     cfg: np.ndarray,
@@ -496,10 +493,10 @@ def _observe_many(
     obs: np.ndarray,
     mask: np.ndarray,
 ) -> None:
-    # One compiled loop: the row with each hand in the mover's seat, encoded and its mask written.
-    s = row.reshape(1, -1).copy()
+    # One compiled loop: record ``s`` (one row) with each hand in the mover's seat, encoded and its
+    # mask written.
     for k in range(hands.size):
-        s[0, H.HAND0 + seat] = hands[k]
+        H.set_hand(s, 0, seat, hands[k])
         H.encode(s, 0, seat, obs[k], own, other, target, False)
         H.legal_into(s, 0, mask[k], cfg)
 

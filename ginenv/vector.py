@@ -164,7 +164,7 @@ def _step_all(
                 b.state, i, b.results, b.terminated, b.truncated, b.rewards, b.final_obs, scale, encode
             )
             H.deal_random(b.state, i, cfg, rng)
-        b.players[i] = b.state[i, H.PLAYER]
+        b.players[i] = H.mover(b.state, i)
         H.legal_into(b.state, i, b.masks[i], cfg)
         if encode:
             H.encode(b.state, i, b.players[i], b.obs[i], 0, 0, 0, False)
@@ -188,7 +188,7 @@ def _show(
     encode: bool,
 ) -> None:
     # Slot i's seat to move, its mask and (with ``encode``) its observation.
-    player = state[i, H.PLAYER]
+    player = H.mover(state, i)
     players[i] = player
     H.legal_into(state, i, masks[i], cfg)
     if encode:
@@ -312,9 +312,35 @@ def _random_hands(n: int, cfg: np.ndarray, rng: np.random.Generator, results: np
         while not H.apply(s, 0, P.random_legal(s, 0, cfg, rng), cfg):
             decisions += 1
         decisions += 1
-        for k in range(5):
-            results[h, k] = s[0, H.RESULT + k]
+        for k, value in enumerate(H.result_of(s, 0)):
+            results[h, k] = value
     return decisions
+
+
+@njit(cache=True, nogil=True)
+def _read_state(
+    s: np.ndarray, deals: bool = False, hands: bool = False, k: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    # From the records s, through their accessors: with deals each slot's deck and dealer, with hands
+    # both hands (else empty), each slot's stock's next k cards (-1 past the last), and the first
+    # slot whose hand is over (-1: none). At 2048 slots, deals() takes 53 us against 39 us slicing the
+    # record's columns; hands() 5.7 against 11.7, stock_tops(3) 23 against 73 (2026-12-07).
+    n = s.shape[0]
+    decks = np.empty((n if deals else 0, NUM_CARDS), np.int64)
+    dealers = np.empty(n if deals else 0, np.int64)
+    both = np.empty((n if hands else 0, 2), np.int64)
+    tops = np.full((n, k), -1, np.int64)
+    over = -1
+    for i in range(n):
+        if deals:
+            decks[i], dealers[i] = H.deck_order(s, i), H.dealer_of(s, i)
+        if hands:
+            both[i, 0], both[i, 1] = H.hand_of(s, i, 0), H.hand_of(s, i, 1)
+        stock = H.stock_cards(s, i)[:k]
+        tops[i, : stock.size] = stock
+        if over < 0 and H.result_of(s, i)[0] != H.NO_RESULT:
+            over = i
+    return decks, dealers, both, tops, over
 
 
 def play_random_hands(
@@ -461,9 +487,9 @@ class VectorGinRummy:
                 f"records must be ({self.num_envs}, {H.RECORD_SIZE}) integer hand records, "
                 f"got {arr.dtype} {arr.shape}"
             )
-        over = arr[:, H.RESULT] != H.NO_RESULT
-        if over.any():
-            raise VectorError(f"slot {int(np.flatnonzero(over)[0])}'s position is over: nothing to play")
+        over = _read_state(np.ascontiguousarray(arr, dtype=np.int64))[-1]
+        if over >= 0:
+            raise VectorError(f"slot {over}'s position is over: nothing to play")
         b = self._fresh_obs()
         b.state[:] = arr
         _show_all(b, self.rule_array, self.observations)
@@ -590,12 +616,12 @@ class VectorGinRummy:
 
     def deals(self) -> tuple[np.ndarray, np.ndarray]:
         """The deck (N, 52, dealing order) and dealer (N,) of each slot's current hand (full state)."""
-        state = self.batch.state
-        return state[:, H.DECK : H.DECK + NUM_CARDS].copy(), state[:, H.DEALER].copy()
+        decks, dealers, *_ = _read_state(self.batch.state, deals=True)
+        return decks, dealers
 
     def hands(self) -> np.ndarray:
         """Both seats' cards per slot as (N, 2) int64 bitmasks (full state: for tests and oracles)."""
-        return self.batch.state[:, H.HAND0 : H.HAND1 + 1].copy()
+        return _read_state(self.batch.state, hands=True)[2]
 
     def stock_tops(self, k: int) -> np.ndarray:
         """The next ``k`` cards of each slot's stock, top first, (N, k) int64, -1 past its last card
@@ -603,11 +629,7 @@ class VectorGinRummy:
         count = as_int(k)
         if count is None or count < 0:
             raise VectorError(f"k must be an integer >= 0, got {k!r}")
-        state = self.batch.state
-        pos = state[:, H.STOCK_POS, None] + np.arange(count)
-        inside = pos < NUM_CARDS
-        cards = np.take_along_axis(state, H.DECK + np.minimum(pos, NUM_CARDS - 1), axis=1)
-        return np.where(inside, cards, -1).astype(np.int64)
+        return _read_state(self.batch.state, k=count)[3]
 
 
 class OpponentVectorGinRummy:

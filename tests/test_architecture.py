@@ -406,17 +406,20 @@ def test_a_script_named_after_a_module_it_imports_is_found(tmp_path: Path) -> No
 # ---------------------------------------------------------------------------- the record's columns
 
 
-def test_a_column_of_the_hand_record_named_above_the_core_is_found(tmp_path: Path) -> None:
-    """Above the core and in the scripts, a column (an upper-case name the record's module does not
-    export) is found under any name the module is bound to; its exports, its enum and functions and
-    the core's own reads are not."""
+def test_a_column_of_the_hand_record_named_outside_its_module_is_found(tmp_path: Path) -> None:
+    """In every module but the record's own (the rest of the core included) and in the scripts, a
+    column (an upper-case name the record's module does not export) is found under any name the
+    module is bound to; its exports, its enum and functions, the record's module itself and the
+    tests are not."""
     write_tree(
         tmp_path,
         {
             "ginenv/kernels/hand.py": "HAND0, PHASE = 0, 1\nRECORD_SIZE: int = 2\nDEAD = -1\n"
             "__all__ = ['DEAD', 'RECORD_SIZE', 'Phase', 'hand_of']\n\n\n"
             "class Phase:\n    DRAW = 2\n\n\ndef hand_of(s, i, seat):\n    return s[i, HAND0 + seat]\n",
-            "ginenv/vector.py": "from ginenv.kernels import hand as H\n\nX = H.PHASE\n",  # the core's own
+            "ginenv/vector.py": "from ginenv.kernels import hand as H\n\nX = H.PHASE\nY = H.mover(X, 0)\n",
+            "ginenv/kernels/loops.py": "from . import hand\nfrom .hand import PHASE, RECORD_SIZE\n\n\n"
+            "def f(s):\n    s[0, hand.HAND0] = 0\n    return RECORD_SIZE - s[0, PHASE]\n",
             "agents/levels/hard.py": "from ginenv.kernels import hand as H\n\n\n"
             "def f(s):\n    return s[0, H.PHASE], H.RECORD_SIZE, H.hand_of(s, 0, 0), H.Phase.DRAW, H.DEAD\n",
             "agents/levels/other.py": "import ginenv.kernels.hand\nfrom ginenv import kernels\n\n"
@@ -435,6 +438,9 @@ def test_a_column_of_the_hand_record_named_above_the_core_is_found(tmp_path: Pat
         "agents/levels/other.py:5 PHASE",
         "agents/levels/relative.py:3 HAND0",
         "experiments/eval/luck.py:2 HAND0",
+        "ginenv/kernels/loops.py:2 PHASE",
+        "ginenv/kernels/loops.py:6 HAND0",
+        "ginenv/vector.py:3 PHASE",
         "research/worlds.py:3 HAND0",
     ]
     assert "through that module's functions" in found[0]

@@ -60,12 +60,13 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     ``os.posix_spawn*`` or ``os.fork`` elsewhere. Every ``exec:`` agent then runs in a sandbox,
     whoever starts it. (``multiprocessing`` workers run ginenv's own code and are not programs.)
 ``record-columns`` (:func:`record_columns`)
-    No module above the core (``ginenv.agents``, ``ginenv.experiments``) and no script
-    (:data:`SCRIPT_FOLDERS`: research included) names a column of the hand record: an upper-case
-    name that :data:`RECORD_MODULE` defines and does not export in its ``__all__`` (the record's
-    columns, the entries of its rule array), imported from it or read as an attribute of it under
-    any name it is bound to. The layers above read a record through that module's functions
-    (``phase_of``, ``hand_of``, ``stock_cards``, ``may_take_top``, ...), so its layout is one
+    No module but :data:`RECORD_MODULE` (the rest of the core, and the layers above it:
+    ``ginenv.agents``, ``ginenv.experiments``) and no script (:data:`SCRIPT_FOLDERS`: research
+    included) names a column of the hand record: an upper-case name that :data:`RECORD_MODULE`
+    defines and does not export in its ``__all__`` (the record's columns, the entries of its rule
+    array), imported from it or read as an attribute of it under any name it is bound to. Every
+    other module reads and writes a record through that module's functions (``phase_of``,
+    ``hand_of``, ``stock_cards``, ``may_take_top``, ``set_position``, ...), so its layout is one
     module's to change.
 
 It prints one line per finding (``RULE: PATH:LINE: what``) and a last summary line, and exits 1
@@ -663,14 +664,15 @@ def column_reads(parsed: ast.AST, package: str, columns: frozenset[str]) -> Iter
 
 
 def record_columns(tree: Tree) -> list[Finding]:
-    """Names of the hand record's columns above the core and in the scripts (see the module docstring)."""
+    """Names of the hand record's columns outside its module, in the scripts too (see the module
+    docstring)."""
     columns = layout_names(tree)
     if not columns:
         return []
     readers = [
         (module.path, module.name if module.is_package else module.name.rpartition(".")[0])
         for module in tree.modules.values()
-        if any(module.inside(layer) for layer in ABOVE_CORE)
+        if module.name != RECORD_MODULE
     ]
     for folder in SCRIPT_FOLDERS:
         readers += [

@@ -18,11 +18,13 @@ checks it first), :func:`encode` writes what one seat observes (the layout of :m
 and :func:`write_view` the view and the mask of the seat to move (:func:`step_view`: an action and
 then that view, in one call).
 
-The columns of the record are this module's: every other module, and every layer above the core,
-reads a record through its functions (:func:`phase_of`, :func:`mover`, :func:`hand_of`,
-:func:`top_card`, :func:`may_take_top`, :func:`stock_cards`, :func:`knock_limit_of`, ...) and a rule
-array through :func:`bonuses` and :func:`discard_taken` (``tools/archcheck.py``, rule
-``record-columns``, holds the layers above to it).
+The columns of the record are this module's: every other module, of the core and of the layers
+above it, reads a record through its functions (:func:`phase_of`, :func:`mover`, :func:`hand_of`,
+:func:`top_card`, :func:`may_take_top`, :func:`stock_cards`, :func:`knock_limit_of`,
+:func:`result_of`, ...), writes one through :func:`deal`, :func:`set_position` (then
+:func:`set_table`, :func:`set_public_cards`, :func:`set_just_taken` for a position's public past),
+:func:`set_hand` and :func:`apply`, and reads a rule array through :func:`bonuses` and
+:func:`discard_taken` (``tools/archcheck.py``, rule ``record-columns``, holds every module to it).
 
 Deal order (``docs/RULES.md``): cards 0-9 to the non-dealer, 10-19 to the dealer, card 20 is the
 upcard, 21 onwards is the stock, 21 drawn first.
@@ -32,11 +34,9 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import Any
 
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
+from numba import njit
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS
 from ginenv.kernels.melds import (
@@ -49,6 +49,7 @@ from ginenv.kernels.melds import (
     lowest_card,
     min_deadwood,
 )
+from ginenv.kernels.planes import write_plane
 from ginenv.layout import (
     IS_DEALER,
     KNOCK_LIMIT,
@@ -320,49 +321,6 @@ def legal_into(s: np.ndarray, i: int, out: np.ndarray, cfg: np.ndarray) -> None:
             out[DRAW_DISCARD] = 1
 
 
-#: The eight 0/1 entries of each byte of a card mask, low card first, in each observation dtype:
-#: a plane is written a byte (eight entries) at a time, with no conversion (a float32 table
-#: writing uint8 views, or a uint8 one float32 views, ran the step at half speed).
-_BYTE_ENTRIES = {
-    dtype: ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(dtype) for dtype in (np.float32, np.uint8)
-}
-_FLOAT_ENTRIES = _BYTE_ENTRIES[np.float32]
-_UINT8_ENTRIES = _BYTE_ENTRIES[np.uint8]
-
-
-def byte_entries(out: np.ndarray) -> np.ndarray:
-    """The table of :data:`_BYTE_ENTRIES` in ``out``'s dtype (chosen when compiled)."""
-    return _BYTE_ENTRIES[out.dtype.type]
-
-
-@overload(byte_entries)
-def _byte_entries_compiled(out: types.Array) -> Any:
-    # The compiled byte_entries: the table is picked by the array type, once, when compiling (numba
-    # asks the implementation to take the same parameters, annotations included).
-    def uint8_table(out: types.Array) -> np.ndarray:
-        return _UINT8_ENTRIES
-
-    def float_table(out: types.Array) -> np.ndarray:
-        return _FLOAT_ENTRIES
-
-    return uint8_table if out.dtype == types.uint8 else float_table
-
-
-@njit(cache=True)
-def _write_plane(out: np.ndarray, base: int, mask: int) -> None:
-    # Every entry of the plane, 1 for a card of ``mask`` and 0 elsewhere, eight at a time from a
-    # table. Zeroing the row first and then setting the cards of each plane one by one took 425 ns
-    # a view, 60% of the batched step (2026-12-07).
-    table = byte_entries(out)
-    for j in range(6):
-        entries = table[(mask >> (8 * j)) & 255]
-        for k in range(8):
-            out[base + 8 * j + k] = entries[k]
-    entries = table[(mask >> 48) & 15]
-    for k in range(NUM_CARDS - 48):
-        out[base + 48 + k] = entries[k]
-
-
 @njit(cache=True)
 def encode(
     s: np.ndarray,
@@ -398,18 +356,18 @@ def encode(
     top = 0
     if s[i, PILE_LEN] > 0:
         top = np.int64(1) << s[i, PILE + s[i, PILE_LEN] - 1]
-    _write_plane(out, _PLANE_HAND, hand)
-    _write_plane(out, _PLANE_TOP, top)
-    _write_plane(out, _PLANE_PILE, in_pile ^ top)
-    _write_plane(out, _PLANE_OPP_TAKEN, s[i, TAKEN0 + other])
-    _write_plane(out, _PLANE_OPP_DISCARDED, s[i, DISCARDED0 + other])
-    _write_plane(out, _PLANE_OPP_PASSED, s[i, PASSED0 + other])
-    _write_plane(out, _PLANE_OWN_TAKEN, s[i, TAKEN0 + seat])
-    _write_plane(out, _PLANE_OWN_DISCARDED, s[i, DISCARDED0 + seat])
-    _write_plane(out, _PLANE_OWN_PASSED, s[i, PASSED0 + seat])
-    _write_plane(out, _PLANE_UNSEEN, unseen(s, i, seat))
+    write_plane(out, _PLANE_HAND, hand)
+    write_plane(out, _PLANE_TOP, top)
+    write_plane(out, _PLANE_PILE, in_pile ^ top)
+    write_plane(out, _PLANE_OPP_TAKEN, s[i, TAKEN0 + other])
+    write_plane(out, _PLANE_OPP_DISCARDED, s[i, DISCARDED0 + other])
+    write_plane(out, _PLANE_OPP_PASSED, s[i, PASSED0 + other])
+    write_plane(out, _PLANE_OWN_TAKEN, s[i, TAKEN0 + seat])
+    write_plane(out, _PLANE_OWN_DISCARDED, s[i, DISCARDED0 + seat])
+    write_plane(out, _PLANE_OWN_PASSED, s[i, PASSED0 + seat])
+    write_plane(out, _PLANE_UNSEEN, unseen(s, i, seat))
     if oracle:
-        _write_plane(out, _PLANE_ORACLE, s[i, HAND0 + other])
+        write_plane(out, _PLANE_ORACLE, s[i, HAND0 + other])
     else:
         for k in range(OBS_SIZE, out.shape[0]):
             out[k] = 0
@@ -424,9 +382,7 @@ def _take_top(s: np.ndarray, i: int, player: int, cfg: np.ndarray) -> None:
     s[i, PILE_MASK] &= ~bit
     s[i, HAND0 + player] |= bit
     s[i, TAKEN0 + player] |= bit
-    # The card just taken may not be thrown back this turn, unless the rules allow it (seed 004).
-    s[i, BANNED] = -1 if cfg[DISCARD_TAKEN] else card
-    s[i, JUST_TOOK] = card
+    set_just_taken(s, i, card, cfg)
     s[i, DRAWS] += 1
     s[i, PHASE] = Phase.DISCARD
 
@@ -579,8 +535,8 @@ def note_result(
 ) -> None:
     """How row ``i``'s hand ended (its result columns, terminated or truncated), before it is
     dealt again."""
-    for k in range(5):
-        results[i, k] = state[i, RESULT + k]
+    for k, value in enumerate(result_of(state, i)):
+        results[i, k] = value
     if state[i, RESULT] == TRUNCATED:
         truncated[i] = True
     else:
@@ -588,10 +544,10 @@ def note_result(
 
 
 # --------------------------------------------------------------------------- reading a record
-# The layers above the core read and write a record only through the functions below and those
-# above (top_card, unseen, discard_options, set_position, ...): its columns are this module's layout,
-# named nowhere else (tools/archcheck.py, rule record-columns). Each is a column read or two, which
-# numba inlines into the compiled caller.
+# Every other module reads and writes a record only through the functions below and those above
+# (top_card, unseen, discard_options, set_position, ...): its columns are this module's layout, named
+# nowhere else (tools/archcheck.py, rule record-columns). Each is a column read or two, which numba
+# inlines into the compiled caller.
 
 
 @njit(cache=True)
@@ -633,6 +589,14 @@ def public_cards(s: np.ndarray, i: int, seat: int) -> tuple[int, int, int]:
 
 
 @njit(cache=True)
+def set_public_cards(s: np.ndarray, i: int, seat: int, taken: int, discarded: int, passed: int) -> None:
+    """Write ``seat``'s public card record in row ``i`` (bitmasks, as :func:`public_cards` reads them)."""
+    s[i, TAKEN0 + seat] = taken
+    s[i, DISCARDED0 + seat] = discarded
+    s[i, PASSED0 + seat] = passed
+
+
+@njit(cache=True)
 def knock_limit_of(s: np.ndarray, i: int) -> int:
     """The most deadwood a knock may leave in row ``i``'s hand (Oklahoma's, dealt from the upcard)."""
     return s[i, KNOCK_LIMIT_COL]
@@ -649,6 +613,47 @@ def just_taken(s: np.ndarray, i: int) -> int:
     """The card the seat to move took from the pile this turn (-1: none; it may still be thrown back
     when the rules allow), the memory a policy's useful-discard guard reads."""
     return s[i, JUST_TOOK]
+
+
+@njit(cache=True)
+def set_just_taken(s: np.ndarray, i: int, card: int, cfg: np.ndarray) -> None:
+    """Note ``card`` (-1: none) as taken from the pile this turn by the seat to move in row ``i``; it
+    may not be thrown back this turn, unless the rules of ``cfg`` allow it (seed 004)."""
+    s[i, BANNED] = -1 if cfg[DISCARD_TAKEN] else card
+    s[i, JUST_TOOK] = card
+
+
+@njit(cache=True)
+def draws_of(s: np.ndarray, i: int) -> int:
+    """Draws made in row ``i``'s hand (stock, discard pile or upcard)."""
+    return s[i, DRAWS]
+
+
+@njit(cache=True)
+def discard_pile(s: np.ndarray, i: int) -> np.ndarray:
+    """Row ``i``'s discard pile, card ids bottom first (a view of the record)."""
+    return s[i, PILE : PILE + s[i, PILE_LEN]]
+
+
+@njit(cache=True)
+def pile_mask(s: np.ndarray, i: int) -> int:
+    """Row ``i``'s discard pile as a card bitmask."""
+    return s[i, PILE_MASK]
+
+
+@njit(cache=True)
+def set_table(s: np.ndarray, i: int, pile: np.ndarray, dealer: int, forced: bool) -> None:
+    """Write the public table over a position :func:`set_position` wrote into row ``i``: the whole
+    discard pile (``pile``, card ids bottom first), the seat that dealt, and whether the seat to move
+    must draw from the stock (``forced``: the non-dealer's first draw after both passed the upcard)."""
+    mask = 0
+    for k in range(pile.size):
+        s[i, PILE + k] = pile[k]
+        mask |= np.int64(1) << pile[k]
+    s[i, PILE_LEN] = pile.size
+    s[i, PILE_MASK] = mask
+    s[i, DEALER] = dealer
+    s[i, FORCED] = 1 if forced else 0
 
 
 @njit(cache=True)
@@ -696,6 +701,13 @@ def points_for(s: np.ndarray, i: int, seat: int) -> int:
 
 
 @njit(cache=True)
+def result_of(s: np.ndarray, i: int) -> tuple[int, int, int, int, int]:
+    """Row ``i``'s result: its kind (a :data:`RESULT_KINDS` index, :data:`NO_RESULT` while the hand
+    goes on), the seat that scored (-1: none), its points and each seat's deadwood (-1: not shown)."""
+    return s[i, RESULT], s[i, WINNER], s[i, POINTS], s[i, DEADWOOD0], s[i, DEADWOOD1]
+
+
+@njit(cache=True)
 def bonuses(cfg: np.ndarray) -> tuple[int, int, int]:
     """The bonuses of a rule array (:func:`rules_array`): gin, undercut and big gin (-1: big gin is
     not played)."""
@@ -725,7 +737,9 @@ __all__ = [
     "dealer_of",
     "deck_order",
     "discard_options",
+    "discard_pile",
     "discard_taken",
+    "draws_of",
     "encode",
     "end_rewards",
     "hand_of",
@@ -739,11 +753,16 @@ __all__ = [
     "next_stock_card",
     "note_result",
     "phase_of",
+    "pile_mask",
     "points_for",
     "public_cards",
+    "result_of",
     "rules_array",
     "set_hand",
+    "set_just_taken",
     "set_position",
+    "set_public_cards",
+    "set_table",
     "shared_rules_array",
     "step_view",
     "stock_cards",

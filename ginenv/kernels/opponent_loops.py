@@ -97,7 +97,7 @@ def step_learners(
                 seats[i] = fixed_seat if fixed_seat >= 0 else rng.integers(0, 2)
                 fresh = True
                 ended = False
-            if state[i, H.PLAYER] == seats[i]:
+            if H.mover(state, i) == seats[i]:
                 break
             ended = H.apply(state, i, P.policy_action(policy, randomly, state, i, cfg, rng), cfg)
         H.legal_into(state, i, masks[i], cfg)
@@ -147,7 +147,7 @@ def step_learners_threaded(
         truncated[i] = False
         results[i, :] = H.NO_RESULT
         over = False if first else H.apply(state, i, actions[i], cfg)
-        while not over and state[i, H.PLAYER] != seats[i]:
+        while not over and H.mover(state, i) != seats[i]:
             over = H.apply(state, i, policy(state, np.int64(i), cfg), cfg)
         if over and not first:
             seat_rewards = np.zeros(2, dtype=np.float64)  # only where a hand ended: rare
@@ -165,7 +165,7 @@ def step_learners_threaded(
             H.deal_random(state, i, cfg, rng)
             seats[i] = fixed_seat if fixed_seat >= 0 else rng.integers(0, 2)
             over = False
-            while not over and state[i, H.PLAYER] != seats[i]:
+            while not over and H.mover(state, i) != seats[i]:
                 over = H.apply(state, i, policy(state, i, cfg), cfg)
         _show_learner(state, i, seats, masks, obs, cfg)
 

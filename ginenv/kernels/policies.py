@@ -51,7 +51,7 @@ def pick_bit(mask: int, k: int) -> int:
 @njit(cache=True)
 def random_legal(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> int:
     """A uniformly random legal action of row ``i``."""
-    phase = s[i, H.PHASE]
+    phase = H.phase_of(s, i)
     if phase == H.Phase.DISCARD:
         allowed, knocks, can_big_gin = H.discard_options(s, i, cfg)
         big = 1 if can_big_gin else 0
