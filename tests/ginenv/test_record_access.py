@@ -73,6 +73,30 @@ def test_the_readers_say_what_the_hand_holds(rules: Rules) -> None:
                 assert H.points_for(s, 0, seat) == want
 
 
+@pytest.mark.parametrize("taken_back", [False, True])
+def test_the_writers_write_what_the_readers_read(taken_back: bool) -> None:
+    rules = Rules(discard_taken_card=taken_back)
+    cfg = H.rules_array(rules, 100)
+    for state in random_hands(5, rules, 4)[::7]:
+        s = state.record.copy()
+        pile = np.array(state.discard_pile[::-1], dtype=np.int64)  # another pile, to see it written
+        H.set_table(s, 0, pile, 1 - state.dealer, False)
+        assert list(H.discard_pile(s, 0)) == list(pile)
+        assert H.pile_mask(s, 0) == sum(1 << int(c) for c in pile)
+        assert H.dealer_of(s, 0) == 1 - state.dealer
+        H.set_public_cards(s, 0, 1, 0b101, 0b1000, 1 << 51)
+        assert H.public_cards(s, 0, 1) == (0b101, 0b1000, 1 << 51)
+        H.set_just_taken(s, 0, 17, cfg)
+        # The card just taken is remembered; it may not go back unless the rules say it may.
+        assert H.just_taken(s, 0) == 17 and H.banned_card(s, 0) == (-1 if taken_back else 17)
+        H.set_just_taken(s, 0, -1, cfg)
+        assert H.just_taken(s, 0) == -1 and H.banned_card(s, 0) == -1
+        # Nothing else of the row moved.
+        assert (H.hand_of(s, 0, 0), H.hand_of(s, 0, 1)) == state.hands
+        assert H.draws_of(s, 0) == H.draws_of(state.record, 0)
+        assert H.result_of(s, 0) == H.result_of(state.record, 0)
+
+
 def test_the_stock_is_a_view_a_search_may_reorder() -> None:
     state = HandState(Rules(), deck=list(range(NUM_CARDS)))
     s = state.record.copy()
