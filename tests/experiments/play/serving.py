@@ -13,10 +13,12 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 from ginenv.experiments.play.store import Slot, TableStore
 from ginenv.experiments.play.table import Table
 
@@ -88,3 +90,19 @@ def table_slot(app: FastAPI, table_id: str) -> Slot:
     """The in-memory slot of a table, with everything it holds (hands, stock, key)."""
     store: TableStore = app.state.store
     return store.loaded[table_id]
+
+
+def small_store(tmp_path: Path, **kwargs: Any) -> TableStore:
+    """A store in ``tmp_path`` whose tables rebuild with the harness's agents (``kwargs``: the
+    store's budgets and clock), for tests that drive the store without a server."""
+
+    def rebuild(record: dict[str, Any]) -> Table:
+        build = lambda name, rules: harness_make_agent(name, rules=rules)  # noqa: E731
+        return Table.from_record(record, allowed=["random"], make_agent=build, replay_dir=tmp_path / "r")
+
+    return TableStore(tmp_path / "tables", rebuild, replay_dir=tmp_path / "r", **kwargs)
+
+
+def friend_table() -> Table:
+    """A new friend table of the standard rules whose guest has not sat down."""
+    return Table(None, "standard", names=["Host", ""], replay_dir=Path("unused"))

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from ginenv.experiments.eval.harness import make_agent as harness_make_agent
 from ginenv.experiments.play.budget import LIVE_FOR, client_shares
 from ginenv.experiments.play.db import DB_FILE, SCHEMA_VERSION, table_row
 from ginenv.experiments.play.server import create_app
 from ginenv.experiments.play.store import TableStore
-from ginenv.experiments.play.table import PlayError, Table
+from ginenv.experiments.play.table import PlayError
 from play.moves import both_move, step
+from play.serving import friend_table, small_store
 
 NOW = 1_000_000.0
 # The tables table as version 1 of the schema made it (before networks and seats' last moves).
@@ -41,18 +41,6 @@ CREATE TABLE seats (
 """
 
 
-def _store(tmp_path: Path, **kwargs: Any) -> TableStore:
-    def rebuild(record: dict[str, Any]) -> Table:
-        build = lambda name, rules: harness_make_agent(name, rules=rules)  # noqa: E731
-        return Table.from_record(record, allowed=["random"], make_agent=build, replay_dir=tmp_path / "r")
-
-    return TableStore(tmp_path / "tables", rebuild, replay_dir=tmp_path / "r", **kwargs)
-
-
-def _friend() -> Table:
-    return Table(None, "standard", names=["Host", ""], replay_dir=Path("unused"))
-
-
 def _move(store: TableStore, table_id: str, seats: set[int]) -> None:
     """The seats ``seats`` of a joined friend table each make a move (the other seat's too where
     the turn needs it: the caller asks for the seats that must have moved)."""
@@ -67,7 +55,7 @@ def _move(store: TableStore, table_id: str, seats: set[int]) -> None:
 
 
 def _joined(store: TableStore, client: str | None = None) -> str:
-    table_id = store.add(_friend(), client=client).id
+    table_id = store.add(friend_table(), client=client).id
     with store.use(table_id) as slot:
         slot.table.join("Guest")
     return table_id
@@ -75,7 +63,7 @@ def _joined(store: TableStore, client: str | None = None) -> str:
 
 def _refused(store: TableStore, client: str) -> str:
     with pytest.raises(PlayError) as err:
-        store.add(_friend(), client=client)
+        store.add(friend_table(), client=client)
     assert err.value.status == 429 and "\n" not in str(err.value)
     return str(err.value)
 
@@ -84,27 +72,27 @@ def _refused(store: TableStore, client: str) -> str:
 
 
 def test_each_address_block_and_network_keeps_its_share(tmp_path: Path) -> None:
-    store = _store(tmp_path, per_address=2, per_block=4, per_network=6, clock=lambda: NOW)
+    store = small_store(tmp_path, per_address=2, per_block=4, per_network=6, clock=lambda: NOW)
     for host in ("10.1.0.1", "10.1.0.1", "10.1.0.2", "10.1.0.3"):
-        store.add(_friend(), client=host)
+        store.add(friend_table(), client=host)
     assert _refused(store, "10.1.0.1").startswith("this address holds 2 tables, its limit")
     assert _refused(store, "10.1.0.4").startswith("the addresses of 10.1.0.0/24 hold 4 tables, their limit")
-    store.add(_friend(), client="10.1.1.1")
-    store.add(_friend(), client="10.1.2.1")
+    store.add(friend_table(), client="10.1.1.1")
+    store.add(friend_table(), client="10.1.2.1")
     message = _refused(store, "10.1.3.1")  # a fresh address and block, but the /16 is full
     assert message == (
         "the addresses of 10.1.0.0/16 hold 6 tables, their limit: finish or leave one, "
         "or wait until 1970-01-13 13:46 UTC (in 24 h) when their oldest expires"
     )
-    store.add(_friend(), client="10.2.0.1")  # another network
+    store.add(friend_table(), client="10.2.0.1")  # another network
     # IPv6: a /56 is a block, a /48 a network.
     for host in ("2001:db8:0:100::1", "2001:db8:0:100::2", "2001:db8:0:100::3", "2001:db8:0:1ff::4"):
-        store.add(_friend(), client=host)
+        store.add(friend_table(), client=host)
     assert _refused(store, "2001:db8:0:100::9").startswith("the addresses of 2001:db8:0:100::/56 hold 4")
-    store.add(_friend(), client="2001:db8:0:200::1")
-    store.add(_friend(), client="2001:db8:0:300::1")
+    store.add(friend_table(), client="2001:db8:0:200::1")
+    store.add(friend_table(), client="2001:db8:0:300::1")
     assert _refused(store, "2001:db8:0:400::1").startswith("the addresses of 2001:db8::/48 hold 6 tables")
-    store.add(_friend(), client="2001:db8:1::1")
+    store.add(friend_table(), client="2001:db8:1::1")
     assert client_shares("::ffff:10.1.2.3") == ("10.1.2.3", "10.1.2.0/24", "10.1.0.0/16")
     assert client_shares("2001:db8:0:ff::1")[1:] == ("2001:db8::/56", "2001:db8::/48")
     assert client_shares("testclient") == (None, None, None)
@@ -112,13 +100,13 @@ def test_each_address_block_and_network_keeps_its_share(tmp_path: Path) -> None:
 
 
 def test_a_finished_or_left_table_frees_its_place_in_every_share(tmp_path: Path) -> None:
-    store = _store(tmp_path, per_address=5, per_block=5, per_network=2, clock=lambda: NOW)
+    store = small_store(tmp_path, per_address=5, per_block=5, per_network=2, clock=lambda: NOW)
     first = _joined(store, "10.9.0.1")
-    store.add(_friend(), client="10.9.0.2")
+    store.add(friend_table(), client="10.9.0.2")
     _refused(store, "10.9.7.7")
     with store.use(first) as slot:
         slot.table.leave(0)  # over: no longer held
-    store.add(_friend(), client="10.9.7.7")
+    store.add(friend_table(), client="10.9.7.7")
 
 
 def test_a_network_share_is_refused_over_http_in_one_line(tmp_path: Path) -> None:
@@ -145,7 +133,7 @@ def test_a_joined_table_with_a_page_open_makes_room_and_one_where_both_move_does
     tmp_path: Path,
 ) -> None:
     now = [NOW]
-    store = _store(tmp_path, max_tables=3, clock=lambda: now[0])
+    store = small_store(tmp_path, max_tables=3, clock=lambda: now[0])
     idle = _joined(store)
     store.open_stream(idle, 0)  # a page open on it, both seats seated: not live
     both = _joined(store)
@@ -156,17 +144,17 @@ def test_a_joined_table_with_a_page_open_makes_room_and_one_where_both_move_does
     with store.db.transaction() as db:
         assert not store.budget.is_live(db, idle, now[0])
         assert store.budget.is_live(db, both, now[0])
-    store.add(_friend())  # the joined table without a move goes first, its page open or not
+    store.add(friend_table())  # the joined table without a move goes first, its page open or not
     assert store.entry(idle) is None and store.entry(both) is not None
-    store.add(_friend())  # then one not both seats play: `one`, or a new table without a move
-    store.add(_friend())
+    store.add(friend_table())  # then one not both seats play: `one`, or a new table without a move
+    store.add(friend_table())
     assert store.entry(both) is not None and len(store) == 3
     store.max_tables = 1
     with pytest.raises(PlayError) as err:
-        store.add(_friend())  # the tables without a move make room, then none is left: 503
+        store.add(friend_table())  # the tables without a move make room, then none is left: 503
     assert err.value.status == 503 and len(store) == 1 and store.entry(both) is not None
     now[0] += LIVE_FOR + 1  # both seats quiet for a while: it makes room too
-    store.add(_friend())
+    store.add(friend_table())
     assert store.entry(both) is None and len(store) == 1
 
 
@@ -230,7 +218,7 @@ def _fill(path: Path, rows: list[tuple[Any, ...]]) -> None:
 
 
 def test_100k_stored_tables_are_counted_by_index_and_make_room_in_order(tmp_path: Path) -> None:
-    store = _store(tmp_path, clock=lambda: NOW)
+    store = small_store(tmp_path, clock=lambda: NOW)
     store.close()
     rows = []
     for n in range(100_000):
@@ -241,7 +229,7 @@ def test_100k_stored_tables_are_counted_by_index_and_make_room_in_order(tmp_path
         )
     rows[77_777] = (*rows[77_777][:2], 1, 5, *rows[77_777][4:7], NOW + 5)  # one finished table
     _fill(tmp_path / "tables" / DB_FILE, rows)
-    store = _store(tmp_path, clock=lambda: NOW, max_tables=100_000, per_address=10, per_network=48_799)
+    store = small_store(tmp_path, clock=lambda: NOW, max_tables=100_000, per_address=10, per_network=48_799)
     assert len(store) == 100_000
     # 10.0.0.1 holds 10 (its limit); its /24 200 (the block's); 10.1.0.0/16 48,799 (244 blocks,
     # one table over).
@@ -249,9 +237,9 @@ def test_100k_stored_tables_are_counted_by_index_and_make_room_in_order(tmp_path
     assert _refused(store, "10.0.0.99").startswith("the addresses of 10.0.0.0/24 hold 200 tables")
     assert _refused(store, "10.1.250.1").startswith("the addresses of 10.1.0.0/16 hold 48799 tables")
     # The finished table is the first to make room, then the least recently touched without a move.
-    store.add(_friend(), client="10.7.0.1")
+    store.add(friend_table(), client="10.7.0.1")
     assert store.entry("t0077777") is None and len(store) == 100_000
-    store.add(_friend(), client="10.7.0.1")
+    store.add(friend_table(), client="10.7.0.1")
     assert store.entry("t0000000") is None and store.entry("t0000001") is not None
     assert _refused(store, "10.1.199.99").startswith("the addresses of 10.1.199.0/24 hold 200")
     with store.db.transaction() as db:  # each question is a range of an index, not a scan
@@ -276,7 +264,7 @@ def test_100k_stored_tables_are_counted_by_index_and_make_room_in_order(tmp_path
 def test_a_version_1_database_is_upgraded_as_it_opens_and_its_tables_resume(tmp_path: Path) -> None:
     folder = tmp_path / "tables"
     folder.mkdir(mode=0o700)
-    table = _friend()
+    table = friend_table()
     table.join("Guest")
     seat = table.env.hand.player
     table.act(table.view(seat, (True, True))["legal"][0], seat)
@@ -287,7 +275,7 @@ def test_a_version_1_database_is_upgraded_as_it_opens_and_its_tables_resume(tmp_
             f"INSERT INTO tables ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
         )
         db.execute("INSERT INTO seats VALUES ('tok-seat0', ?, 'seat0')", (table.id,))
-    store = _store(tmp_path, clock=lambda: NOW)
+    store = small_store(tmp_path, clock=lambda: NOW)
     assert store.token("tok-seat0", "seat0") == (table.id, "seat0")
     with store.use(table.id) as slot:
         assert slot.table.moves == 1
@@ -300,11 +288,11 @@ def test_a_version_1_database_is_upgraded_as_it_opens_and_its_tables_resume(tmp_
     with sqlite3.connect(folder / DB_FILE) as db:
         db.execute("PRAGMA user_version = 99")
     with pytest.raises(ValueError, match="schema is version 99, this ginenv reads up to 3"):
-        _store(tmp_path, clock=lambda: NOW)
+        small_store(tmp_path, clock=lambda: NOW)
 
 
 def test_nothing_is_kept_in_memory_per_stored_table(tmp_path: Path) -> None:
-    store = _store(tmp_path, memory_limit=4, clock=lambda: NOW)
+    store = small_store(tmp_path, memory_limit=4, clock=lambda: NOW)
     ids = [_joined(store, f"10.5.{n}.1") for n in range(12)]
     assert len(store.loaded) == 4 and len(store) == 12
     kept = {k: v for k, v in vars(store).items() if isinstance(v, dict | set | list)}

@@ -37,7 +37,7 @@ from ginenv.experiments.play.store import (
 from ginenv.experiments.play.table import PlayError, Table
 from ginenv.experiments.play.words import excerpt, points
 from play.moves import both_move, finish, step
-from play.serving import page_client, play_server, stop
+from play.serving import friend_table, page_client, play_server, small_store, stop
 
 from ginenv.rules import PRESETS
 
@@ -230,18 +230,6 @@ def test_the_server_secret_is_kept_and_differs_between_servers(tmp_path: Path) -
 # ---------------------------------------------------------------------------- fair shares
 
 
-def _store(tmp_path: Path, **kwargs: Any) -> TableStore:
-    def rebuild(record: dict[str, Any]) -> Table:
-        build = lambda name, rules: harness_make_agent(name, rules=rules)  # noqa: E731
-        return Table.from_record(record, allowed=["random"], make_agent=build, replay_dir=tmp_path / "r")
-
-    return TableStore(tmp_path / "tables", rebuild, replay_dir=tmp_path / "r", **kwargs)
-
-
-def _friend() -> Table:
-    return Table(None, "standard", names=["Host", ""], replay_dir=Path("unused"))
-
-
 def seat_moves_in(store: TableStore, table_id: str) -> None:
     """Each seat of a joined friend table makes a move (straight through the store)."""
     moved: set[int] = set()
@@ -254,23 +242,23 @@ def seat_moves_in(store: TableStore, table_id: str) -> None:
 
 def test_each_address_and_each_block_keeps_its_share_of_tables(tmp_path: Path) -> None:
     now = [1_000_000.0]
-    store = _store(tmp_path, per_address=3, per_block=5, clock=lambda: now[0])
-    tables = [store.add(_friend(), client="127.0.0.1") for _ in range(3)]
+    store = small_store(tmp_path, per_address=3, per_block=5, clock=lambda: now[0])
+    tables = [store.add(friend_table(), client="127.0.0.1") for _ in range(3)]
     with pytest.raises(PlayError) as err:
-        store.add(_friend(), client="::ffff:127.0.0.1")  # the same client through an IPv6 socket
+        store.add(friend_table(), client="::ffff:127.0.0.1")  # the same client through an IPv6 socket
     assert err.value.status == 429 and str(err.value) == (
         "this address holds 3 tables, its limit: finish or leave one, "
         "or wait until 1970-01-13 13:46 UTC (in 24 h) when its oldest expires"
     )
-    store.add(_friend(), client="127.0.0.2")
-    store.add(_friend(), client="127.0.0.3")
+    store.add(friend_table(), client="127.0.0.2")
+    store.add(friend_table(), client="127.0.0.3")
     with pytest.raises(PlayError) as err:
-        store.add(_friend(), client="127.0.0.4")
+        store.add(friend_table(), client="127.0.0.4")
     assert str(err.value).startswith("the addresses of 127.0.0.0/24 hold 5 tables, their limit: finish")
-    store.add(_friend(), client="127.0.1.4")  # another block
-    store.add(_friend(), client="testclient")  # not an IP address: nobody's share
+    store.add(friend_table(), client="127.0.1.4")  # another block
+    store.add(friend_table(), client="testclient")  # not an IP address: nobody's share
     store.remove(tables[0].id)  # leaving one frees its place
-    store.add(_friend(), client="127.0.0.1")
+    store.add(friend_table(), client="127.0.0.1")
     assert client_address("2001:db8:0:ff::1")[1] == client_address("2001:db8::7")[1] == "2001:db8::/56"
     assert client_address("2001:db8:0:100::1")[1] == "2001:db8:0:100::/56"
     assert client_address("::ffff:10.1.2.3") == ("10.1.2.3", "10.1.2.0/24")
@@ -324,26 +312,26 @@ def test_a_game_of_the_day_dropped_for_room_counts_as_played(tmp_path: Path) -> 
 
 def test_a_full_server_of_live_tables_refuses_and_says_when_to_come_back(tmp_path: Path) -> None:
     now = [1_000_000.0]
-    store = _store(tmp_path, max_tables=2, clock=lambda: now[0])
+    store = small_store(tmp_path, max_tables=2, clock=lambda: now[0])
     for _ in range(2):
-        entry = store.add(_friend())
+        entry = store.add(friend_table())
         with store.use(entry.id) as slot:
             slot.table.join("Guest")
         seat_moves_in(store, entry.id)  # both seats move: the table is live for LIVE_FOR
     with pytest.raises(PlayError) as err:
-        store.add(_friend())
+        store.add(friend_table())
     assert err.value.status == 503 and str(err.value) == (
         "this server holds 2 tables, its limit, and every one is in play (each person at it made a "
         "move in the last 10 min): try again at 1970-01-12 13:56 UTC (in 10 min)"
     )
     now[0] += LIVE_FOR + 1
-    store.add(_friend())  # one went idle and makes room
+    store.add(friend_table())  # one went idle and makes room
     assert len(store) == 2 and EMPTY_AFTER <= ABANDONED_AFTER
 
 
 def test_spectators_never_keep_a_seat_from_its_own_stream(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    table = store.add(_friend()).id
+    store = small_store(tmp_path)
+    table = store.add(friend_table()).id
     watching = [store.open_stream(table, None) for _ in range(12)]
     for _ in range(4):  # the issue's 16 spectator streams: the last ones wait
         with pytest.raises(PlayError) as err:
