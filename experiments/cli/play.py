@@ -304,6 +304,41 @@ def add_parser(sub: Any) -> None:
     )
     play.set_defaults(func=cmd_play)
 
+    people = sub.add_parser(
+        "people", help="how hard each computer level is for the people who played it on a play server"
+    )
+    people.add_argument(
+        "--state-dir",
+        default=str(Path("~") / ".ginenv" / "tables"),
+        help="the play server's state folder (default ~/.ginenv/tables, ginenv play's)",
+    )
+    people.add_argument(
+        "--rules",
+        default="standard",
+        help=f"the preset whose hands to report: {RULES_HELP} (default standard)",
+    )
+    people.add_argument("--out", help="also write people.csv and people.png into this folder")
+    people.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    people.set_defaults(func=cmd_people)
+
+
+def cmd_people(args: argparse.Namespace) -> int:
+    """``ginenv people``: the difficulty report of a play server's store (read only)."""
+    import json
+
+    from ginenv.agents import available
+    from ginenv.experiments.play.difficulty import difficulty, format_report, read_hands, write_report
+
+    from ginenv.rules import PRESETS
+
+    if args.rules not in PRESETS:
+        raise UsageError(f"--rules: unknown preset {args.rules!r}; known presets: {', '.join(PRESETS)}")
+    report = difficulty(read_hands(Path(args.state_dir), args.rules), args.rules, set(available()))
+    if args.out:
+        report["written"] = [str(p) for p in write_report(report, Path(args.out))]
+    print(json.dumps(report, indent=1) if args.json else format_report(report))
+    return 0
+
 
 MAX_CONNECTIONS = within(8, 1 << 20, " connections")
 
