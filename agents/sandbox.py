@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import functools
 import json
 import os
@@ -104,20 +105,17 @@ class Sandbox:
     def hiding(self, *paths: str | Path) -> Sandbox:
         """This sandbox with ``paths`` (made absolute) hidden too."""
         more = tuple(str(Path(p).expanduser().resolve()) for p in paths)
-        return Sandbox(
-            self.mode,
-            tuple(dict.fromkeys((*self.hide, *more))),
-            self.cpu_seconds,
-            self.memory_bytes,
-            self.open_files,
-            self.file_bytes,
-            dict(self.extra_env),
-        )
+        return dataclasses.replace(self, hide=tuple(dict.fromkeys((*self.hide, *more))))
+
+    @property
+    def launched(self) -> bool:
+        """Whether a client starts through the launcher (a sandbox, on POSIX) or as it is."""
+        return self.mode != "off" and os.name == "posix"
 
     def launch(self, argv: list[str], status_fd: int | None = None) -> Launch:
         """How to start the client ``argv`` in this sandbox (see :class:`Launch`); ``status_fd``:
         the write end of a pipe the launcher reports a failed start on (:func:`start` reads it)."""
-        if self.mode == "off" or os.name != "posix":
+        if not self.launched:
             env = dict(os.environ)
             env.update(self.extra_env)
             # A Python client that prints without flush would otherwise sit on its reply until
@@ -152,7 +150,7 @@ def start(argv: list[str], sandbox: Sandbox, **popen: Any) -> tuple[subprocess.P
     arguments) and return it with its :class:`Launch` once it runs: a client the launcher could not
     start (a sandbox that cannot be made, a file that is not a program) raises
     :class:`SandboxError` with the launcher's line, as Popen raises OSError for a missing program."""
-    if sandbox.mode == "off" or os.name != "posix":
+    if not sandbox.launched:
         launch = sandbox.launch(argv)
         return subprocess.Popen(launch.argv, env=launch.env, cwd=launch.cwd, **popen), launch
     read, write = os.pipe()

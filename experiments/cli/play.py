@@ -16,6 +16,9 @@ from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import single_thread_torch
 from ginenv.experiments.play.guards import REQUEST_TIMEOUT, check_host_name
 
+#: Where ``ginenv play`` keeps its tables, and where ``ginenv people`` reads them, unless told.
+DEFAULT_STATE_DIR = str(Path("~") / ".ginenv" / "tables")
+
 
 def lan_address(host: str) -> str | None:
     """The address other machines reach this one at when listening on every interface, else None."""
@@ -258,7 +261,7 @@ def add_parser(sub: Any) -> None:
     )
     play.add_argument(
         "--state-dir",
-        default=str(Path("~") / ".ginenv" / "tables"),
+        default=DEFAULT_STATE_DIR,
         help="where the tables are kept, so that a reload or a restart resumes them "
         "(default ~/.ginenv/tables)",
     )
@@ -309,7 +312,7 @@ def add_parser(sub: Any) -> None:
     )
     people.add_argument(
         "--state-dir",
-        default=str(Path("~") / ".ginenv" / "tables"),
+        default=DEFAULT_STATE_DIR,
         help="the play server's state folder (default ~/.ginenv/tables, ginenv play's)",
     )
     people.add_argument(

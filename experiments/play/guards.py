@@ -332,6 +332,13 @@ def check_host_name(value: str, option: str = "--allow-host") -> str:
     return name.lower().rstrip(".")
 
 
+def _json_refusal(status: int, message: str) -> Any:
+    """A one-line ``{"error": message}`` answer that no cache keeps."""
+    from starlette.responses import JSONResponse  # here: the CLI imports this module to start
+
+    return JSONResponse({"error": message}, status, headers={"Cache-Control": "no-store"})
+
+
 class HostGuard:
     """ASGI middleware: a request whose ``Host`` header is not one of ``hosts`` (names or addresses,
     without port; ``*`` among them: any) is answered 400 ``{"error": ...}`` before the app sees it."""
@@ -357,17 +364,7 @@ class HostGuard:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
-        from starlette.responses import JSONResponse  # here: the CLI imports this module to start
-
-        answer = JSONResponse({"error": message}, 400, headers={"Cache-Control": "no-store"})
-        await answer(scope, receive, send)
-
-
-def _json_refusal(status: int, message: str) -> Any:
-    """A one-line ``{"error": message}`` answer that no cache keeps."""
-    from starlette.responses import JSONResponse  # here: the CLI imports this module to start
-
-    return JSONResponse({"error": message}, status, headers={"Cache-Control": "no-store"})
+        await _json_refusal(400, message)(scope, receive, send)
 
 
 #: The port a URL of each scheme names when it names none.
