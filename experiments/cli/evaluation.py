@@ -104,7 +104,7 @@ def run_and_report(cfg: EvalConfig, args: argparse.Namespace, out: Path) -> dict
         workers=args.workers,
         progress=not args.quiet,
         replays=args.replays,
-        log=lambda line: print(f"ginenv: {line}", file=sys.stderr, flush=True),
+        log=say,
     )
     summary = summarise(records, cfg.agents, cfg.unit)
     summary["config"] = cfg.to_dict()
