@@ -1125,6 +1125,9 @@ def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
                 _assert_private(third, sv, both - public, "the spectator's page")
                 assert sv["hand"]["cards"] == [] and sv["legal"] == []
             if va["stage"] == "showdown" or vb["stage"] == "showdown":
+                if va["stage"] == "showdown":  # a friend table is not rated: no "Where you stand"
+                    expect(host.locator("#showdown")).to_be_visible()
+                    expect(host.locator("#standing")).to_be_hidden()
                 # Next hand starts when both pressed it; the first to press waits for the other.
                 host.click("#next-hand")
                 expect(host.locator("#next-hand")).to_be_disabled()
@@ -1177,6 +1180,7 @@ def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
         assert {va["match_result"]["winner"], vb["match_result"]["winner"]} == {"you", "opponent"}
         expect(host.locator("#match-over")).to_be_visible()
         expect(guest.locator("#match-over")).to_be_visible()
+        expect(guest.locator("#standing")).to_be_hidden()
         winner = "Ann" if va["match_result"]["winner"] == "you" else "Bob"
         expect(third.locator("#match-title")).to_contain_text(winner)
         _shoot_both(pages, "match-over")
