@@ -102,7 +102,8 @@ async function fetchStanding(preset) {
   } catch (err) {
     if (asked !== local.asked) return;
     local.key = null; // asked again at the next render
-    $('standing-sentence').textContent = `Your rating could not be read (${err.message})`;
+    $('standing-sentence').textContent = `Your rating could not be read (${err.message}).`;
+    for (const id of ['standing-why', 'standing-gone', 'standing-plot', 'standing-levels']) $(id).hidden = true;
   } finally {
     if (asked === local.asked) section.setAttribute('aria-busy', 'false');
   }
