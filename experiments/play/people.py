@@ -36,10 +36,16 @@ as hands come the person's own spread takes over. The rating's interval adds the
 own uncertainty (their intervals' half-widths over 1.96, weighted by hands), in quadrature. The
 same interval serves the margin against each level. A preset with no ladder run recorded (or a
 computer that is not on the ladder) has margins only, and the answer says why.
+
+**The history** (:func:`history`, pure) is the rating and its interval as they stood after each hand
+played: :func:`standing` of the first ``k`` hands for each ``k``, so the page's plot and the rating
+are one computation. A long record is thinned to at most :data:`HISTORY_POINTS` counts of hands,
+spread evenly and always ending at the last hand.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -59,6 +65,9 @@ PRIOR_DF = 2
 CONFIDENCE = 0.95
 #: The prior spread of one hand's luck-adjusted margin where no ladder run gives one (points).
 DEFAULT_HAND_SD = 40.0
+#: The most points of a :func:`history` (the answer of ``GET /api/me`` stays small however long
+#: the record: a plot a few hundred pixels wide shows no more).
+HISTORY_POINTS = 100
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,17 @@ class Estimate:
     high: float | None
 
 
+@functools.lru_cache(maxsize=4096)
+def _t_quantile(df: int) -> float:
+    """Student-t's two-sided :data:`CONFIDENCE` quantile over ``df`` degrees of freedom (cached:
+    scipy's ppf is most of a :func:`history`'s time, and the same few ``df`` come again)."""
+    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, df))
+
+
+#: The normal's two-sided :data:`CONFIDENCE` quantile (a ladder interval's half-width over it is its sd).
+_Z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))
+
+
 def interval(values: Sequence[float], prior_sd: float, extra_var: float = 0.0) -> Estimate:
     """The mean of ``values`` with its interval: the sample variance pooled with ``prior_sd`` over
     :data:`PRIOR_DF` degrees of freedom, Student-t over ``PRIOR_DF + n - 1`` (module docstring);
@@ -145,7 +165,7 @@ def interval(values: Sequence[float], prior_sd: float, extra_var: float = 0.0) -
     own = math.fsum((v - mean) ** 2 for v in values)  # (n - 1) · sample variance
     df = PRIOR_DF + n - 1
     var = (PRIOR_DF * prior_sd**2 + own) / df
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, df)) * math.sqrt(var / n + extra_var)
+    half = _t_quantile(df) * math.sqrt(var / n + extra_var)
     return Estimate(n, mean, mean - half, mean + half)
 
 
@@ -183,9 +203,8 @@ def standing(hands: Sequence[Hand], ladder: LadderRatings | None, preset: str = 
         return answer
     counts = {name: sum(h.opponent == name for h in rated) for name in ladder.levels}
     # The ladder's own uncertainty: each level's interval half-width over z, weighted by hands.
-    z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))
     ladder_var = sum(
-        (c / len(rated)) ** 2 * ((ladder.levels[n].high - ladder.levels[n].low) / (2 * z)) ** 2
+        (c / len(rated)) ** 2 * ((ladder.levels[n].high - ladder.levels[n].low) / (2 * _Z)) ** 2
         for n, c in counts.items()
     )
     e = interval([ladder.levels[h.opponent].rating + h.margin for h in rated], prior, ladder_var)
@@ -200,9 +219,42 @@ def standing(hands: Sequence[Hand], ladder: LadderRatings | None, preset: str = 
     return answer
 
 
+def history_counts(n: int, points: int = HISTORY_POINTS) -> list[int]:
+    """The counts of hands a :func:`history` of ``n`` hands shows: every one of 1..n when there are
+    at most ``points``, else ``points`` counts spread evenly from 1 to ``n`` (both included)."""
+    if points < 2:
+        raise ValueError(f"a history needs at least 2 points, got {points}")
+    if n <= points:
+        return list(range(1, n + 1))
+    return sorted({1 + round(i * (n - 1) / (points - 1)) for i in range(points)})
+
+
+def history(
+    hands: Sequence[Hand],
+    ladder: LadderRatings | None,
+    preset: str = "standard",
+    points: int = HISTORY_POINTS,
+) -> list[dict[str, Any]]:
+    """The rating after each hand played: ``[{"hands", "rating", "low", "high"}]``, one for each
+    count of :func:`history_counts`, each :func:`standing` of the first ``hands`` hands (module
+    docstring). Counts whose hands give no rating (none on the ladder yet) are left out; with no
+    ``ladder`` the history is empty (margins only)."""
+    if ladder is None:
+        return []
+    out = []
+    for k in history_counts(len(hands), points):
+        at = standing(hands[:k], ladder, preset)
+        if at["rating"] is not None:
+            out.append({"hands": k, "rating": at["rating"], "low": at["low"], "high": at["high"]})
+    return out
+
+
 def person_standing(database: Any, person: str | None, preset: str) -> dict[str, Any]:
-    """:func:`standing` of ``person``'s recorded hands under ``preset`` (None: nobody, no hands),
-    read from the play ``database`` (:class:`~ginenv.experiments.play.db.Database`)."""
+    """The answer of ``GET /api/me``: :func:`standing` of ``person``'s recorded hands under
+    ``preset`` (None: nobody, no hands), read from the play ``database``
+    (:class:`~ginenv.experiments.play.db.Database`), with what the page's plot needs besides:
+    ``"history"`` (:func:`history`) and ``"ladder"``, the ladder's rating of each level
+    (``{spec: points a hand}``; None for a preset without a ladder run)."""
     rows = (
         []
         if person is None
@@ -211,18 +263,25 @@ def person_standing(database: Any, person: str | None, preset: str) -> dict[str,
             (person, preset),
         )
     )
-    return standing(hands_of(rows), ladder_ratings(preset), preset)
+    hands, ladder = hands_of(rows), ladder_ratings(preset)
+    answer = standing(hands, ladder, preset)
+    answer["history"] = history(hands, ladder, preset)
+    answer["ladder"] = None if ladder is None else {n: r.rating for n, r in ladder.levels.items()}
+    return answer
 
 
 __all__ = [
     "CONFIDENCE",
     "DEFAULT_HAND_SD",
+    "HISTORY_POINTS",
     "PRIOR_DF",
     "Estimate",
     "Hand",
     "forget",
     "hand_of",
     "hands_of",
+    "history",
+    "history_counts",
     "interval",
     "person_standing",
     "record_hands",

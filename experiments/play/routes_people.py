@@ -3,7 +3,10 @@
 ``GET /api/me`` answers the person of the ``ginenv_player`` cookie: their finished hands against
 the computer under a preset (``?preset=``, default ``standard``, the ladder's) and their rating on
 the ladder's scale (:func:`~ginenv.experiments.play.people.standing`: ``{"hands", "preset",
-"rating", "low", "high", "between", "levels", "why"}``; no cookie or no hands: 0 hands and nulls).
+"rating", "low", "high", "between", "levels", "why"}``; no cookie or no hands: 0 hands and nulls),
+with what the page's plot needs: ``"history"``, the rating and its interval after each hand (at most
+:data:`~ginenv.experiments.play.people.HISTORY_POINTS` of them), and ``"ladder"``, the ladder's
+rating of each level (None for a preset without a ladder run).
 ``DELETE /api/me`` removes every record of that person (:func:`~ginenv.experiments.play.people.forget`:
 their hands, their games of the day, their id on the tables they started; the replays of their
 finished games stay, as anonymous as they were) and clears the cookie, so the next game starts a

@@ -13,6 +13,7 @@
 //   common.js    cards, card texts, meld groups, the API wrapper, the banner (shared with replay.js)
 //   storage.js   localStorage, sessionStorage and the address (shared with replay.js)
 //   state.js     the page's state, its API and banner, and the words that follow from the state
+//   standing.js  where the person stands against the computer (GET /api/me), Delete my record
 //   help.js      the Help panel's text
 //   panels.js    the discard pile, links and Help panels; the links to send
 //   showdown.js  the end of a hand and of the match
@@ -29,6 +30,7 @@ import { createFriendTable, joinTable, leaveTable, route, startMatch } from './l
 import { PANELS, closePanel, copyLink, openPanel } from './panels.js';
 import { fitHand, render } from './render.js';
 import { describeSetup, loadOptions, setMode, showScreen, urlSeed } from './setup.js';
+import { showSetupStanding, wireStanding } from './standing.js';
 import { knockCards, saveOrder, showMessage, state } from './state.js';
 import { readHash, sameTable, writeHash } from './storage.js';
 import { act, nextHand, refreshTable, showSetup, tryAction } from './table.js';
@@ -123,7 +125,10 @@ function measureTopbar() {
 
 function wire() {
   $('opponent-select').addEventListener('change', describeSetup);
-  $('preset-select').addEventListener('change', describeSetup);
+  $('preset-select').addEventListener('change', () => {
+    describeSetup();
+    showSetupStanding(); // the rating under the rules chosen
+  });
   $('mode-computer').addEventListener('click', () => setMode('computer'));
   $('mode-friend').addEventListener('click', () => {
     setMode('friend');
@@ -196,6 +201,7 @@ function wire() {
     leaveTable();
   });
   $('leave').addEventListener('click', onLeave);
+  wireStanding();
   wireHand();
   document.addEventListener('keydown', onKey);
   // A link to another table opened in this tab (an invitation pasted into the address).

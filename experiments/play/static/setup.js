@@ -1,10 +1,11 @@
 // The screens before a table: which of setup (New match), join (an invitation) and table shows,
 // the setup form (opponents, rules presets and "Match to" from /api/options, against the computer
-// or with a friend, the game of the day) and the name a friend table asks for. An ES module; plain
-// ES2020, no build step.
+// or with a friend, the game of the day, where the person stands) and the name a friend table asks
+// for. An ES module; plain ES2020, no build step.
 
 import { $, fillSelect } from './common.js';
 import { renderHelp } from './help.js';
+import { showSetupStanding } from './standing.js';
 import { api, showMessage, state } from './state.js';
 import { saveName, savedName } from './storage.js';
 
@@ -86,6 +87,7 @@ function setMode(mode) {
   $('daily').hidden = friend;
   $('daily-note').hidden = friend;
   $('create-friend').hidden = !friend;
+  showSetupStanding(); // against the computer only: friend tables are not rated
 }
 
 // The screens: "setup" (New match), "join" (an invitation), "table".
@@ -101,6 +103,7 @@ function showScreen(name) {
     $('score').textContent = '';
     $('hand-info').textContent = '';
   }
+  if (name === 'setup') showSetupStanding();
 }
 
 function askName(input) {

@@ -1,9 +1,11 @@
 // The end of a hand and of a match: the showdown panel (the kind, the points, both hands laid out
 // in melds with the layoffs, the score, Next hand and what the other side must do first) and the
 // match's last panel (who won, the standings with the rules' bonuses, the replay file, the last
-// hand). An ES module; plain ES2020, no build step.
+// hand); in both, at a computer table, where the person stands (standing.js). An ES module; plain
+// ES2020, no build step.
 
 import { $, kindWords, meldBlock, setRichText } from './common.js';
+import { hideStanding, showStanding } from './standing.js';
 import { opponentLabel, state, waitingWords, youLabel } from './state.js';
 
 function pointsWords(sd) {
@@ -80,6 +82,15 @@ function renderShowdown(v) {
   if (!state.busy && !next.disabled && !next.hidden && $('help').hidden && $('pile-panel').hidden) {
     next.focus({ preventScroll: true });
   }
+  showRating(v, 'showdown-standing', v.hand_index);
+}
+
+// Where the person stands, after a hand of a computer table (fetched once a hand); no panel at a
+// friend table, which is not rated.
+function showRating(v, host, when) {
+  const t = state.table;
+  if (t && t.kind === 'game' && !v.spectator) showStanding(host, { preset: v.preset, key: `${t.token}/${when}` });
+  else hideStanding();
 }
 
 const pick = (obj, who) => {
@@ -156,6 +167,7 @@ function renderMatchOver(v) {
   }
   $('match-last-details').hidden = !sd;
   if (sd) showdownHands(sd, $('match-last-hands'));
+  showRating(v, 'match-standing', 'over');
 }
 
 export { renderShowdown, renderMatchOver };

@@ -22,6 +22,7 @@ skipped, and fail in CI (tests/support/extras.py). Screenshots go to
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -1124,6 +1125,9 @@ def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
                 _assert_private(third, sv, both - public, "the spectator's page")
                 assert sv["hand"]["cards"] == [] and sv["legal"] == []
             if va["stage"] == "showdown" or vb["stage"] == "showdown":
+                if va["stage"] == "showdown":  # a friend table is not rated: no "Where you stand"
+                    expect(host.locator("#showdown")).to_be_visible()
+                    expect(host.locator("#standing")).to_be_hidden()
                 # Next hand starts when both pressed it; the first to press waits for the other.
                 host.click("#next-hand")
                 expect(host.locator("#next-hand")).to_be_disabled()
@@ -1176,6 +1180,7 @@ def test_two_friends_play_a_match_each_seeing_only_their_own_cards(
         assert {va["match_result"]["winner"], vb["match_result"]["winner"]} == {"you", "opponent"}
         expect(host.locator("#match-over")).to_be_visible()
         expect(guest.locator("#match-over")).to_be_visible()
+        expect(guest.locator("#standing")).to_be_hidden()
         winner = "Ann" if va["match_result"]["winner"] == "you" else "Bob"
         expect(third.locator("#match-title")).to_contain_text(winner)
         _shoot_both(pages, "match-over")
@@ -1339,3 +1344,152 @@ def test_only_the_page_itself_starts_matches_and_another_sites_page_cannot(
         page.click("#leave")
         expect(page.locator("#setup")).to_be_visible()
         assert len(store) == 0
+
+
+# ---------------------------------------------------------------------- where you stand
+
+
+def _signed(x: float) -> str:
+    """A number as the rating panel writes it: signed, one decimal (JavaScript's Math.round), 0.0 bare."""
+    text = f"{math.floor(x * 10 + 0.5) / 10:.1f}"
+    if text in ("0.0", "-0.0"):
+        return "0.0"
+    return f"+{text}" if x > 0 else text
+
+
+def _standing_words(me: dict[str, Any], labels: dict[str, str]) -> str:
+    """The panel's sentence for an answer of ``GET /api/me`` with a rating, spelled here on its own."""
+    below, above = me["between"]
+    if below and above:
+        where = f"between {labels[below]} and {labels[above]}"
+    elif above:
+        where = f"below {labels[above]}, the lowest level"
+    else:
+        where = f"above {labels[below]}, the highest level"
+    n = me["hands"]
+    return (
+        f"You play at {_signed(me['rating'])} [{_signed(me['low'])}, {_signed(me['high'])}] points a hand, "
+        f"{where}, over {n} hand{'' if n == 1 else 's'}."
+    )
+
+
+def _me(page: Any, url: str) -> dict[str, Any]:
+    answer = page.request.get(f"{url}/api/me")
+    assert answer.ok, answer.text()
+    return answer.json()  # type: ignore[no-any-return]
+
+
+def _panel_shows(page: Any, hands: int) -> Any:
+    """The rating panel once it shows ``hands`` hands (its fetch answered); returns its locator."""
+    page.wait_for_selector(f'#standing[data-hands="{hands}"][aria-busy="false"]')
+    return page.locator("#standing")
+
+
+def test_the_rating_panel_shows_where_you_stand_after_each_hand_and_deletes_the_record(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, _ = server
+    with _opened(browser, DESKTOP) as (_context, page, _errors):
+        page.goto(srv.url)
+        page.wait_for_selector("#start:visible")
+        labels = {
+            o["name"]: o["label"] for o in page.request.get(f"{srv.url}/api/options").json()["opponents"]
+        }
+        # Before any hand: one line, nothing to delete.
+        panel = _panel_shows(page, 0)
+        expect(panel.locator("#standing-sentence")).to_have_text(
+            "Your rating appears here after your first finished hand against the computer."
+        )
+        expect(page.locator("#forget-me")).to_be_hidden()
+
+        # One hand against Easy under the standard rules, played on the page by its controls.
+        _start(page, srv.url, opponent="easy", preset="standard", seed=SEED)
+        person = Person(page, expect)
+        s = _wait_for_person(page)
+        for _ in range(300):
+            if s["stage"] != "play":
+                break
+            s = person.draw(s) if s["phase"] in ("upcard", "draw") else person.discard(s)
+        assert s["stage"] in ("showdown", "over"), s["stage"]
+        expect(page.locator("#showdown" if s["stage"] == "showdown" else "#match-over")).to_be_visible()
+        panel = _panel_shows(page, 1)
+        me = _me(page, srv.url)
+        assert me["hands"] == 1 and me["rating"] is not None and list(me["levels"]) == ["easy"]
+        expect(panel.locator("#standing-sentence")).to_have_text(_standing_words(me, labels))
+        expect(panel.locator("#standing-levels")).to_contain_text("Easy")
+        expect(panel.locator("#standing-plot svg")).to_be_visible()
+        assert panel.locator("#standing-plot .plot-band").count() == 1  # one hand: one bar
+        expect(page.locator("#forget-me")).to_be_visible()
+        _shot(page, "standing-first-hand")
+
+        # The rest of the match through the page's own calls (its cookie), then the page again: the
+        # match's end shows the rating over every hand, tighter, with its history plotted.
+        final = _finish_by_api(page.request, srv.url, s["id"])
+        page.reload()
+        expect(page.locator("#match-over")).to_be_visible()
+        hands = final["match_result"]["hands_played"]
+        panel = _panel_shows(page, hands)
+        me = _me(page, srv.url)
+        assert me["hands"] == hands >= 2 and [h["hands"] for h in me["history"]] == list(range(1, hands + 1))
+        expect(panel.locator("#standing-sentence")).to_have_text(_standing_words(me, labels))
+        first = me["history"][0]
+        assert me["high"] - me["low"] < first["high"] - first["low"]
+        points = panel.locator("#standing-plot polyline").get_attribute("points")
+        assert points is not None and len(points.split()) == hands
+        expect(panel.locator("#standing-plot title")).to_contain_text(f"{hands} hands")
+        _shot(page, "standing-match-over")
+
+        # Delete my record: asks first (dismissed: nothing happens), then deletes it.
+        page.once("dialog", lambda dialog: dialog.dismiss())
+        page.click("#forget-me")
+        page.wait_for_timeout(200)
+        assert _me(page, srv.url)["hands"] == hands
+        asked: list[str] = []
+
+        def accept(dialog: Any) -> None:
+            asked.append(dialog.message)
+            dialog.accept()
+
+        page.once("dialog", accept)
+        page.click("#forget-me")
+        expect(panel.locator("#standing-sentence")).to_have_text(
+            "Your record is deleted: this server keeps no hand of yours."
+        )
+        assert asked and "cannot be undone" in asked[0]
+        expect(page.locator("#forget-me")).to_be_hidden()
+        gone = _me(page, srv.url)
+        assert (gone["hands"], gone["rating"], gone["history"]) == (0, None, [])
+        # Back at New match, the person starts again from nothing.
+        page.click("#new-match")
+        page.wait_for_selector("#start:visible")
+        expect(_panel_shows(page, 0).locator("#standing-sentence")).to_contain_text(
+            "after your first finished hand"
+        )
+
+
+def test_a_preset_without_a_ladder_run_shows_margins_only_and_says_why(
+    browser: Any, server: tuple[BackgroundServer, Path]
+) -> None:
+    from playwright.sync_api import expect
+
+    srv, _ = server
+    with _opened(browser, PHONE) as (_context, page, _errors):
+        _start(page, srv.url, opponent=OPPONENT, preset=PRESET, seed=SEED)
+        s = _wait_for_person(page)
+        final = _finish_by_api(page.request, srv.url, s["id"])
+        page.reload()
+        expect(page.locator("#match-over")).to_be_visible()
+        hands = final["match_result"]["hands_played"]
+        panel = _panel_shows(page, hands)
+        me = page.request.get(f"{srv.url}/api/me?preset={PRESET}").json()
+        assert me["hands"] == hands and me["rating"] is None and me["ladder"] is None
+        expect(panel.locator("#standing-sentence")).to_have_text(
+            re.compile(
+                rf"^No ladder run of the {PRESET} preset is recorded .*: margins against each level only\.$"
+            )
+        )
+        expect(panel.locator("#standing-levels")).to_contain_text(str(hands))
+        expect(panel.locator("#standing-plot")).to_be_hidden()
+        _shot(page, "standing-margins-only")

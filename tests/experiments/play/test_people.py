@@ -8,6 +8,7 @@ answers ``GET /api/me`` and forgets a person on ``DELETE /api/me``.
 
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
 from pathlib import Path
@@ -19,7 +20,15 @@ from ginenv.experiments.eval.ladder_data import LadderRatings, LevelRating
 from ginenv.experiments.eval.luck import state_luck
 from ginenv.experiments.play import people
 from ginenv.experiments.play.db import DB_FILE, SCHEMA_VERSION, Database
-from ginenv.experiments.play.people import PRIOR_DF, Hand, interval, standing
+from ginenv.experiments.play.people import (
+    HISTORY_POINTS,
+    PRIOR_DF,
+    Hand,
+    history,
+    history_counts,
+    interval,
+    standing,
+)
 from ginenv.experiments.play.server import create_app, serve_in_background
 from play.moves import finish, step
 from play.serving import page_client
@@ -102,6 +111,46 @@ def test_the_shipped_ladder_rates_the_standard_preset_only() -> None:
     assert shipped.levels["master"].rating > shipped.levels["random"].rating
     assert "ginenv ladder --config ladder" in shipped.command and shipped.hand_sd > 0
     assert people.ladder_ratings("oklahoma") is None
+
+
+def test_the_history_is_the_standing_after_each_hand() -> None:
+    ladder = _ladder(A=10.0, B=-5.0)
+    hands = [Hand("A", 2, 0.0), Hand("B", 1, 3.0), Hand("A", 6, 0.0), Hand("A", 6, 0.0)]
+    got = history(hands, ladder)
+    assert [h["hands"] for h in got] == [1, 2, 3, 4]
+    # After one hand: 10 + 2; after two: the mean of 12 and -5 + 1 - 3 = -7; after four: (12-7+16+16)/4.
+    assert [h["rating"] for h in got] == pytest.approx([12.0, 2.5, 7.0, 9.25])
+    assert got[0]["high"] - 12.0 == pytest.approx(T_2 * 10.0)
+    for k, point in enumerate(got, 1):
+        at = standing(hands[:k], ladder)
+        assert (point["low"], point["high"]) == (at["low"], at["high"])
+    # The interval tightens as hands come (these vary less than the prior's spread of 10).
+    widths = [h["high"] - h["low"] for h in got]
+    assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0] / 3
+
+
+def test_a_long_history_is_thinned_and_ends_at_the_rating() -> None:
+    ladder = _ladder(A=0.0)
+    rng = random.Random(4)
+    hands = [Hand("A", rng.randint(-30, 30), rng.uniform(-5, 5)) for _ in range(250)]
+    got = history(hands, ladder)
+    counts = [h["hands"] for h in got]
+    assert len(got) == HISTORY_POINTS and counts[0] == 1 and counts[-1] == 250
+    assert all(0 < b - a <= 3 for a, b in itertools.pairwise(counts))  # 249 / 99 apart, about
+    final = standing(hands, ladder)
+    assert [got[-1][k] for k in ("rating", "low", "high")] == [final["rating"], final["low"], final["high"]]
+    assert history_counts(3) == [1, 2, 3] and history_counts(0) == []
+    assert history_counts(10, points=4) == [1, 4, 7, 10]
+    with pytest.raises(ValueError, match="at least 2 points, got 1"):
+        history_counts(10, points=1)
+
+
+def test_the_history_leaves_out_counts_without_a_rating() -> None:
+    ladder = _ladder(A=3.0)
+    got = history([Hand("greedy", 5, 0.0), Hand("A", 1, 0.0), Hand("greedy", 2, 0.0)], ladder)
+    assert [(h["hands"], h["rating"]) for h in got] == [(2, 4.0), (3, 4.0)]
+    assert history([Hand("easy", 10, 4.0)], None, "oklahoma") == []
+    assert history([], ladder) == []
 
 
 # ---------------------------------------------------------------------------- the server
@@ -208,8 +257,16 @@ def test_me_after_hands_against_two_levels_then_forget_me(tmp_path: Path, monkey
         expected = sum({"random": -40.0, "easy": -10.0}[o] + p - luck for _, o, _, p, luck in rows) / 2
         assert me["rating"] == pytest.approx(expected) and me["low"] < expected < me["high"]
         assert me["levels"]["easy"]["hands"] == 1
+        # What the page's plot needs: the rating after each hand, and the ladder's levels.
+        assert [h["hands"] for h in me["history"]] == [1, 2]
+        first = sum({"random": -40.0}[o] + p - luck for _, o, _, p, luck in rows[:1])
+        assert me["history"][0]["rating"] == pytest.approx(first)
+        last = me["history"][1]
+        assert [last["rating"], last["low"], last["high"]] == [me["rating"], me["low"], me["high"]]
+        assert me["ladder"] == {"random": -40.0, "easy": -10.0, "normal": 0.0}
         other = c.get("/api/me", params={"preset": "oklahoma"}).json()
         assert other["hands"] == 0 and other["rating"] is None and "no ladder run" in other["why"]
+        assert (other["history"], other["ladder"]) == ([], None)
         assert c.get("/api/me", params={"preset": "nope"}).status_code == 400
     # DELETE through the served app and its guards, as the page sends it.
     server = serve_in_background(app)
@@ -224,7 +281,7 @@ def test_me_after_hands_against_two_levels_then_forget_me(tmp_path: Path, monkey
             assert _rows(app) == [] and api.get("/api/replays").status_code == 200
             api.cookies.set("ginenv_player", COOKIE["ginenv_player"])
             me = api.get("/api/me").json()
-            assert (me["hands"], me["rating"], me["levels"]) == (0, None, {})
+            assert (me["hands"], me["rating"], me["levels"], me["history"]) == (0, None, {}, [])
     finally:
         server.stop()
     assert app.state.store.db.read("SELECT count(*) FROM tables WHERE person IS NOT NULL") == [(0,)]
