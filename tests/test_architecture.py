@@ -488,3 +488,62 @@ def test_a_module_no_entry_reaches_is_found(tmp_path: Path) -> None:
         "experiments/train/bc.py:1",
     ]
     assert "ginenv.agents.neural.worlds is imported by no command, agent or documented API" in found[0]
+
+
+# ---------------------------------------------------------------------------- entry-point edges and defaults
+
+ENTRY_POINTS = (
+    '[project]\nname = "ginenv"\n\n'
+    '[project.entry-points."ginenv.agent_factory"]\nginenv = "ginenv.agents:make"\n\n'
+    '[project.entry-points."ginenv.compiled_policies"]\ngreedy = "ginenv.agents.baselines.greedy:act"\n'
+)
+
+
+def test_the_repository_s_entry_points_are_edges_from_the_core_upward() -> None:
+    """The core's readers of each group (wrappers: the agent factory; the policy table: the compiled
+    opponents) point at what pyproject names, and the core's defaults are found where they are."""
+    tree = archcheck.read_tree(REPO)
+    edges = {(e.source, e.group, e.name) for e in archcheck.entry_edges(tree)}
+    assert ("ginenv.wrappers", "ginenv.agent_factory", "ginenv") in edges
+    assert ("ginenv.kernels.policies", "ginenv.compiled_policies", "greedy") in edges
+    assert all(
+        e.kind == "entry point" and e.target.startswith("ginenv.agents") for e in archcheck.entry_edges(tree)
+    )
+    defaults = {(d.module, d.name) for d in archcheck.default_names(tree)}
+    assert {
+        ("ginenv.wrappers", "normal"),
+        ("ginenv.vector_env", "greedy"),
+        ("ginenv.vector", "greedy"),
+    } <= defaults
+
+
+def test_a_default_strategy_no_entry_point_resolves_is_found(tmp_path: Path) -> None:
+    """A default resolves through every group whose reader its module reaches (imports, and
+    ``"module:object"`` strings): to the group's entries or the reader's own constants, or, for the
+    agent factory, to a name the agents layer registers."""
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": ENTRY_POINTS,
+            "ginenv/kernels/policies.py": 'GROUP = "ginenv.compiled_policies"\nRANDOM = "random"\n',
+            "ginenv/vector.py": "from ginenv.kernels.policies import RANDOM\n\n\n"
+            'def step(policy="greedy", other="mine"):\n    return run(opponent="random")\n\n\n'
+            'def play(*, opponent="master"):\n    ...\n',
+            "ginenv/wrappers.py": 'GROUP = "ginenv.agent_factory"\nDEFAULT_OPPONENT = "normal"\n'
+            'BAD_OPPONENT = "hard"\n',
+            "ginenv/__init__.py": 'SPECS = {"a": {"entry_point": "ginenv.wrappers:Env",'
+            ' "opponent": "greedy"}}\n',
+            "ginenv/render.py": 'def show(policy="normal"):\n    ...\n',  # reaches no reader
+            "agents/__init__.py": 'register_builtin("normal", object)\nregistry.register("greedy", object)\n',
+        },
+    )
+    found = findings(tmp_path, "default-strategy")
+    assert [f.split(": ")[1] + " " + f.split("'")[1] for f in found] == [
+        "ginenv/render.py:1 normal",
+        "ginenv/vector.py:8 master",
+        "ginenv/wrappers.py:3 hard",
+    ]
+    assert "through the entry-point group 'ginenv.compiled_policies'" in found[1]
+    assert "(known: greedy, random)" in found[1]
+    assert "(known: greedy, normal)" in found[2]
+    assert "reaches no entry-point group" in found[0]
