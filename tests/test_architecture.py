@@ -62,7 +62,7 @@ def test_the_repository_is_read_whole() -> None:
     for name in (
         "ginenv",
         "ginenv.kernels.hand",
-        "ginenv.agents.neural.checkpoint",
+        "ginenv.agents.neural.policy_file",
         "ginenv.experiments.cli",
     ):
         assert name in tree.modules

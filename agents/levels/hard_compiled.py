@@ -4,23 +4,23 @@ The strategy is the one of :mod:`.hard`, whose docstring is its one statement; t
 its compiled form. :func:`hard_action` reads a row of the hand record (:mod:`ginenv.kernels.hand`)
 as the seat to move sees it, the way :func:`ginenv.agents.baselines.greedy.greedy_action` does, and returns
 the action :class:`.hard.HardAgent` (default parameters) would choose from that seat's observation,
-move for move (``tests/agents/levels/test_hard_kernel.py`` plays whole hands through both). The
+move for move (``tests/agents/levels/test_hard_compiled.py`` plays whole hands through both). The
 seat's view is the record's as :func:`ginenv.kernels.hand.encode` shows it, read through the core's
 functions (the unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of
-:class:`.base.TakeGuard` (the card just taken, up to the next discard) is the record's
+:class:`.level_base.TakeGuard` (the card just taken, up to the next discard) is the record's
 (:func:`ginenv.kernels.hand.just_taken`), applied by
-:func:`.kernels.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
+:func:`.heuristics_compiled.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
 fills a batch of rows and :func:`hard_moves` does it for the slots of a
 :class:`ginenv.vector.VectorGinRummy` (a league opponent in training). The card evaluation is the
-kernels' of :mod:`.kernels` and :mod:`ginenv.kernels`; the seat's danger weights and the decisions
-are here.
+kernels' of :mod:`.heuristics_compiled` and :mod:`ginenv.kernels`; the seat's danger weights and
+the decisions are here.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.levels.hard import HardAgent
-from ginenv.agents.levels.kernels import (
+from ginenv.agents.levels.heuristics_compiled import (
     danger_table,
     discard_cost_table,
     gin_outs,
@@ -34,7 +34,7 @@ from numba import njit
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import CARD_VALUE, meldable, min_deadwood, popcount
+from ginenv.kernels.meld_search import CARD_VALUE, meldable, min_deadwood, popcount
 from ginenv.observation import MAX_STOCK
 from ginenv.vector import VectorGinRummy
 
@@ -109,7 +109,7 @@ def plays_for_gin(kept: int, left: int, stock: int, unseen: int) -> bool:
 @njit(cache=True)
 def hard_discard(s: np.ndarray, i: int, allowed: int, knocks: int) -> int:
     """The discard phase's action in row ``i`` when big gin is not legal (``HardAgent.choose_discard``
-    after :meth:`.base.TakeGuard.useful_only`)."""
+    after :meth:`.level_base.TakeGuard.useful_only`)."""
     p = H.mover(s, i)
     hand = H.hand_of(s, i, p)
     allowed = take_guarded(hand, H.just_taken(s, i), allowed)

@@ -29,10 +29,10 @@ from ginenv.agents.neural import (
     save_checkpoint,
 )
 from ginenv.agents.specs import CHECKPOINT_PREFIX
-from ginenv.experiments.config import replace_checked, settings_of
+from ginenv.experiments.config_loader import replace_checked, settings_of
 from ginenv.experiments.errors import UsageError
+from ginenv.experiments.train.actor_critic import ORACLE_SIZE, ActorCritic
 from ginenv.experiments.train.args import Args
-from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic
 from torch import nn
 
 from ginenv.validation import is_int

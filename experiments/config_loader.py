@@ -11,9 +11,10 @@ This module reads a config (:func:`read_config`), maps its settings one to one o
 fields with unknown and non-string keys refused (:func:`settings_of`), checks each value against the
 field's type (:func:`load_dataclass_yaml`, :func:`check_dataclass_types`) and applies ``--set
 key=value`` overrides (:func:`apply_overrides`). Evaluation's ladder files
-(:mod:`ginenv.experiments.eval.config`) and training's settings (``ginenv.experiments.train.args.Args``)
-both load through it. Every refusal is one :class:`~ginenv.experiments.errors.UsageError` line naming
-the config, the setting, what was given and what is allowed.
+(:mod:`ginenv.experiments.eval.ladder_config`) and training's settings
+(``ginenv.experiments.train.args.Args``) both load through it. Every refusal is one
+:class:`~ginenv.experiments.errors.UsageError` line naming the config, the setting, what was given
+and what is allowed.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import abc
 
 from ginenv.agents.base import Agent, Observation
 from ginenv.agents.levels.heuristics import useful_discards
-from ginenv.agents.levels.kernels import useful_discards as compiled_useful_discards
+from ginenv.agents.levels.heuristics_compiled import useful_discards as compiled_useful_discards
 
 from ginenv import compiling
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS

@@ -6,7 +6,7 @@ numba functions (``cache=True``) over card bitmasks, built on the compiled rule 
 :mod:`.heuristics`, whose typed functions wrap these; the levels call the kernels directly only
 inside their own numba code (:mod:`.expert`, :mod:`.belief`, :mod:`.master`). The take guard's
 rule (:func:`useful_discards`, :func:`take_guarded`) is here too, compiled once for every level:
-:class:`.base.TakeGuard`, the compiled ``hard`` and ``greedy`` read it.
+:class:`.level_base.TakeGuard`, the compiled ``hard`` and ``greedy`` read it.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def danger_table(live: int, taken: int, avoided: int) -> np.ndarray:
 def useful_discards(grown: int, taken: int) -> int:
     """After taking ``taken`` (``grown`` holds it): the other cards whose discard leaves less deadwood
     than the hand before the take. Only these may follow a take, so no level cycles cards through
-    the pile (:class:`.base.TakeGuard`)."""
+    the pile (:class:`.level_base.TakeGuard`)."""
     before = min_deadwood(grown ^ (1 << taken))
     out = 0
     rest = grown & ~(1 << taken)

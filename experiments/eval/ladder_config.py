@@ -1,6 +1,6 @@
 """Evaluation configs: ladder files (:class:`LadderFile`) and the harness config they become.
 
-A ladder file is read by the one config loader (:mod:`ginenv.experiments.config`: a shipped config's
+A ladder file is read by the one config loader (:mod:`ginenv.experiments.config_loader`: a shipped config's
 name or a YAML file's path, unknown keys refused); this module checks each value's type and range
 (:func:`load_ladder_file`), before any game is played, so that a config error is one clear line
 (``UsageError``) naming the setting, what was given and what is allowed, and then turns the file
@@ -19,16 +19,16 @@ from typing import Any
 
 # Re-exported: the config loader's names (and ginenv.rules.resolve_rules, below) lived here before
 # the loader served training too.
-from ginenv.experiments.config import SHIPPED_PACKAGE as SHIPPED_PACKAGE
-from ginenv.experiments.config import SHIPPED_SUFFIX as SHIPPED_SUFFIX
-from ginenv.experiments.config import apply_overrides as apply_overrides
-from ginenv.experiments.config import check_dataclass_types as check_dataclass_types
-from ginenv.experiments.config import config_label, read_config, settings_of
-from ginenv.experiments.config import copy_shipped_config as copy_shipped_config
-from ginenv.experiments.config import is_shipped_config as is_shipped_config
-from ginenv.experiments.config import load_dataclass_yaml as load_dataclass_yaml
-from ginenv.experiments.config import shipped_config_text as shipped_config_text
-from ginenv.experiments.config import shipped_configs as shipped_configs
+from ginenv.experiments.config_loader import SHIPPED_PACKAGE as SHIPPED_PACKAGE
+from ginenv.experiments.config_loader import SHIPPED_SUFFIX as SHIPPED_SUFFIX
+from ginenv.experiments.config_loader import apply_overrides as apply_overrides
+from ginenv.experiments.config_loader import check_dataclass_types as check_dataclass_types
+from ginenv.experiments.config_loader import config_label, read_config, settings_of
+from ginenv.experiments.config_loader import copy_shipped_config as copy_shipped_config
+from ginenv.experiments.config_loader import is_shipped_config as is_shipped_config
+from ginenv.experiments.config_loader import load_dataclass_yaml as load_dataclass_yaml
+from ginenv.experiments.config_loader import shipped_config_text as shipped_config_text
+from ginenv.experiments.config_loader import shipped_configs as shipped_configs
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import (
     DEFAULT_TIME_LIMIT,
