@@ -52,7 +52,13 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     package (:data:`ENTRY_MODULES`: every built-in agent), the API reference (the ``::: name``
     directives of ``docs/``) and the ``python -m name`` commands of the README and the manual (the
     reports are left out: they record what was run then). Reaching a module runs its enclosing
-    packages, and a reached package's ``__main__`` is its ``python -m`` command.
+    packages, and a reached package's ``__main__`` is its ``python -m`` command. A deprecated
+    alias (a module that sets ``__deprecated_alias__``, :mod:`ginenv.deprecation`) is left out:
+    it is kept for the code of users, which imports it by its old path.
+``shared-module-name`` (:func:`shared_module_names`)
+    No two modules of the package share a name (the last part of their dotted names; packages'
+    ``__init__`` and ``__main__`` left out, and so are deprecated aliases): a reader who meets
+    ``config`` or ``melds`` must know which one is meant. Name each module after what it holds.
 ``unsandboxed-process`` (:func:`unsandboxed_processes`)
     No module of the package starts a program but the sandbox (:data:`PROCESS_STARTERS`:
     ``ginenv.agents.sandbox`` and its launcher): no call of ``subprocess.Popen``, ``run``, ``call``,
@@ -177,6 +183,8 @@ class Module:
     path: Path
     is_package: bool
     imports: tuple[Import, ...]
+    #: The module a deprecated alias stands for (its ``__deprecated_alias__``), or None.
+    alias_of: str | None = None
 
     def inside(self, package: str) -> bool:
         """Whether this module is ``package`` or lies below it."""
@@ -294,8 +302,16 @@ def read_tree(root: Path, roots: dict[str, str] = ROOTS) -> Tree:
             unreadable.append(Finding("unreadable", where, f"cannot parse {name}: {err}"))
             parsed = ast.Module(body=[], type_ignores=[])
         package = name if is_package else name.rpartition(".")[0]
-        modules[name] = Module(name, path, is_package, tuple(imports_of(parsed, package, known)))
+        imports = tuple(imports_of(parsed, package, known))
+        modules[name] = Module(name, path, is_package, imports, deprecated_alias(parsed))
     return Tree(root, modules, tuple(path for path, _, _ in files), tuple(unreadable))
+
+
+def deprecated_alias(parsed: ast.Module) -> str | None:
+    """The string a module assigns to ``__deprecated_alias__`` at its top level, or None."""
+    top = [(t, n.value) for n in parsed.body if isinstance(n, ast.Assign) for t in n.targets]
+    values = [v for t, v in top if isinstance(t, ast.Name) and t.id == "__deprecated_alias__"]
+    return next((str(v.value) for v in values if isinstance(v, ast.Constant)), None)
 
 
 def prefixes(dotted: str) -> list[str]:
@@ -633,7 +649,30 @@ def unreached_modules(tree: Tree) -> list[Finding]:
             "package (research/), or name it in the API reference",
         )
         for name, module in sorted(tree.modules.items())
-        if name not in reached and any(module.inside(layer) for layer in REACHED_LAYERS)
+        if name not in reached
+        and module.alias_of is None
+        and any(module.inside(layer) for layer in REACHED_LAYERS)
+    ]
+
+
+def shared_module_names(tree: Tree) -> list[Finding]:
+    """Modules that share their last name with another (see the module docstring), one finding each
+    beyond the first of its name."""
+    by_name: dict[str, list[str]] = {}
+    for name, module in sorted(tree.modules.items()):
+        last = name.rpartition(".")[2]
+        if not module.is_package and last != "__main__" and module.alias_of is None:
+            by_name.setdefault(last, []).append(name)
+    return [
+        Finding(
+            "shared-module-name",
+            tree.where(name, 1),
+            f"{name} shares its name with {', '.join(n for n in names if n != name)}: name each module "
+            "after what it holds (an old path may stay as a deprecated alias, ginenv.deprecation)",
+        )
+        for names in by_name.values()
+        if len(names) > 1
+        for name in names[1:]
     ]
 
 
@@ -916,6 +955,7 @@ RULES = (
     record_columns,
     unsandboxed_processes,
     default_strategies,
+    shared_module_names,
 )
 
 
@@ -943,6 +983,7 @@ def main(argv: list[str]) -> int:
         "record-columns",
         "unsandboxed-process",
         "default-strategy",
+        "shared-module-name",
     )
     counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
     print(f"{len(findings)} findings ({counts})")

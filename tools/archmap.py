@@ -11,7 +11,8 @@ research beside them, and draws:
 - **the layers** (research, ``ginenv.experiments``, ``ginenv.agents``, the core ``ginenv``) as boxes
   of their units: a subpackage each, the layer's top-level modules together, and in the core the
   env's faces, the engine, the kernels and the vocabulary every layer shares (:data:`CORE_UNITS`);
-  each unit lists its modules, so a renamed module is one regeneration;
+  each unit lists its modules, so a renamed module is one regeneration (an old path kept as a
+  deprecated alias is left out);
 - **imports** as solid arrows: from layer to layer, and inside a layer from unit to unit (the
   transitive reduction: an arrow implied by two others is left out, so the picture changes when a
   new dependency does, not with every import); inside a layer a package's ``__init__`` draws no
@@ -67,7 +68,17 @@ CORE_UNITS = {
         "render",
     ),
     "engine": (),
-    "base": ("cards", "actions", "rules", "layout", "validation", "plugins", "compiling", "cores"),
+    "base": (
+        "cards",
+        "actions",
+        "rules",
+        "layout",
+        "validation",
+        "plugins",
+        "compiling",
+        "cores",
+        "deprecation",
+    ),
 }
 #: Titles of the units that are no subpackage.
 UNIT_TITLES = {
@@ -194,10 +205,13 @@ def build(root: Path = REPO) -> Map:
     tree = archcheck.read_tree(root, ROOTS)
     units: dict[str, list[str]] = {}
     for name in sorted(tree.modules):
-        if not tree.modules[name].is_package:  # a package's __init__ is drawn as its unit
+        module = tree.modules[name]
+        if not module.is_package and module.alias_of is None:  # a package's __init__ is its unit's box
             units.setdefault(unit_of(name, tree), []).append(name)
     layer_edges, unit_edges = set(), set()
     for source, targets in archcheck.import_edges(tree).items():
+        if tree.modules[source].alias_of is not None:
+            continue  # an old path kept for a release draws nothing: it is its new module
         for target in targets:
             a, b = unit_of(source, tree), unit_of(target, tree)
             if layer_of(source) != layer_of(target):
