@@ -4,14 +4,20 @@ page lists for a rule option are the ones that spell it."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
+import numpy as np
 import tomllib
+
+from ginenv.rules import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples" / "extending"
@@ -75,3 +81,83 @@ def test_without_the_package_the_names_are_unknown(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["False", "False"]
+
+
+def example(name: str) -> ModuleType:
+    """An example script of ``docs/examples/extending/`` as a module."""
+    spec = importlib.util.spec_from_file_location(f"extending_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_page_shows_every_example_and_only_files_that_exist() -> None:
+    shown = set(re.findall(r'^--8<-- "examples/extending/([^"]+)"$', PAGE, re.M))
+    files = {
+        str(p.relative_to(EXAMPLES))
+        for p in EXAMPLES.rglob("*")
+        if p.suffix in (".py", ".toml") and p.name != "__init__.py" and "__pycache__" not in p.parts
+    }
+    assert shown == files
+
+
+#: What the rule-option search reads: the package, research, configs and the manual; not the tests,
+#: the changelog, the dated reports, nor the pages and examples that explain extending itself.
+SEARCHED = ("ginenv", "agents", "experiments", "configs", "research", "docs", "README.md", "pyproject.toml")
+NOT_SEARCHED = ("docs/reports", "docs/examples", "docs/ARCHITECTURE.md", "docs/extending.md")
+
+
+def test_the_rule_option_s_files_are_the_ones_that_name_it() -> None:
+    """The page's list for ``discard_taken_card`` is every file that spells the option (its field,
+    its rule-array entry ``DISCARD_TAKEN``, its accessor ``discard_taken``), and no other."""
+    found = set()
+    for top in SEARCHED:
+        for path in [ROOT / top] if (ROOT / top).is_file() else (ROOT / top).rglob("*"):
+            rel = path.relative_to(ROOT).as_posix()
+            if path.suffix not in (".py", ".md", ".js", ".yaml", ".toml") or "__pycache__" in rel:
+                continue
+            if rel.startswith(NOT_SEARCHED):
+                continue
+            if "discard_taken" in path.read_text(encoding="utf-8").lower():
+                found.add(rel)
+    section = PAGE.split("## A rule option", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"`((?:ginenv|agents|experiments|configs|research|docs)/[\w/.]+\.\w+)`", section))
+    assert {"ginenv/rules.py", "ginenv/kernels/hand.py"} <= found
+    assert listed - {p for p in listed if p.startswith("tests/")} == found
+
+
+def test_the_rule_option_changes_what_a_seat_may_throw_back() -> None:
+    rule_option = example("rule_option")
+    for seed in range(5):
+        assert rule_option.may_throw_back(PRESETS["standard"], seed) is False
+        assert rule_option.may_throw_back(PRESETS["seed004"], seed) is True
+
+
+def test_the_training_example_takes_gradient_steps_on_the_batched_engine() -> None:
+    import torch
+
+    reinforce = example("train_reinforce")
+    args = reinforce.Args(num_envs=32, updates=3, steps_per_update=60, opponent="greedy", seed=3)
+    policy, history = reinforce.train(args)
+    assert len(history) == 3 and all(np.isfinite(history))
+    torch.manual_seed(args.seed)
+    untrained = torch.nn.Linear(policy.in_features, policy.out_features)
+    assert not torch.equal(policy.weight, untrained.weight)  # the same start, moved by the updates
+
+
+def test_the_route_example_answers_through_the_server_s_guards(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+    from ginenv.experiments.play.server import create_app
+
+    spec = f"{ROOT / 'docs' / 'examples' / 'my_agent.py'}:DeadwoodAgent"
+    app = create_app(state_dir=tmp_path / "tables", replay_dir=tmp_path / "replays", pace_ms=0, opponent=spec)
+    app.include_router(example("routes_levels").router)
+    answer = TestClient(app).get("/api/levels")
+    assert answer.status_code == 200
+    assert answer.headers["cache-control"] == "no-store"  # the server's guards wrap the new route
+    levels = {level["name"]: level["about"] for level in answer.json()["levels"]}
+    assert list(levels)[:3] == ["random", "greedy", "easy"]
+    assert levels["normal"].startswith("least deadwood")
+    assert spec not in levels  # a spec the page may ask for, but no registered level
