@@ -208,8 +208,9 @@ def build(root: Path = REPO) -> Map:
         module = tree.modules[name]
         if not module.is_package and module.alias_of is None:  # a package's __init__ is its unit's box
             units.setdefault(unit_of(name, tree), []).append(name)
+    imports = archcheck.import_edges(tree)
     layer_edges, unit_edges = set(), set()
-    for source, targets in archcheck.import_edges(tree).items():
+    for source, targets in imports.items():
         if tree.modules[source].alias_of is not None:
             continue  # an old path kept for a release draws nothing: it is its new module
         for target in targets:
@@ -220,15 +221,14 @@ def build(root: Path = REPO) -> Map:
                 unit_edges.add((a, b))
     entries: dict[tuple[str, str], list[str]] = {}
     defaults = archcheck.default_names(tree)
+    reached = {d.module: archcheck.reached_in_core(tree, imports, d.module) for d in defaults}
     for edge in archcheck.entry_edges(tree):
-        named = sorted({d.name for d in defaults if d.name == edge.name})
-        label = f"{edge.name} (a default)" if named else edge.name
+        # The defaults this entry serves: those named in a module that reaches the group's reader.
+        served = sorted({d.name for d in defaults if edge.source in reached[d.module]})
         if edge.group in archcheck.FACTORY_GROUPS:
-            reach = archcheck.import_edges(tree)
-            served = sorted(
-                {d.name for d in defaults if edge.source in archcheck.reached_in_core(tree, reach, d.module)}
-            )
             label = "agent factory" + (f": defaults {', '.join(served)}" if served else "")
+        else:
+            label = f"{edge.name} (a default)" if edge.name in served else edge.name
         entries.setdefault((unit_of(edge.source, tree), unit_of(edge.target, tree)), []).append(label)
     steps = []
     for number, step in enumerate(DECISION, 1):
