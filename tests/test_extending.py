@@ -161,3 +161,17 @@ def test_the_route_example_answers_through_the_server_s_guards(tmp_path: Path) -
     assert list(levels)[:3] == ["random", "greedy", "easy"]
     assert levels["normal"].startswith("least deadwood")
     assert spec not in levels  # a spec the page may ask for, but no registered level
+
+
+def test_every_file_the_page_names_exists() -> None:
+    """The files in order name real files: the repository's (a ``NAME`` is the one to write), the
+    example package's (beside its ``pyproject.toml``), and the manual's pages it links."""
+    named = set(re.findall(r"`([\w/.]+\.(?:py|md|js|yaml|toml))`", PAGE))
+    assert len(named) > 30
+    for path in sorted(named):
+        if "NAME" in path:
+            assert (ROOT / path).parent.is_dir(), path
+        else:
+            assert (ROOT / path).is_file() or (EXAMPLES / path).is_file(), path
+    for link in re.findall(r"\]\(([\w/.-]+\.md)(?:#[\w-]+)?\)", PAGE):
+        assert (ROOT / "docs" / link).is_file(), link
