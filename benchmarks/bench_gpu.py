@@ -97,8 +97,8 @@ def inference_rows(device: str, hands: int, seconds: float, compile_too: bool) -
     """Forward passes/s of the shipped config's policy on ``hands`` observations: eager, in a CUDA
     graph (CUDA only) and compiled (``compile_too``)."""
     import torch
-    from ginenv.experiments.eval.config import load_dataclass_yaml
-    from ginenv.experiments.train.networks import ActorCritic
+    from ginenv.experiments.eval.ladder_config import load_dataclass_yaml
+    from ginenv.experiments.train.actor_critic import ActorCritic
     from ginenv.experiments.train.ppo import Args
 
     from ginenv.vector import VectorGinRummy

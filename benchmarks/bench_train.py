@@ -46,7 +46,7 @@ def measure(
     env steps overlap when there are several; ``engine_threads``: each one's engine threads;
     ``threads``: torch's, ``auto`` or a number; ``warm_up``: False where this process has already
     run one, so the engine is compiled)."""
-    from ginenv.experiments.eval.config import load_dataclass_yaml
+    from ginenv.experiments.eval.ladder_config import load_dataclass_yaml
     from ginenv.experiments.train.ppo import Args, train
 
     base = load_dataclass_yaml("ppo", Args)  # the shipped config, by name
@@ -77,7 +77,7 @@ def measure(
     flops = decisions * args.update_epochs * update_flops_per_decision(args)
     update_rate = flops / max(seconds["update"], 1e-9)
     import torch
-    from ginenv.experiments.train.networks import resolved_precision
+    from ginenv.experiments.train.actor_critic import resolved_precision
 
     peak = matmul_peak(args.device, resolved_precision(precision, torch.device(args.device)))
     return {
@@ -113,7 +113,7 @@ def update_flops_per_decision(args: Any) -> float:
     the run trains (policy with its card head, value, opponent-hand head), counted by torch's
     ``FlopCounterMode`` on a minibatch of 64: what an update epoch costs per decision, in matmuls."""
     import torch
-    from ginenv.experiments.train.networks import ActorCritic
+    from ginenv.experiments.train.actor_critic import ActorCritic
     from torch.utils.flop_counter import FlopCounterMode
 
     from ginenv.features import input_size

@@ -51,7 +51,7 @@ from ginenv.cards import (
 )
 from ginenv.kernels import hand as H
 from ginenv.kernels.hand import Phase
-from ginenv.kernels.melds import min_deadwood
+from ginenv.kernels.meld_search import min_deadwood
 from ginenv.layout import HAND_SIZE, NUM_PHASES
 from ginenv.rules import Rules, RulesError
 from ginenv.scoring import KnockResult, knock_layout

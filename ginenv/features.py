@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ginenv.cards import NUM_CARDS
-from ginenv.kernels.melds import (
+from ginenv.kernels.meld_search import (
     FULL_DECK,
     best_discard_deadwood,
     lowest_card,

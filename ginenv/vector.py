@@ -36,7 +36,7 @@ from ginenv.engine import DEFAULT_TURN_LIMIT, DeckError, check_turn_limit
 from ginenv.kernels import hand as H
 from ginenv.kernels import opponent_loops as OL
 from ginenv.kernels import policies as P
-from ginenv.kernels.melds import KnockKind
+from ginenv.kernels.meld_search import KnockKind
 from ginenv.kernels.policies import CompiledPolicy
 from ginenv.observation import OBS_SIZE
 from ginenv.rules import Rules

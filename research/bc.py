@@ -57,8 +57,8 @@ from ginenv.agents.neural import (
     save_checkpoint,
 )
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train.checkpoints import check_same_network
-from ginenv.experiments.train.networks import unseen_card_loss
+from ginenv.experiments.train.actor_critic import unseen_card_loss
+from ginenv.experiments.train.training_checkpoints import check_same_network
 from torch import nn
 
 from ginenv import agents, gin_rummy_v0

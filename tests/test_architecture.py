@@ -62,7 +62,7 @@ def test_the_repository_is_read_whole() -> None:
     for name in (
         "ginenv",
         "ginenv.kernels.hand",
-        "ginenv.agents.neural.checkpoint",
+        "ginenv.agents.neural.policy_file",
         "ginenv.experiments.cli",
     ):
         assert name in tree.modules
@@ -488,3 +488,116 @@ def test_a_module_no_entry_reaches_is_found(tmp_path: Path) -> None:
         "experiments/train/bc.py:1",
     ]
     assert "ginenv.agents.neural.worlds is imported by no command, agent or documented API" in found[0]
+
+
+# ---------------------------------------------------------------------------- entry-point edges and defaults
+
+ENTRY_POINTS = (
+    '[project]\nname = "ginenv"\n\n'
+    '[project.entry-points."ginenv.agent_factory"]\nginenv = "ginenv.agents:make"\n\n'
+    '[project.entry-points."ginenv.compiled_policies"]\ngreedy = "ginenv.agents.baselines.greedy:act"\n'
+)
+
+
+def test_the_repository_s_entry_points_are_edges_from_the_core_upward() -> None:
+    """The core's readers of each group (wrappers: the agent factory; the policy table: the compiled
+    opponents) point at what pyproject names, and the core's defaults are found where they are."""
+    tree = archcheck.read_tree(REPO)
+    edges = {(e.source, e.group, e.name) for e in archcheck.entry_edges(tree)}
+    assert ("ginenv.wrappers", "ginenv.agent_factory", "ginenv") in edges
+    assert ("ginenv.kernels.policies", "ginenv.compiled_policies", "greedy") in edges
+    assert all(
+        e.kind == "entry point" and e.target.startswith("ginenv.agents") for e in archcheck.entry_edges(tree)
+    )
+    defaults = {(d.module, d.name) for d in archcheck.default_names(tree)}
+    assert {
+        ("ginenv.wrappers", "normal"),
+        ("ginenv.vector_env", "greedy"),
+        ("ginenv.vector", "greedy"),
+    } <= defaults
+
+
+def test_a_default_strategy_no_entry_point_resolves_is_found(tmp_path: Path) -> None:
+    """A default resolves through every group whose reader its module reaches (imports, and
+    ``"module:object"`` strings): to the group's entries or the reader's own constants, or, for the
+    agent factory, to a name the agents layer registers."""
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": ENTRY_POINTS,
+            "ginenv/kernels/policies.py": 'GROUP = "ginenv.compiled_policies"\nRANDOM = "random"\n',
+            "ginenv/vector.py": "from ginenv.kernels.policies import RANDOM\n\n\n"
+            'def step(policy="greedy", other="mine"):\n    return run(opponent="random")\n\n\n'
+            'def play(*, opponent="master"):\n    ...\n',
+            "ginenv/wrappers.py": 'GROUP = "ginenv.agent_factory"\nDEFAULT_OPPONENT = "normal"\n'
+            'BAD_OPPONENT = "hard"\n',
+            "ginenv/__init__.py": 'SPECS = {"a": {"entry_point": "ginenv.wrappers:Env",'
+            ' "opponent": "greedy"}}\n',
+            "ginenv/render.py": 'def show(policy="normal"):\n    ...\n',  # reaches no reader
+            "agents/__init__.py": 'register_builtin("normal", object)\nregistry.register("greedy", object)\n',
+        },
+    )
+    found = findings(tmp_path, "default-strategy")
+    assert [f.split(": ")[1] + " " + f.split("'")[1] for f in found] == [
+        "ginenv/render.py:1 normal",
+        "ginenv/vector.py:8 master",
+        "ginenv/wrappers.py:3 hard",
+    ]
+    assert "through the entry-point group 'ginenv.compiled_policies'" in found[1]
+    assert "(known: greedy, random)" in found[1]
+    assert "(known: greedy, normal)" in found[2]
+    assert "reaches no entry-point group" in found[0]
+
+
+def test_a_deprecated_alias_is_no_unreached_module(tmp_path: Path) -> None:
+    """An old path kept for users' code (``__deprecated_alias__``) is imported by nothing of the
+    package, and is no finding; a module that merely mentions the name is still judged."""
+    write_tree(
+        tmp_path,
+        {
+            "agents/__init__.py": "",
+            "agents/levels/kernels.py": "from ginenv.agents.levels.compiled import *  # noqa: F403\n\n"
+            '__deprecated_alias__ = "ginenv.agents.levels.compiled"\n',
+            "agents/levels/compiled.py": "",  # named in the API reference below
+            "agents/levels/orphan.py": 'def f():\n    __deprecated_alias__ = "not at the top"\n',
+            "docs/reference/levels.md": "::: ginenv.agents.levels.compiled\n",
+        },
+    )
+    tree = archcheck.read_tree(tmp_path)
+    assert tree.modules["ginenv.agents.levels.kernels"].alias_of == "ginenv.agents.levels.compiled"
+    assert tree.modules["ginenv.agents.levels.orphan"].alias_of is None
+    found = findings(tmp_path, "unreached-module")
+    assert [f.split(": ")[1] for f in found] == ["agents/levels/orphan.py:1"]
+
+
+# ---------------------------------------------------------------------------- shared module names
+
+
+def test_modules_that_share_a_name_are_found_but_not_packages_or_aliases(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "ginenv/melds.py": "",
+            "ginenv/kernels/melds.py": "",
+            "experiments/config.py": "",
+            "experiments/eval/config.py": "",
+            "experiments/train/config.py": "",  # three of one name: a finding for each but the first
+            "experiments/cli/__main__.py": "",  # __main__ and __init__ are names Python gives
+            "agents/clients/__main__.py": "",
+            "agents/kernels.py": "",  # a module named like a package (ginenv.kernels) is no module pair
+            "agents/levels/melds.py": '__deprecated_alias__ = "ginenv.agents.levels.meld_search"\n',
+            "agents/levels/meld_search.py": "",
+        },
+    )
+    found = findings(tmp_path, "shared-module-name")
+    assert [f.split(": ")[1] for f in found] == [
+        "experiments/eval/config.py:1",
+        "experiments/train/config.py:1",
+        "ginenv/melds.py:1",
+    ]
+    assert found[0].startswith(
+        "shared-module-name: experiments/eval/config.py:1: ginenv.experiments.eval.config shares its "
+        "name with ginenv.experiments.config, ginenv.experiments.train.config: name each module after "
+        "what it holds"
+    )
+    assert "ginenv.melds shares its name with ginenv.kernels.melds:" in found[2]

@@ -480,7 +480,7 @@ def test_user_agents_and_experiments_packages_do_not_collide(tmp_path: Path) -> 
         "import agents, experiments, configs\n"
         "from ginenv import agents as ginenv_agents\n"
         "from ginenv.experiments import cli\n"
-        "from ginenv.experiments.config import shipped_configs\n"
+        "from ginenv.experiments.config_loader import shipped_configs\n"
         "print(agents.OWNER, '|', experiments.OWNER, '|', configs.OWNER)\n"
         "print(type(ginenv_agents.make('greedy')).__name__, '|', cli.main.__module__)\n"
         "print('ladder' in shipped_configs())\n"

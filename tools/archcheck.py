@@ -52,7 +52,13 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     package (:data:`ENTRY_MODULES`: every built-in agent), the API reference (the ``::: name``
     directives of ``docs/``) and the ``python -m name`` commands of the README and the manual (the
     reports are left out: they record what was run then). Reaching a module runs its enclosing
-    packages, and a reached package's ``__main__`` is its ``python -m`` command.
+    packages, and a reached package's ``__main__`` is its ``python -m`` command. A deprecated
+    alias (a module that sets ``__deprecated_alias__``, :mod:`ginenv.deprecation`) is left out:
+    it is kept for the code of users, which imports it by its old path.
+``shared-module-name`` (:func:`shared_module_names`)
+    No two modules of the package share a name (the last part of their dotted names; packages'
+    ``__init__`` and ``__main__`` left out, and so are deprecated aliases): a reader who meets
+    ``config`` or ``melds`` must know which one is meant. Name each module after what it holds.
 ``unsandboxed-process`` (:func:`unsandboxed_processes`)
     No module of the package starts a program but the sandbox (:data:`PROCESS_STARTERS`:
     ``ginenv.agents.sandbox`` and its launcher): no call of ``subprocess.Popen``, ``run``, ``call``,
@@ -68,6 +74,15 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     other module reads and writes a record through that module's functions (``phase_of``,
     ``hand_of``, ``stock_cards``, ``may_take_top``, ``set_position``, ...), so its layout is one
     module's to change.
+``default-strategy`` (:func:`default_strategies`)
+    Every strategy the core names by default (a string given to a parameter, keyword or dict key
+    named in :data:`STRATEGY_WORDS`, or to an upper-case name ending in one: ``opponent="greedy"``,
+    ``DEFAULT_OPPONENT = "normal"``) resolves: through each entry-point group whose core reader (the
+    module spelling the group's name, :func:`group_readers`) the naming module reaches, to an entry of
+    that group, a name its reader owns (``RANDOM = "random"``), or, for a factory group
+    (:data:`FACTORY_GROUPS`), a name the layers above register. These are the core's calls upward,
+    which the import graph cannot show: :func:`entry_edges` gives them as edges (``tools/archmap.py``
+    draws them).
 
 It prints one line per finding (``RULE: PATH:LINE: what``) and a last summary line, and exits 1
 when anything is found. It judges only the mechanical part: the design is for a person to read.
@@ -125,6 +140,13 @@ RECORD_MODULE = "ginenv.kernels.hand"
 ENTRY_TABLES = ("project.scripts", "project.gui-scripts", "project.entry-points")
 #: The manual's pages whose ``python -m`` commands are not entries (records of past runs).
 RECORD_FOLDERS = ("docs/reports",)
+#: The words under which the core names a strategy of the layers above (see ``default-strategy``).
+STRATEGY_WORDS = ("opponent", "policy")
+#: Entry-point groups whose entry is a factory that builds from a name -> the group of names it also
+#: reads (installed agents); the names the layers above register are its too (see ``default-strategy``).
+FACTORY_GROUPS = {"ginenv.agent_factory": "ginenv.agents"}
+#: The calls by which the layers above register a name the factory builds.
+REGISTERING_CALLS = frozenset({"register", "register_builtin"})
 
 
 @dataclass(frozen=True)
@@ -161,6 +183,8 @@ class Module:
     path: Path
     is_package: bool
     imports: tuple[Import, ...]
+    #: The module a deprecated alias stands for (its ``__deprecated_alias__``), or None.
+    alias_of: str | None = None
 
     def inside(self, package: str) -> bool:
         """Whether this module is ``package`` or lies below it."""
@@ -278,8 +302,16 @@ def read_tree(root: Path, roots: dict[str, str] = ROOTS) -> Tree:
             unreadable.append(Finding("unreadable", where, f"cannot parse {name}: {err}"))
             parsed = ast.Module(body=[], type_ignores=[])
         package = name if is_package else name.rpartition(".")[0]
-        modules[name] = Module(name, path, is_package, tuple(imports_of(parsed, package, known)))
+        imports = tuple(imports_of(parsed, package, known))
+        modules[name] = Module(name, path, is_package, imports, deprecated_alias(parsed))
     return Tree(root, modules, tuple(path for path, _, _ in files), tuple(unreadable))
+
+
+def deprecated_alias(parsed: ast.Module) -> str | None:
+    """The string a module assigns to ``__deprecated_alias__`` at its top level, or None."""
+    top = [(t, n.value) for n in parsed.body if isinstance(n, ast.Assign) for t in n.targets]
+    values = [v for t, v in top if isinstance(t, ast.Name) and t.id == "__deprecated_alias__"]
+    return next((str(v.value) for v in values if isinstance(v, ast.Constant)), None)
 
 
 def prefixes(dotted: str) -> list[str]:
@@ -561,9 +593,9 @@ def self_imports(tree: Tree) -> list[Finding]:
     return found
 
 
-def entry_modules(root: Path) -> Iterator[str]:
-    """The dotted names the entries of the repository at ``root`` name (see ``unreached-module``)."""
-    yield from ENTRY_MODULES
+def pyproject_entries(root: Path) -> Iterator[tuple[str, str, str, str]]:
+    """``(table, name, module, object)`` of each ``module:object`` entry of :data:`ENTRY_TABLES` in
+    the ``pyproject.toml`` of the repository at ``root`` (``object`` is ``""`` for a bare module)."""
     pyproject = root / "pyproject.toml"
     table = ""
     for line in pyproject.read_text(encoding="utf-8").splitlines() if pyproject.is_file() else []:
@@ -571,9 +603,15 @@ def entry_modules(root: Path) -> Iterator[str]:
         if header:
             table = header.group(1).strip()
         elif table.startswith(ENTRY_TABLES):
-            entry = re.match(r"\s*[\w.\"'-]+\s*=\s*[\"']([\w.]+)(?::[\w.]+)?[\"']", line)
+            entry = re.match(r"\s*([\w.\"'-]+)\s*=\s*[\"']([\w.]+)(?::([\w.]+))?[\"']", line)
             if entry:
-                yield entry.group(1)
+                yield table, entry.group(1).strip("\"'"), entry.group(2), entry.group(3) or ""
+
+
+def entry_modules(root: Path) -> Iterator[str]:
+    """The dotted names the entries of the repository at ``root`` name (see ``unreached-module``)."""
+    yield from ENTRY_MODULES
+    yield from (module for _, _, module, _ in pyproject_entries(root))
     pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
     records = tuple(root / folder for folder in RECORD_FOLDERS)
     for page in pages:
@@ -611,7 +649,30 @@ def unreached_modules(tree: Tree) -> list[Finding]:
             "package (research/), or name it in the API reference",
         )
         for name, module in sorted(tree.modules.items())
-        if name not in reached and any(module.inside(layer) for layer in REACHED_LAYERS)
+        if name not in reached
+        and module.alias_of is None
+        and any(module.inside(layer) for layer in REACHED_LAYERS)
+    ]
+
+
+def shared_module_names(tree: Tree) -> list[Finding]:
+    """Modules that share their last name with another (see the module docstring), one finding each
+    beyond the first of its name."""
+    by_name: dict[str, list[str]] = {}
+    for name, module in sorted(tree.modules.items()):
+        last = name.rpartition(".")[2]
+        if not module.is_package and last != "__main__" and module.alias_of is None:
+            by_name.setdefault(last, []).append(name)
+    return [
+        Finding(
+            "shared-module-name",
+            tree.where(name, 1),
+            f"{name} shares its name with {', '.join(n for n in names if n != name)}: name each module "
+            "after what it holds (an old path may stay as a deprecated alias, ginenv.deprecation)",
+        )
+        for names in by_name.values()
+        if len(names) > 1
+        for name in names[1:]
     ]
 
 
@@ -696,6 +757,192 @@ def record_columns(tree: Tree) -> list[Finding]:
     return found
 
 
+# ---------------------------------------------------------------------------- entry-point edges
+
+
+@dataclass(frozen=True)
+class EntryEdge:
+    """A call of the core into a layer above it through an entry point (the map's dashed arrows).
+
+    ``source``: the core module that reads the entry-point ``group`` (its source spells the group's
+    name); ``target``: the module the entry ``name`` points to (``obj`` inside it). The import graph
+    has no such edge: the core loads the entry by its name at run time.
+    """
+
+    source: str
+    target: str
+    group: str
+    name: str
+    obj: str
+    kind: str = "entry point"
+
+
+@dataclass(frozen=True)
+class DefaultName:
+    """A strategy the core names by default (``opponent="greedy"``): where, and the name."""
+
+    module: str
+    line: int
+    name: str
+
+
+def in_core(module: Module) -> bool:
+    """Whether a module is the core's (``ginenv``, not its agents or experiments)."""
+    return module.inside(CORE) and not any(module.inside(layer) for layer in ABOVE_CORE)
+
+
+def parse(module: Module) -> ast.Module:
+    """A module's syntax tree (empty when it does not parse: that is reported as unreadable)."""
+    try:
+        return ast.parse(module.path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def strings(module: Module) -> set[str]:
+    """The string constants of a module's source."""
+    return {
+        n.value for n in ast.walk(parse(module)) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def entry_points(root: Path) -> list[tuple[str, str, str, str]]:
+    """``(group, name, module, object)`` of every ``[project.entry-points."GROUP"]`` entry of the
+    repository at ``root``."""
+    prefix = ENTRY_TABLES[-1] + "."
+    return [
+        (table[len(prefix) :].strip("\"'"), name, module, obj)
+        for table, name, module, obj in pyproject_entries(root)
+        if table.startswith(prefix)
+    ]
+
+
+def group_readers(tree: Tree, groups: set[str]) -> dict[str, list[str]]:
+    """Entry-point group -> the core modules that read it: those whose source spells its name."""
+    readers: dict[str, list[str]] = {group: [] for group in groups}
+    for module in tree.modules.values():
+        if in_core(module):
+            for group in sorted(groups & strings(module)):
+                readers[group].append(module.name)
+    return readers
+
+
+def entry_edges(tree: Tree) -> list[EntryEdge]:
+    """Every entry point the core reads, as an edge from the reading module to the entry's module."""
+    points = entry_points(tree.root)
+    readers = group_readers(tree, {group for group, *_ in points})
+    return [
+        EntryEdge(source, module, group, name, obj)
+        for group, name, module, obj in points
+        for source in readers[group]
+    ]
+
+
+def default_names(tree: Tree) -> list[DefaultName]:
+    """The strategies the core names by default (see ``default-strategy``): the string value of a
+    parameter's default, a keyword argument or a dict key named by one of :data:`STRATEGY_WORDS`, or
+    of a module-level upper-case name ending in one (``DEFAULT_OPPONENT = "greedy"``)."""
+    found = set()
+    for module in filter(in_core, tree.modules.values()):
+        parsed = parse(module)
+        values: list[ast.expr] = []
+        for node in ast.walk(parsed):
+            if isinstance(node, ast.arguments):
+                positional = [*node.posonlyargs, *node.args]
+                pairs = [*zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True)]
+                pairs += [
+                    (a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None
+                ]
+                values += [default for arg, default in pairs if arg.arg in STRATEGY_WORDS]
+            elif isinstance(node, ast.keyword) and node.arg in STRATEGY_WORDS:
+                values.append(node.value)
+            elif isinstance(node, ast.Dict):
+                values += [
+                    v
+                    for k, v in zip(node.keys, node.values, strict=True)
+                    if isinstance(k, ast.Constant) and k.value in STRATEGY_WORDS
+                ]
+        for node in parsed.body:
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                if any(name.isupper() and name.lower().endswith(STRATEGY_WORDS) for name in names):
+                    values.append(node.value)
+        found |= {
+            DefaultName(module.name, v.lineno, v.value)
+            for v in values
+            if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        }
+    return sorted(found, key=lambda d: (d.module, d.line, d.name))
+
+
+def reached_in_core(tree: Tree, edges: dict[str, dict[str, int]], start: str) -> set[str]:
+    """The core modules ``start`` runs through the core's imports, or names in a ``"module:object"``
+    string (Gymnasium's entry points), itself included."""
+    reached, todo = set(), [start]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in tree.modules or not in_core(tree.modules[name]):
+            continue
+        reached.add(name)
+        todo += edges[name]
+        todo += [m.group(1) for s in strings(tree.modules[name]) if (m := re.fullmatch(r"([\w.]+):\w+", s))]
+    return reached
+
+
+def resolvable_names(tree: Tree, group: str, readers: list[str]) -> set[str]:
+    """The names a default may give that ``group`` resolves: for a factory group
+    (:data:`FACTORY_GROUPS`), the names the layers above register (:data:`REGISTERING_CALLS` with a
+    literal first argument) or declare in the group the factory reads; for any other group, its
+    entries' names and the names its core readers own (module-level upper-case string constants,
+    ``RANDOM = "random"``)."""
+    points = entry_points(tree.root)
+    if group in FACTORY_GROUPS:
+        names = {name for g, name, *_ in points if g == FACTORY_GROUPS[group]}
+        for module in tree.modules.values():
+            if in_core(module):
+                continue
+            for node in ast.walk(parse(module)):
+                if isinstance(node, ast.Call) and call_name(node.func).split(".")[-1] in REGISTERING_CALLS:
+                    first = node.args[0] if node.args else None
+                    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                        names.add(first.value)
+        return names
+    names = {name for g, name, *_ in points if g == group}
+    for reader in readers:
+        for node in parse(tree.modules[reader]).body:
+            owned = isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            if owned and any(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets):
+                names.add(node.value.value)
+    return {name for name in names if isinstance(name, str)} - {group}
+
+
+def default_strategies(tree: Tree) -> list[Finding]:
+    """Strategies the core names by default that no entry point or core-owned policy resolves (see
+    the module docstring)."""
+    groups = {group for group, *_ in entry_points(tree.root)} | set(FACTORY_GROUPS)
+    readers = group_readers(tree, groups)
+    edges = import_edges(tree)
+    found = []
+    for default in default_names(tree):
+        reach = reached_in_core(tree, edges, default.module)
+        via = sorted(group for group, modules in readers.items() if reach.intersection(modules))
+        where = tree.where(default.module, default.line)
+        if not via:
+            what = f"names the strategy {default.name!r} by default, but reaches no entry-point group"
+            found.append(Finding("default-strategy", where, what + " to resolve it"))
+        for group in via:
+            known = resolvable_names(tree, group, readers[group])
+            if default.name not in known:
+                message = (
+                    f"names the strategy {default.name!r} by default, resolved through the entry-point group "
+                    f"{group!r}, which knows no {default.name!r} (known: {', '.join(sorted(known))}): "
+                    "name it in pyproject.toml's entry points, or keep it in the core"
+                )
+                found.append(Finding("default-strategy", where, message))
+    return found
+
+
 RULES = (
     private_imports,
     import_circles,
@@ -707,6 +954,8 @@ RULES = (
     unreached_modules,
     record_columns,
     unsandboxed_processes,
+    default_strategies,
+    shared_module_names,
 )
 
 
@@ -733,6 +982,8 @@ def main(argv: list[str]) -> int:
         "unreached-module",
         "record-columns",
         "unsandboxed-process",
+        "default-strategy",
+        "shared-module-name",
     )
     counts = ", ".join(f"{sum(f.rule == rule for f in findings)} {rule}" for rule in rules)
     print(f"{len(findings)} findings ({counts})")

@@ -8,7 +8,7 @@ it never uses its random generator.
 
 No cycling: a take must lower the deadwood, so taking a card only to throw an equal one (Ac for Ah)
 never happens, and after a take its least-deadwood discard keeps the deadwood below what it was
-before (:class:`ginenv.agents.levels.base.TakeGuard`; the card just taken is never thrown back, even
+before (:class:`ginenv.agents.levels.level_base.TakeGuard`; the card just taken is never thrown back, even
 where ``Rules.discard_taken_card`` allows it). Two greedy players cannot pass the same cards back and
 forth through the discard pile.
 
@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.base import HeuristicAgent
 from ginenv.agents.levels.heuristics import legal_discards
-from ginenv.agents.levels.kernels import take_guarded
+from ginenv.agents.levels.heuristics_compiled import take_guarded
+from ginenv.agents.levels.level_base import HeuristicAgent
 from numba import njit
 
 from ginenv import compiling
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import CARD_VALUE, lowest_card, min_deadwood
+from ginenv.kernels.meld_search import CARD_VALUE, lowest_card, min_deadwood
 from ginenv.observation import SeatView
 
 

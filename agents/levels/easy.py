@@ -10,7 +10,7 @@ Strategy, precisely:
   that card makes a set with a pair (or three) of its rank in the hand and the deadwood falls
   (:func:`makes_set`); otherwise it passes or draws from the stock. (Taking every discard that
   helps is the next level's skill.) It never takes a card only to throw an equal one: after a take
-  its discard must leave less deadwood than before the take (:class:`.base.TakeGuard`),
+  its discard must leave less deadwood than before the take (:class:`.level_base.TakeGuard`),
   so it cannot cycle cards through the discard pile with its opponent.
 * **Discard.** The highest-valued useless card; when every deadwood card has a partner, the highest
   deadwood card; with no deadwood at all (a full hand of melds and one extra card), the card whose
@@ -23,7 +23,6 @@ Strategy, precisely:
 from __future__ import annotations
 
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.base import HeuristicAgent
 from ginenv.agents.levels.heuristics import (
     completes_meld,
     deadwood,
@@ -31,6 +30,7 @@ from ginenv.agents.levels.heuristics import (
     legal_discards,
     partner_cards,
 )
+from ginenv.agents.levels.level_base import HeuristicAgent
 
 from ginenv.actions import KNOCK_BASE
 from ginenv.cards import CARD_VALUES, cards_of

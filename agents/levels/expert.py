@@ -24,7 +24,7 @@ probability that ``c`` is the next stock card (the unseen cards the opponent doe
   the mean over ``c ~ q`` of ``min_d S(H + c, d)``, by more than :attr:`ExpertAgent.take_margin`;
   ``d`` ranges over the *useful* discards after the take, those leaving less deadwood than before it
   (:func:`.heuristics.useful_discards`; none: no take). After a take it discards by ``S``
-  among those only (:class:`.base.TakeGuard`). Without the rule, taking an ace only
+  among those only (:class:`.level_base.TakeGuard`). Without the rule, taking an ace only
   to throw another ace (which the estimate said was safer to throw) scored best for both players on
   some deals, and they cycled Ah, Ac and Ad through the pile forever; now every take lowers the
   deadwood, so play cannot cycle.
@@ -46,10 +46,10 @@ from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.base import HeuristicAgent
 from ginenv.agents.levels.belief import BeliefParams, Knock, OpponentModel
 from ginenv.agents.levels.heuristics import legal_discards, legal_knocks, useful_discards
-from ginenv.agents.levels.kernels import after_draw
+from ginenv.agents.levels.heuristics_compiled import after_draw
+from ginenv.agents.levels.level_base import HeuristicAgent
 from numba import njit
 
 from ginenv import compiling

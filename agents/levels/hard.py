@@ -23,7 +23,7 @@ first, defence later, seed 004). The score of discarding ``d`` from an 11-card h
   (:func:`.heuristics.stock_value`): both are the expected cost after the *following* draw, so
   the comparison is like for like. A card that could neither meld nor replace a higher deadwood
   card is never taken (no search needed). After a take it discards by ``S`` among the useful
-  discards only (:class:`.base.TakeGuard`). Taking a card that lowers nothing only to
+  discards only (:class:`.level_base.TakeGuard`). Taking a card that lowers nothing only to
   throw an equal one (Ac for Ah) scored well when the equal card looked safer to throw, and two
   players doing it cycled the same cards through the pile forever; now every take lowers the
   deadwood, so play cannot cycle.
@@ -47,8 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 from ginenv.agents.base import Observation
-from ginenv.agents.levels import kernels as K
-from ginenv.agents.levels.base import HeuristicAgent
+from ginenv.agents.levels import heuristics_compiled as K
 from ginenv.agents.levels.heuristics import (
     danger_scores,
     deadwood,
@@ -62,6 +61,7 @@ from ginenv.agents.levels.heuristics import (
     stock_value,
     useful_discards,
 )
+from ginenv.agents.levels.level_base import HeuristicAgent
 
 from ginenv import compiling
 from ginenv.cards import CARD_VALUES, cards_of

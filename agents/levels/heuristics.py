@@ -2,12 +2,11 @@
 
 Everything works on card bitmasks (``ginenv.cards``: bit ``c`` set for card ``c``) read from an
 observation with :func:`ginenv.observation.decode`, so an agent sees nothing but its own seat's view.
-The functions are thin typed wrappers around the numba kernels of :mod:`.kernels` and of
-:mod:`ginenv.kernels` (the deadwood search, the showdown, and
-:func:`ginenv.agents.levels.kernels.useful_discards`, the one home of the useful-take rule, shared with
-the batched engine's greedy opponent). Their names and meanings are stable: every level imports
-them. The base class that plays the turns is in
-:mod:`.base`.
+The functions are thin typed wrappers around the numba kernels of :mod:`.heuristics_compiled` and
+of :mod:`ginenv.kernels` (the deadwood search, the showdown, and
+:func:`ginenv.agents.levels.heuristics_compiled.useful_discards`, the one home of the useful-take
+rule, shared with the batched engine's greedy opponent). Their names and meanings are stable: every
+level imports them. The base class that plays the turns is in :mod:`.level_base`.
 
 Vocabulary used throughout:
 
@@ -32,7 +31,7 @@ Vocabulary used throughout:
 * **useful take**: taking the top discard ``t`` into the 10-card hand ``h`` is useful when some
   discard ``d`` other than ``t`` leaves ``dw(h + t - d) < dw(h)`` (:func:`useful_discards`). Every
   level takes only useful discards, and after a take throws only a card that keeps it useful
-  (:class:`.base.TakeGuard`). A take that lowers nothing, followed by the throw of an equal card (Ac for
+  (:class:`.level_base.TakeGuard`). A take that lowers nothing, followed by the throw of an equal card (Ac for
   Ah, Kc for Qd), is a wasted turn, and two players doing it pass the same cards back and forth
   through the discard pile forever. With the rule, every take strictly lowers the taker's deadwood
   and the stock is finite, so no level can cycle, whatever the rule on throwing back the card just
@@ -44,16 +43,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from ginenv.agents.levels.kernels import (
+from ginenv.agents.levels.heuristics_compiled import (
     danger_table,
     discard_cost_table,
     draw_table,
     expected_cost,
     stock_cost,
 )
-from ginenv.agents.levels.kernels import gin_outs as compiled_gin_outs
-from ginenv.agents.levels.kernels import max_deadwood_value as compiled_max_deadwood_value
-from ginenv.agents.levels.kernels import useful_discards as compiled_useful_discards
+from ginenv.agents.levels.heuristics_compiled import gin_outs as compiled_gin_outs
+from ginenv.agents.levels.heuristics_compiled import max_deadwood_value as compiled_max_deadwood_value
+from ginenv.agents.levels.heuristics_compiled import useful_discards as compiled_useful_discards
 
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE
 from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
@@ -221,12 +220,12 @@ def danger_scores(live: int, taken: int, avoided: int) -> np.ndarray:
     Counts the three-card meld *windows* through the card that the opponent could still complete
     with cards it may hold (``live``): each pair of live cards of the card's rank is one set window;
     each of the up to three same-suit runs of three through the card whose other two cards are live
-    is one run window. A window weighs 1, plus :data:`.kernels.TAKEN_WEIGHT` for each of its other
-    cards the opponent took from the pile (``taken``: it showed interest). Set (run) windows are
-    multiplied by :data:`.kernels.AVOIDED_FACTOR` when the opponent discarded or passed a card of the
-    same rank (of the same suit within two ranks), ``avoided``. A dead card (no window) scores 0;
-    with no history a king or an ace scores at most 4 (one run, three sets), a seven at most 6: the
-    seeds' "kings and aces are the safest discards".
+    is one run window. A window weighs 1, plus :data:`.heuristics_compiled.TAKEN_WEIGHT` for each of
+    its other cards the opponent took from the pile (``taken``: it showed interest). Set (run)
+    windows are multiplied by :data:`.heuristics_compiled.AVOIDED_FACTOR` when the opponent
+    discarded or passed a card of the same rank (of the same suit within two ranks), ``avoided``. A
+    dead card (no window) scores 0; with no history a king or an ace scores at most 4 (one run,
+    three sets), a seven at most 6: the seeds' "kings and aces are the safest discards".
     """
     return danger_table(live, taken, avoided)
 

@@ -32,7 +32,7 @@ random numbers, so the options' differences are measured far more precisely than
 * **No cycling.** Only a take that lowers the deadwood is ever considered
   (:func:`.heuristics.take_is_useful`; any other top discard is passed over without
   simulating), and after a take only a card that keeps the deadwood lower than before may be thrown
-  (:class:`.base.TakeGuard`); the simulated candidates after a take are those cards
+  (:class:`.level_base.TakeGuard`); the simulated candidates after a take are those cards
   only. Without it, master and expert passed Ah, Ac and Ad back and forth through the pile forever
   on some deals.
 

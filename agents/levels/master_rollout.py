@@ -25,7 +25,14 @@ from numba import njit
 
 from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import CARD_VALUE, MELD_PARTNERS, lowest_card, meldable, min_deadwood, popcount
+from ginenv.kernels.meld_search import (
+    CARD_VALUE,
+    MELD_PARTNERS,
+    lowest_card,
+    meldable,
+    min_deadwood,
+    popcount,
+)
 from ginenv.rules import Rules
 
 #: The turn limit of master's worlds: none (the rollout policy never cycles cards through the pile).

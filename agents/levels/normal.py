@@ -9,7 +9,7 @@ Strategy, precisely:
   this very turn, and in both cases only if the deadwood then falls (a take that lowers nothing is
   a wasted turn: :func:`.heuristics.take_is_useful`). Otherwise it passes or draws from
   the stock. After a take it throws only a card that keeps the deadwood below what it was before
-  the take (:class:`.base.TakeGuard`), so it cannot cycle cards through the pile.
+  the take (:class:`.level_base.TakeGuard`), so it cannot cycle cards through the pile.
 * **Discard.** Among the discards leaving the least deadwood, in this order of preference:
   a card the opponent's visible history does not say is useful to it (it took no card of the same
   rank, nor of the same suit within two ranks: :func:`.heuristics.interest_cards` of the cards it
@@ -23,7 +23,6 @@ Strategy, precisely:
 from __future__ import annotations
 
 from ginenv.agents.base import Observation
-from ginenv.agents.levels.base import HeuristicAgent
 from ginenv.agents.levels.heuristics import (
     completes_meld,
     deadwood,
@@ -34,6 +33,7 @@ from ginenv.agents.levels.heuristics import (
     partner_cards,
     take_is_useful,
 )
+from ginenv.agents.levels.level_base import HeuristicAgent
 
 from ginenv.actions import KNOCK_BASE
 from ginenv.cards import CARD_VALUES, cards_of

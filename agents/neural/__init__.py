@@ -4,7 +4,7 @@ This package owns the network agents and their files. One module per concern:
 
 - :mod:`~ginenv.agents.neural.network`: :class:`MaskedPolicy`, the masked MLP (with its card head)
   from an observation to one logit per action;
-- :mod:`~ginenv.agents.neural.checkpoint`: the checkpoint file, plain data read without unpickling
+- :mod:`~ginenv.agents.neural.policy_file`: the checkpoint file, plain data read without unpickling
   and checked before a network is built (:func:`save_checkpoint`, :func:`read_checkpoint`,
   :func:`load_checkpoint`, :func:`export_policy`, :class:`CheckpointError`; the format and what is
   refused are in its docstring);
@@ -26,7 +26,9 @@ This package re-exports the public names of every module but ``search``, so
 # re-exported (``X as X``) because users import them from here, left out of __all__ so the API
 # reference shows each once.
 from ginenv.agents.neural.agent import NeuralAgent, shipped_agent
-from ginenv.agents.neural.checkpoint import (
+from ginenv.agents.neural.network import ACTIVATIONS, MaskedPolicy, card_channels, per_card_columns
+from ginenv.agents.neural.opponent_hand import opponent_hand_predictor
+from ginenv.agents.neural.policy_file import (
     CODE_VERSION,
     FORMAT,
     MAX_CHECKPOINT_BYTES,
@@ -49,8 +51,6 @@ from ginenv.agents.neural.checkpoint import (
     read_checkpoint,
     save_checkpoint,
 )
-from ginenv.agents.neural.network import ACTIVATIONS, MaskedPolicy, card_channels, per_card_columns
-from ginenv.agents.neural.opponent_hand import opponent_hand_predictor
 from ginenv.agents.neural.shared import CACHE_SIZE, clear_cache, shared_policy, shared_policy_and_digest
 from ginenv.agents.shipped import SHIPPED_CHECKPOINT as SHIPPED_CHECKPOINT
 

@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 import torch
 from ginenv.agents.base import Agent, Observation
-from ginenv.agents.neural.checkpoint import CheckpointError, PathLike
 from ginenv.agents.neural.network import MaskedPolicy
+from ginenv.agents.neural.policy_file import CheckpointError, PathLike
 from ginenv.agents.neural.shared import shared_policy_and_digest
 from ginenv.agents.neural.threads import one_thread
 from ginenv.agents.shipped import SHIPPED_CHECKPOINT

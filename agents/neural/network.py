@@ -4,7 +4,7 @@
 one of :data:`ginenv.features.INPUT_KINDS`) and gives one logit per action id; illegal actions get
 ``-inf`` when a mask is given. Its optional card head is one small MLP shared by the 52 cards
 (:func:`card_channels`, :func:`per_card_columns`). The layers' names do not depend on the activation
-(:data:`ACTIVATIONS`), so a checkpoint (:mod:`ginenv.agents.neural.checkpoint`) names the same
+(:data:`ACTIVATIONS`), so a checkpoint (:mod:`ginenv.agents.neural.policy_file`) names the same
 parameters whichever it declares.
 """
 

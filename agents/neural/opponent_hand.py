@@ -2,7 +2,7 @@
 
 A trainer may save, beside the policy, a head on the policy's last hidden layer that predicts which
 unseen cards the opponent holds (``training["aux"]``: trained on the true hands, kept by
-:func:`~ginenv.agents.neural.checkpoint.export_policy`). :func:`opponent_hand_predictor` turns it
+:func:`~ginenv.agents.neural.policy_file.export_policy`). :func:`opponent_hand_predictor` turns it
 into a function of one seat's observations, which master's searches with the network
 (:mod:`ginenv.agents.neural.search`) and the notebooks read.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from ginenv.agents.neural.checkpoint import CheckpointError, check_state, read_checkpoint
+from ginenv.agents.neural.policy_file import CheckpointError, check_state, read_checkpoint
 from torch import nn
 
 from ginenv.cards import NUM_CARDS

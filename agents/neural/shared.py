@@ -3,7 +3,7 @@
 ``agents.make("checkpoint:PATH")`` builds a fresh agent each call (an agent must not remember an
 earlier game), but the network weights are expensive read-only data and are shared:
 :func:`shared_policy` caches loaded networks keyed by path and the sha256 of the file's content
-(:func:`~ginenv.agents.neural.checkpoint.checkpoint_digest`), so a changed file is reloaded. The
+(:func:`~ginenv.agents.neural.policy_file.checkpoint_digest`), so a changed file is reloaded. The
 cache holds at most :data:`CACHE_SIZE` networks and is safe to use from several threads.
 """
 
@@ -14,13 +14,13 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from ginenv.agents.neural.checkpoint import (
+from ginenv.agents.neural.network import MaskedPolicy
+from ginenv.agents.neural.policy_file import (
     CheckpointError,
     PathLike,
     checkpoint_bytes,
     policy_from_bytes,
 )
-from ginenv.agents.neural.network import MaskedPolicy
 
 __all__ = ["CACHE_SIZE", "clear_cache", "shared_policy", "shared_policy_and_digest"]
 

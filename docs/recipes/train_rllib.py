@@ -21,8 +21,8 @@ import numpy as np
 import ray
 import torch
 from ginenv.agents import make
-from ginenv.agents.neural.checkpoint import save_checkpoint
 from ginenv.agents.neural.network import MaskedPolicy
+from ginenv.agents.neural.policy_file import save_checkpoint
 from ginenv.experiments.cli import main as ginenv_main
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.columns import Columns

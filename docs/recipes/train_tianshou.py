@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 from ginenv.agents import make
-from ginenv.agents.neural.checkpoint import save_checkpoint
 from ginenv.agents.neural.network import MaskedPolicy
+from ginenv.agents.neural.policy_file import save_checkpoint
 from ginenv.experiments.cli import main as ginenv_main
 from tianshou.algorithm import DQN, MultiAgentOffPolicyAlgorithm
 from tianshou.algorithm.algorithm_base import OffPolicyAlgorithm, Policy, TrainingStats

@@ -10,7 +10,7 @@ MaskablePPO save file as a checkpoint, :func:`ginenv.experiments.train.sb3.expor
 ``exploit SPEC`` (a best response trained against an agent, and its margin over it: a lower bound on
 the agent's exploitability, :mod:`ginenv.experiments.train.exploit`),
 ``play`` (a person against an agent in the browser, :mod:`ginenv.experiments.play.server`),
-``config`` (list, print or copy out the shipped configs, :mod:`ginenv.experiments.config`).
+``config`` (list, print or copy out the shipped configs, :mod:`ginenv.experiments.config_loader`).
 
 ``ginenv --version`` prints the package's version, ``ginenv.__version__`` (``ginenv 0.2.0.dev0``
 while 0.2.0 is in development: docs/versioning.md), and exits 0.

@@ -1,5 +1,5 @@
 """The ``ginenv config`` command: list the shipped configs, print one, or copy one out to edit
-(the configs themselves are read by :mod:`ginenv.experiments.config`).
+(the configs themselves are read by :mod:`ginenv.experiments.config_loader`).
 
 A shipped config may read files that no install brings: the recipe of ``neural`` starts from a
 behaviour clone that only the repository's ``research/`` code makes. ``config list`` reads the
@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 from ginenv.agents.specs import CHECKPOINT_PREFIX
-from ginenv.experiments.config import (
+from ginenv.experiments.config_loader import (
     copy_shipped_config,
     is_shipped_config,
     known_configs,
@@ -27,7 +27,7 @@ from ginenv.experiments.config import (
     shipped_configs,
 )
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval.config import LadderFile
+from ginenv.experiments.eval.ladder_config import LadderFile
 
 
 def command_of(name: str) -> str:

@@ -2,7 +2,7 @@
 
 Each takes typed values from its options (:mod:`ginenv.experiments.cli.inputs`), builds one
 :class:`~ginenv.experiments.eval.harness.EvalConfig` (``ladder`` and ``rate`` through the ladder
-file's loader, :mod:`ginenv.experiments.eval.config`), runs the harness and prints the report.
+file's loader, :mod:`ginenv.experiments.eval.ladder_config`), runs the harness and prints the report.
 
 ``ladder``, ``match`` and ``rate`` play on secret deals with ``--secret`` (a fresh key) or
 ``--key-file PATH`` (a given one, from a file or standard input; never on the command line, which
@@ -183,7 +183,7 @@ def announce_seed(args: argparse.Namespace, seed: int) -> None:
 def cmd_ladder(args: argparse.Namespace) -> int:
     """``ginenv ladder``: the difficulty-ladder benchmark of a config."""
     single_thread_torch()  # games are played one at a time; torch's threads only spin
-    from ginenv.experiments.eval.config import load_ladder_file, to_eval_config
+    from ginenv.experiments.eval.ladder_config import load_ladder_file, to_eval_config
     from ginenv.experiments.eval.report import format_table
 
     spec = load_ladder_file(args.config)
@@ -221,7 +221,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 def cmd_match(args: argparse.Namespace) -> int:
     """``ginenv match A B``: one head-to-head of duplicate deals."""
     single_thread_torch()  # games are played one at a time; torch's threads only spin
-    from ginenv.experiments.eval.config import check_agent_names
+    from ginenv.experiments.eval.ladder_config import check_agent_names
 
     check_agent_names([args.a, args.b])
     if args.matches is not None:

@@ -22,8 +22,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """``ginenv demo``: play and print one seeded hand (or match) between two agents."""
     single_thread_torch()  # games are played one at a time; torch's threads only spin
     from ginenv.agents.arena import Game
-    from ginenv.experiments.eval.config import check_agent_names
     from ginenv.experiments.eval.harness import fresh_agents
+    from ginenv.experiments.eval.ladder_config import check_agent_names
 
     from ginenv import gin_rummy_v0
     from ginenv.replay import hand_replay, match_replay, save_replay

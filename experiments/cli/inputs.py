@@ -36,7 +36,7 @@ from ginenv.engine import DEFAULT_TURN_LIMIT, check_turn_limit
 from ginenv.rules import PRESETS, Rules, RulesError, resolve_rules
 from ginenv.secret_deals import DealKey
 
-#: Shipped configs by name (package data, :func:`ginenv.experiments.config.shipped_configs`).
+#: Shipped configs by name (package data, :func:`ginenv.experiments.config_loader.shipped_configs`).
 DEFAULT_CONFIG = "ladder"
 DEFAULT_TRAIN_CONFIG = "ppo"
 CONFIG_HELP = "a shipped config's name (ginenv config list) or a YAML file's path"

@@ -77,7 +77,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def _checked_options(args: argparse.Namespace) -> tuple[bool, list[str], Path, Path]:
     """Whether the match starts at once, the allowed host names and the two folders (created 0700)."""
-    from ginenv.experiments.eval.config import check_agent_names
+    from ginenv.experiments.eval.ladder_config import check_agent_names
 
     # Named on the command line: that match starts at once; otherwise the page asks first.
     autostart = bool(args.daily or args.opponent is not None or args.rules is not None)

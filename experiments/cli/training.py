@@ -31,9 +31,9 @@ TRAIN_FLAGS = ("seed", "total_steps", "num_envs", "experiment", "device", "backe
 def cmd_train(args: argparse.Namespace) -> int:
     """``ginenv train``: load the settings (config, ``--set``, the flags), check them, train."""
     from ginenv.agents.neural import CheckpointError
-    from ginenv.experiments.config import apply_overrides, load_dataclass_yaml, replace_checked
-    from ginenv.experiments.train.checkpoints import resumed_args, training_args
+    from ginenv.experiments.config_loader import apply_overrides, load_dataclass_yaml, replace_checked
     from ginenv.experiments.train.ppo import Args, train
+    from ginenv.experiments.train.training_checkpoints import resumed_args, training_args
 
     saved = None
     if args.resume is not None:

@@ -2,7 +2,7 @@
 
 This module owns *scheduling* evaluations: units of work over a process pool or Ray, the run folder
 resumed, the progress and the stops (:func:`evaluate`, :func:`run_units`). What a run plays is an
-:class:`~ginenv.experiments.eval.run_config.EvalConfig` (:mod:`~ginenv.experiments.eval.run_config`);
+:class:`~ginenv.experiments.eval.eval_config.EvalConfig` (:mod:`~ginenv.experiments.eval.eval_config`);
 one unit's two games and their record are :mod:`~ginenv.experiments.eval.units`; the folder is
 :mod:`~ginenv.experiments.eval.run_folder`. Their names are importable from here as well.
 :mod:`ginenv.experiments.eval.stats` owns the statistics and :mod:`ginenv.experiments.eval.report`
@@ -89,17 +89,17 @@ from ginenv.agents.arena import AgentError, agent_seed, deal_seed, is_legal_acti
 from ginenv.agents.registry import is_builtin
 from ginenv.agents.sandbox import Sandbox, undumpable
 from ginenv.agents.specs import Spec
-from ginenv.experiments.eval.run_config import DEFAULT_TIME_LIMIT as DEFAULT_TIME_LIMIT
-from ginenv.experiments.eval.run_config import MAX_DEALS as MAX_DEALS
-from ginenv.experiments.eval.run_config import EvalConfig, HarnessError
-from ginenv.experiments.eval.run_config import Format as Format
-from ginenv.experiments.eval.run_config import Unit as Unit
-from ginenv.experiments.eval.run_config import check_key as check_key
-from ginenv.experiments.eval.run_config import check_seed as check_seed
-from ginenv.experiments.eval.run_config import check_time_limit as check_time_limit
-from ginenv.experiments.eval.run_config import checkpoint_hashes as checkpoint_hashes
-from ginenv.experiments.eval.run_config import config_from_dict as config_from_dict
-from ginenv.experiments.eval.run_config import random_seed as random_seed
+from ginenv.experiments.eval.eval_config import DEFAULT_TIME_LIMIT as DEFAULT_TIME_LIMIT
+from ginenv.experiments.eval.eval_config import MAX_DEALS as MAX_DEALS
+from ginenv.experiments.eval.eval_config import EvalConfig, HarnessError
+from ginenv.experiments.eval.eval_config import Format as Format
+from ginenv.experiments.eval.eval_config import Unit as Unit
+from ginenv.experiments.eval.eval_config import check_key as check_key
+from ginenv.experiments.eval.eval_config import check_seed as check_seed
+from ginenv.experiments.eval.eval_config import check_time_limit as check_time_limit
+from ginenv.experiments.eval.eval_config import checkpoint_hashes as checkpoint_hashes
+from ginenv.experiments.eval.eval_config import config_from_dict as config_from_dict
+from ginenv.experiments.eval.eval_config import random_seed as random_seed
 from ginenv.experiments.eval.run_folder import RunFolder
 from ginenv.experiments.eval.run_folder import disclose_key as disclose_key
 from ginenv.experiments.eval.units import agent_slug as agent_slug
@@ -117,7 +117,7 @@ from ginenv.secret_deals import DealKey
 from ginenv.validation import is_int
 
 # This module's own public names (evaluate, run_units), then re-exports: the arena owns the rest,
-# the harness's users have always found them here (as they find the names of run_config, run_folder
+# the harness's users have always found them here (as they find the names of eval_config, run_folder
 # and units, imported above).
 __all__ = [
     "AgentError",

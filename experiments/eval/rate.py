@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from ginenv.agents.sandbox import Sandbox
-from ginenv.experiments.eval.config import check_agent_names, load_ladder_file, to_eval_config
 from ginenv.experiments.eval.harness import (
     Backend,
     EvalConfig,
@@ -39,6 +38,7 @@ from ginenv.experiments.eval.harness import (
     evaluate,
     publishable,
 )
+from ginenv.experiments.eval.ladder_config import check_agent_names, load_ladder_file, to_eval_config
 from ginenv.experiments.eval.ratings import PointsRatings, points_ratings
 from ginenv.experiments.eval.report import deal_values, pair_summary, rating_core
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ginenv.experiments.eval.run_config import EvalConfig, HarnessError
+from ginenv.experiments.eval.eval_config import EvalConfig, HarnessError
 
 from ginenv.secret_deals import DealKey
 

@@ -22,7 +22,7 @@ from ginenv.agents.arena import AgentError, GameRecord, play_game
 from ginenv.agents.registry import UnknownAgentError
 from ginenv.agents.sandbox import Sandbox, undumpable
 from ginenv.agents.specs import Spec
-from ginenv.experiments.eval.run_config import DEFAULT_TIME_LIMIT, EvalConfig, HarnessError
+from ginenv.experiments.eval.eval_config import DEFAULT_TIME_LIMIT, EvalConfig, HarnessError
 
 from ginenv.rules import Rules
 

@@ -1,7 +1,7 @@
 """The settings of a masked-PPO run (:mod:`ginenv.experiments.train.ppo`): :class:`Args`.
 
 The shipped config ``ppo`` holds the defaults, one key per field; ``ginenv train --set key=value``
-overrides any of them. The config loader (:mod:`ginenv.experiments.config`) checks each
+overrides any of them. The config loader (:mod:`ginenv.experiments.config_loader`) checks each
 value's type; :meth:`Args.validate` checks the ranges and what the settings name (league members,
 checkpoint files, levels), refusing a bad one with :class:`ginenv.experiments.errors.UsageError`.
 """
@@ -39,7 +39,7 @@ class Args:
     ``total_steps``, ``eval_every``, ``eval_deals``, ``eval_levels``, ``eval_workers``,
     ``checkpoint_every``, ``progress``, ``threads``, ``engine_threads``, ``overlap``, ``device``,
     ``backend`` and ``runs_dir`` may be given new values (``RESUME_MAY_CHANGE`` of
-    :mod:`ginenv.experiments.train.checkpoints`); any other change would make it another run and is
+    :mod:`ginenv.experiments.train.training_checkpoints`); any other change would make it another run and is
     refused.
     """
 
@@ -150,7 +150,7 @@ class Args:
     critic_inputs: str = "observation"
     """What the value MLP reads: ``observation``, the learner's inputs, or ``oracle``, those plus the
     opponent's hand with its deadwood features and the next cards of the stock (an asymmetric actor-critic,
-    :mod:`ginenv.experiments.train.networks`). The oracle is a training baseline only: the policy,
+    :mod:`ginenv.experiments.train.actor_critic`). The oracle is a training baseline only: the policy,
     its checkpoints and every agent still see only the seat's observation. It takes the deal's luck
     out of the advantages."""
     reward_scale: float = 0.01

@@ -3,7 +3,7 @@
 At every new hand of a slot the learner's seat is drawn (so it plays both seats, dealer and
 non-dealer) and so is its opponent, from the mix of ``Args.opponents``: the batched engine's
 compiled ``greedy`` or ``random`` policies, the ``hard`` level compiled over the engine's record
-(:mod:`ginenv.agents.levels.hard_kernel`, move for move the level; about 150 times greedy's cost per
+(:mod:`ginenv.agents.levels.hard_compiled`, move for move the level; about 150 times greedy's cost per
 decision), a fixed network (``checkpoint:PATH``, e.g. a clone of master: a strong member the learner
 cannot outgrow by beating its own past), or a frozen snapshot of the learner drawn uniformly from
 the pool of the most recent ``snapshot_pool`` ones. An opponent is a *league code* per slot: ``0 ..
@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from ginenv.agents.levels.hard_kernel import hard_moves
+from ginenv.agents.levels.hard_compiled import hard_moves
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 

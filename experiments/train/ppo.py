@@ -3,7 +3,7 @@
 ``ginenv train --config ppo [--set key=value ...] [--resume PATH]`` runs :func:`train`
 with the settings of :class:`Args` (:mod:`ginenv.experiments.train.args`, one field a setting);
 ``--resume`` continues a run with the settings its checkpoint holds (a few, such as
-``total_steps``, may change: :data:`ginenv.experiments.train.checkpoints.RESUME_MAY_CHANGE`).
+``total_steps``, may change: :data:`ginenv.experiments.train.training_checkpoints.RESUME_MAY_CHANGE`).
 
 Read from the top, this module is the algorithm, one update after another (:func:`train`, at the
 bottom, is the loop):
@@ -27,7 +27,7 @@ bottom, is the loop):
 4. **Log** (:func:`log_update`): TensorBoard scalars; then the checkpoints
    (:func:`save_checkpoints`) and the periodic evaluation (:func:`evaluate_and_log`).
 
-The networks (:mod:`ginenv.experiments.train.networks`) are a
+The networks (:mod:`ginenv.experiments.train.actor_critic`) are a
 :class:`ginenv.agents.neural.MaskedPolicy` with a card head (so a checkpoint plays in the harness as
 ``checkpoint:PATH``), a separate value MLP and an auxiliary head predicting the opponent's hand
 from the policy's last hidden layer (a training loss only, logged as ``losses/aux_opponent_hand``).
@@ -41,7 +41,7 @@ steps to stop discarding meld cards and passing up useful discards, and plateaue
 with it, it plays at greedy's level within a few million steps and PPO improves from there.
 
 TensorBoard scalars go to ``runs/{experiment}__{seed}__{time}``; checkpoints to its
-``checkpoints/`` folder (:mod:`ginenv.experiments.train.checkpoints`: resuming, ``init``, the
+``checkpoints/`` folder (:mod:`ginenv.experiments.train.training_checkpoints`: resuming, ``init``, the
 opponent-hand reader); a periodic duplicate-deal evaluation through the harness
 (:mod:`ginenv.experiments.eval.harness`) logs ``eval/<level>`` (points per hand, learner minus
 level); what the run prints and its progress bar: :mod:`ginenv.experiments.train.progress`.
@@ -64,16 +64,7 @@ import torch
 from ginenv.agents.neural.threads import recheck_threads, use_threads
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.stopping import Stopped, abandon_on_signal, finish_first, stop_on_signals
-from ginenv.experiments.train.args import Args
-from ginenv.experiments.train.checkpoints import (
-    kept_state,
-    load_training_checkpoint,
-    restore_state,
-    save_training_checkpoint,
-    start_from,
-)
-from ginenv.experiments.train.distributed import RolloutWorkers
-from ginenv.experiments.train.networks import (
+from ginenv.experiments.train.actor_critic import (
     ActorCritic,
     masked_log_probs,
     matmul_precision,
@@ -81,8 +72,17 @@ from ginenv.experiments.train.networks import (
     resolved_precision,
     unseen_card_loss,
 )
+from ginenv.experiments.train.args import Args
+from ginenv.experiments.train.distributed import RolloutWorkers
 from ginenv.experiments.train.progress import Phases, Tally, banner, throughput
 from ginenv.experiments.train.rollouts import Decisions, Rollout
+from ginenv.experiments.train.training_checkpoints import (
+    kept_state,
+    load_training_checkpoint,
+    restore_state,
+    save_training_checkpoint,
+    start_from,
+)
 from torch import nn
 
 from ginenv.rules import resolve_rules

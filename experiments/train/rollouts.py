@@ -40,10 +40,7 @@ import numpy as np
 import torch
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.agents.neural.threads import recheck_threads, use_threads
-from ginenv.experiments.train.args import Args
-from ginenv.experiments.train.checkpoints import fixed_member, policy_from
-from ginenv.experiments.train.league import League, drawn_fixed
-from ginenv.experiments.train.networks import (
+from ginenv.experiments.train.actor_critic import (
     ORACLE_SIZE,
     ORACLE_STOCK,
     ActorCritic,
@@ -51,6 +48,9 @@ from ginenv.experiments.train.networks import (
     matmul_precision,
     sample_actions,
 )
+from ginenv.experiments.train.args import Args
+from ginenv.experiments.train.league import League, drawn_fixed
+from ginenv.experiments.train.training_checkpoints import fixed_member, policy_from
 
 from ginenv import kernels
 from ginenv.actions import NUM_ACTIONS

@@ -1,6 +1,6 @@
 """The compiled code of ginenv: the one implementation of the rules, in numba.
 
-- :mod:`ginenv.kernels.melds`: what a hand of cards is worth: card bit tricks, the exact least
+- :mod:`ginenv.kernels.meld_search`: what a hand of cards is worth: card bit tricks, the exact least
   deadwood, legal knocks and best discards, arrangements, the showdown (melds, layoffs, the score of
   a knock). Its names are re-exported here (``from ginenv import kernels as K; K.min_deadwood``).
 - :mod:`ginenv.kernels.hand`: a hand's state as one int64 record and its step: dealing, legal
@@ -16,5 +16,5 @@
 """
 
 # The rule primitives are the package's own names (``K.min_deadwood``); their list is melds' __all__.
-from ginenv.kernels.melds import *  # noqa: F403
-from ginenv.kernels.melds import __all__ as __all__
+from ginenv.kernels.meld_search import *  # noqa: F403
+from ginenv.kernels.meld_search import __all__ as __all__

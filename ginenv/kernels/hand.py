@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, PASS
-from ginenv.kernels.melds import (
+from ginenv.kernels.meld_search import (
     CARD_VALUE,
     FULL_DECK,
     KNOCK_KINDS,
@@ -98,7 +98,8 @@ class Phase(enum.IntEnum):
 GIN_BONUS, UNDERCUT_BONUS, BIG_GIN_BONUS, OKLAHOMA, DEAD_HAND_STOCK, DISCARD_TAKEN, TURN_LIMIT = range(7)
 NUM_RULE_ENTRIES = 8
 
-#: Result kinds by code: :class:`ginenv.kernels.melds.KnockKind`'s four, then a dead and a truncated hand.
+#: Result kinds by code: :class:`ginenv.kernels.meld_search.KnockKind`'s four, then a dead and a
+#: truncated hand.
 RESULT_KINDS = (*KNOCK_KINDS, "dead", "truncated")
 NO_RESULT, DEAD, TRUNCATED = -1, len(KNOCK_KINDS), len(KNOCK_KINDS) + 1
 

@@ -26,7 +26,7 @@ from numba.experimental.function_type import _get_wrapper_address
 
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
 from ginenv.kernels import hand as H
-from ginenv.kernels.melds import lowest_card, popcount
+from ginenv.kernels.meld_search import lowest_card, popcount
 from ginenv.plugins import installed
 
 #: A compiled policy's signature: (the hand records (N, RECORD_SIZE), the row, the rule array) -> action.

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from ginenv.experiments.cli import build_parser, main
 from ginenv.experiments.cli.configs import LIST_WIDTH, description_of
-from ginenv.experiments.config import shipped_configs
+from ginenv.experiments.config_loader import shipped_configs
 
 from ginenv.rules import PRESETS
 

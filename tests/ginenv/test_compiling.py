@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 from ginenv.agents.baselines.greedy import GreedyAgent, greedy_discard, greedy_takes
-from ginenv.agents.levels.base import TakeGuard
+from ginenv.agents.levels.level_base import TakeGuard
 
 from ginenv import compiling, gin_rummy_v0
 from ginenv.kernels import hand as H
-from ginenv.kernels import melds
+from ginenv.kernels import meld_search
 
 NOTE_START = compiling.NOTE.partition("{where}")[0]
 
@@ -45,15 +45,15 @@ def test_an_owner_runs_its_bases_and_the_owners_it_names() -> None:
 
 def test_a_kernel_compiled_in_this_process_is_not_pending() -> None:
     owner = object()
-    compiling.register(owner, melds.popcount)
-    melds.popcount(7)  # compiled here or loaded from the cache: either way nothing is left
+    compiling.register(owner, meld_search.popcount)
+    meld_search.popcount(7)  # compiled here or loaded from the cache: either way nothing is left
     assert compiling.pending(owner) == []
 
 
 def test_the_note_is_said_before_a_first_compilation_and_never_from_the_cache(tmp_path: Path) -> None:
     probe = (
         "from ginenv import compiling; compiling.note_once(); "
-        "from ginenv.kernels import melds; melds.popcount(7); print(compiling.said())"
+        "from ginenv.kernels import meld_search; meld_search.popcount(7); print(compiling.said())"
     )
     fresh = _run(tmp_path, "-c", probe)
     assert fresh.stdout.split() == ["True"], fresh.stderr

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ginenv import melds
 from ginenv.cards import NUM_CARDS, cards_of, mask_of, parse_cards
-from ginenv.kernels import melds as kernels
+from ginenv.kernels import meld_search as kernels
 from ginenv.melds import (
     best_arrangement,
     best_arrangements,

@@ -9,9 +9,9 @@ import hashlib
 
 import numpy as np
 import pytest
-from ginenv.agents.levels.hard_kernel import hard_moves
+from ginenv.agents.levels.hard_compiled import hard_moves
 from ginenv.agents.levels.heuristics import interest_cards, partner_cards
-from ginenv.agents.levels.kernels import danger_table
+from ginenv.agents.levels.heuristics_compiled import danger_table
 from ginenv.agents.levels.master import rollout
 from ginenv.agents.levels.master_rollout import rollout_rules
 from ginenv.experiments.eval.luck import deal_delta, load_value

@@ -13,8 +13,8 @@ import os
 
 import numpy as np
 import pytest
+from cut_hands import aec_for, cut_position
 from numba import njit
-from positions import aec_for, cut_position
 
 from ginenv import agents, kernels
 from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_STOCK, KNOCK_BASE, NUM_ACTIONS, action_id, action_name

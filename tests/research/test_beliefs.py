@@ -14,7 +14,7 @@ from ginenv.agents.neural import SHIPPED_CHECKPOINT, opponent_hand_predictor, sh
 
 from ginenv import agents, gin_rummy_v0
 from ginenv.kernels.hand import Phase
-from ginenv.kernels.melds import meldable
+from ginenv.kernels.meld_search import meldable
 from ginenv.observation import decode
 from research.beliefs import (
     PolicyBelief,

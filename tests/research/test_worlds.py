@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from positions import aec_for, cut_position
+from cut_hands import aec_for, cut_position
 
 from ginenv import agents, kernels
 from ginenv.cards import NUM_CARDS, cards_of, mask_of

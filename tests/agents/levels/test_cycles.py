@@ -4,7 +4,7 @@ Taking a discard that does not lower the deadwood, only to throw an equal card (
 3d), is a wasted turn; two players doing it pass the same cards back and forth forever. Every level
 now takes only a discard that can lower its deadwood and then throws only a card that keeps it lower
 than before the take (``ginenv.agents.levels.heuristics.useful_discards`` and
-``ginenv.agents.levels.base.TakeGuard``). Each position below was found in real play of the previous
+``ginenv.agents.levels.level_base.TakeGuard``). Each position below was found in real play of the previous
 code, which took the bait (noted per test).
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from ginenv.agents.levels.heuristics import take_is_useful, useful_discards
-from levels.positions import play_hand
+from levels.scripted_play import play_hand
 from scenarios import DEALER, cards, decide, deck_with, play, position, start
 
 from ginenv import agents

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ginenv.agents.levels.heuristics import deadwood
-from levels.positions import play_hand
+from levels.scripted_play import play_hand
 from scenarios import DEALER, decide, deck_with, play, start
 
 from ginenv.cards import mask_of, parse_cards

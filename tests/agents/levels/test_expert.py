@@ -10,8 +10,8 @@ import random
 import numpy as np
 import pytest
 from ginenv.agents.levels.expert import ExpertAgent, meld_probability
-from levels.positions import late_position, play_out
-from levels.positions import play_hand as play_whole_hand
+from levels.scripted_play import late_position, play_out
+from levels.scripted_play import play_hand as play_whole_hand
 from scenarios import decide as act
 from scenarios import position
 

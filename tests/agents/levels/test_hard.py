@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from ginenv.agents.levels.hard import HardAgent
 from ginenv.agents.levels.heuristics import discard_scores
-from levels.positions import play_hand
+from levels.scripted_play import play_hand
 from scenarios import DEALER, decide, deck_with, play, start
 
 from ginenv import agents

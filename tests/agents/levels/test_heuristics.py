@@ -21,7 +21,7 @@ from ginenv.agents.levels.heuristics import (
     take_is_useful,
     useful_discards,
 )
-from ginenv.agents.levels.kernels import AVOIDED_FACTOR, TAKEN_WEIGHT
+from ginenv.agents.levels.heuristics_compiled import AVOIDED_FACTOR, TAKEN_WEIGHT
 
 from ginenv.cards import FULL_DECK, mask_of, parse_cards
 from ginenv.melds import deadwood_of_mask
@@ -144,7 +144,7 @@ def test_stock_value_is_the_mean_best_score_over_the_draws() -> None:
 
 def test_useful_discards_follow_their_definition_on_random_hands() -> None:
     """``dw(hand - d) < dw(hand - taken)`` for ``d != taken``, checked card by card (the compiled
-    :func:`ginenv.agents.levels.kernels.useful_discards` loops over bits)."""
+    :func:`ginenv.agents.levels.heuristics_compiled.useful_discards` loops over bits)."""
     rng = np.random.default_rng(3)
     for trial in range(300):
         # Half the hands from a few ranks of two suits, where melds and equal cards are common.

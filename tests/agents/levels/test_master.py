@@ -9,7 +9,7 @@ from ginenv.agents.arena import play_game
 from ginenv.agents.levels.belief import Knock
 from ginenv.agents.levels.master import MasterAgent, Option, meld_rate, rollout, simulate_options
 from ginenv.agents.levels.master_rollout import policy_discard, policy_discard_safe, rollout_rules
-from levels.positions import late_position
+from levels.scripted_play import late_position
 from scenarios import cards
 
 from ginenv import agents, gin_rummy_v0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from levels.positions import play_hand
+from levels.scripted_play import play_hand
 from scenarios import DEALER, decide, deck_with, play, start
 
 

@@ -156,7 +156,7 @@ def never_built(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError(f"a network was built for a refused checkpoint: {args} {kwargs}")
 
     # The checkpoint module builds the network (the package only re-exports MaskedPolicy).
-    monkeypatch.setattr(neural.checkpoint, "MaskedPolicy", boom)
+    monkeypatch.setattr(neural.policy_file, "MaskedPolicy", boom)
 
 
 def altered(change: Callable[[dict], None]) -> dict:

@@ -10,7 +10,7 @@ import pytest
 from ginenv.experiments.cli import main
 from ginenv.experiments.cli.configs import missing_needs, needs_of
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval.config import (
+from ginenv.experiments.eval.ladder_config import (
     LadderFile,
     copy_shipped_config,
     load_dataclass_yaml,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from ginenv.experiments.cli import main
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval.config import apply_overrides, load_dataclass_yaml
 from ginenv.experiments.eval.harness import HarnessError
+from ginenv.experiments.eval.ladder_config import apply_overrides, load_dataclass_yaml
 from ginenv.experiments.train.args import Args
 
 

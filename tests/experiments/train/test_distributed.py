@@ -15,10 +15,10 @@ import pytest
 import torch
 from extras import needs_extra
 from ginenv.agents.neural import read_checkpoint
-from ginenv.experiments.train.checkpoints import load_training_checkpoint
+from ginenv.experiments.train.actor_critic import ActorCritic
 from ginenv.experiments.train.distributed import init_ray
-from ginenv.experiments.train.networks import ActorCritic
 from ginenv.experiments.train.ppo import train
+from ginenv.experiments.train.training_checkpoints import load_training_checkpoint
 
 from ginenv import agents
 

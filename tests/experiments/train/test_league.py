@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from ginenv.agents.levels.hard_kernel import hard_moves
+from ginenv.agents.levels.hard_compiled import hard_moves
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.experiments.train.league import COMPILED_OPPONENTS, PFSP_HANDS, League, drawn_fixed
 

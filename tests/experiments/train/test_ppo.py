@@ -12,15 +12,15 @@ import torch
 from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.cli import main
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train import networks
-from ginenv.experiments.train.league import COMPILED_OPPONENTS
-from ginenv.experiments.train.networks import (
+from ginenv.experiments.train import actor_critic
+from ginenv.experiments.train.actor_critic import (
     ORACLE_SIZE,
     ActorCritic,
     matmul_precision,
     network_weights,
     resolved_precision,
 )
+from ginenv.experiments.train.league import COMPILED_OPPONENTS
 from ginenv.experiments.train.ppo import Args, train
 from ginenv.experiments.train.rollouts import RolloutWorker
 
@@ -149,11 +149,11 @@ def test_bfloat16_matrix_products_train_and_save_fp32_weights(tiny, scalars) -> 
 def test_auto_precision_is_bf16_only_where_native(monkeypatch: pytest.MonkeyPatch) -> None:
     cpu = torch.device("cpu")
     assert resolved_precision("fp32", cpu) == "fp32" and resolved_precision("bf16", cpu) == "bf16"
-    monkeypatch.setattr(networks, "native_bf16", lambda device: True)
+    monkeypatch.setattr(actor_critic, "native_bf16", lambda device: True)
     assert resolved_precision("auto", cpu) == "bf16"
     with matmul_precision("auto", cpu):
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
-    monkeypatch.setattr(networks, "native_bf16", lambda device: False)
+    monkeypatch.setattr(actor_critic, "native_bf16", lambda device: False)
     assert resolved_precision("auto", cpu) == "fp32"
     with matmul_precision("auto", cpu):
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float32

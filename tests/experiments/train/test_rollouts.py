@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from ginenv.experiments.train.networks import ORACLE_SIZE, ORACLE_STOCK, ActorCritic, network_weights
+from ginenv.experiments.train.actor_critic import ORACLE_SIZE, ORACLE_STOCK, ActorCritic, network_weights
 from ginenv.experiments.train.ppo import learner_batch, learner_gae, potential_shaping
 from ginenv.experiments.train.rollouts import (
     RolloutWorker,

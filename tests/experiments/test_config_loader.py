@@ -1,4 +1,4 @@
-"""Config loading has one home (ginenv.experiments.config) that evaluation and training share; rules
+"""Config loading has one home (ginenv.experiments.config_loader) that evaluation and training share; rules
 are resolved by ginenv.rules; the command line parses each value once, as argparse reads it."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import pickle
 from pathlib import Path
 
 import pytest
-from ginenv.experiments import config
+from ginenv.experiments import config_loader
 from ginenv.experiments.cli import build_parser
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.eval import config as eval_config
+from ginenv.experiments.eval import ladder_config
 from ginenv.experiments.eval.harness import EvalConfig
 from ginenv.experiments.eval.units import run_chunk
 from ginenv.experiments.train.args import Args
@@ -28,28 +28,28 @@ def test_rules_are_resolved_by_the_rules_module() -> None:
     with pytest.raises(RulesError, match="known presets"):
         resolve_rules("nope")
     # The old import path still works, and is the same function.
-    assert eval_config.resolve_rules is resolve_rules
+    assert ladder_config.resolve_rules is resolve_rules
 
 
 def test_evaluation_and_training_load_through_one_loader(tmp_path: Path) -> None:
     for name in ("load_dataclass_yaml", "apply_overrides", "shipped_configs", "copy_shipped_config"):
-        assert getattr(eval_config, name) is getattr(config, name)
+        assert getattr(ladder_config, name) is getattr(config_loader, name)
     bad = tmp_path / "c.yaml"
     # The same mistakes are refused in the same words by both kinds of config.
     bad.write_text("agents: [random, greedy]\ncolour: red\n")
     with pytest.raises(UsageError, match=rf"unknown setting\(s\) in {bad}: colour; known settings: agents"):
-        eval_config.load_ladder_file(bad)
+        ladder_config.load_ladder_file(bad)
     bad.write_text("seed: 1\ncolour: red\n")
     with pytest.raises(
         UsageError, match=rf"unknown setting\(s\) in {bad}: colour; known settings: anneal_lr"
     ):
-        config.load_dataclass_yaml(bad, Args)
-    for cls in (eval_config.LadderFile, Args):
+        config_loader.load_dataclass_yaml(bad, Args)
+    for cls in (ladder_config.LadderFile, Args):
         bad.write_text("1: 2\n")
         with pytest.raises(UsageError, match="setting names must be strings, got 1; known settings: "):
-            config.settings_of(config.read_config(bad), cls, str(bad))
+            config_loader.settings_of(config_loader.read_config(bad), cls, str(bad))
     with pytest.raises(UsageError, match="must be a mapping of settings"):
-        config.settings_of([1, 2], Args, "x")
+        config_loader.settings_of([1, 2], Args, "x")
 
 
 def test_a_ladder_file_is_checked_once_and_trusted_below(tmp_path: Path) -> None:
@@ -57,15 +57,15 @@ def test_a_ladder_file_is_checked_once_and_trusted_below(tmp_path: Path) -> None
     path.write_text("agents: [random, greedy]\nturn_limit: 0\n")
     # The one turn-limit check (ginenv.engine.check_turn_limit) names the file's setting.
     with pytest.raises(UsageError, match=rf"{path}: turn_limit must be a positive integer \(draws per hand"):
-        eval_config.load_ladder_file(path)
+        ladder_config.load_ladder_file(path)
     path.write_text("agents: [random, greedy]\nseed: random\nturn_limit: 40\nrules: {knock_limit: 7}\n")
-    spec = eval_config.load_ladder_file(path)
-    cfg = eval_config.to_eval_config(spec, ["random", "greedy"])
+    spec = ladder_config.load_ladder_file(path)
+    cfg = ladder_config.to_eval_config(spec, ["random", "greedy"])
     assert isinstance(cfg.seed, int) and cfg.seed >= 0 and cfg.turn_limit == 40
     assert cfg.rules == Rules(knock_limit=7)
     spec.rules = "nope"
     with pytest.raises(UsageError, match="rules: unknown rules preset 'nope'"):
-        eval_config.to_eval_config(spec, ["random", "greedy"])
+        ladder_config.to_eval_config(spec, ["random", "greedy"])
 
 
 def test_options_are_typed_as_argparse_reads_them() -> None:

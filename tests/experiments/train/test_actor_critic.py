@@ -1,4 +1,4 @@
-"""The networks of a PPO run (ginenv.experiments.train.networks): masking of illegal actions, exactly
+"""The networks of a PPO run (ginenv.experiments.train.actor_critic): masking of illegal actions, exactly
 zero probability and no share of the entropy, sampling only legal actions, and an oracle critic
 whose inputs only the value reads."""
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic, masked_log_probs, sample_actions
+from ginenv.experiments.train.actor_critic import ORACLE_SIZE, ActorCritic, masked_log_probs, sample_actions
 from scenarios import DEALER, deck_with, play, start
 
 from ginenv.actions import NUM_ACTIONS, action_id, action_name

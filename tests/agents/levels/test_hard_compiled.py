@@ -1,4 +1,4 @@
-"""The compiled hard level (ginenv.agents.levels.hard_kernel) plays exactly like HardAgent.
+"""The compiled hard level (ginenv.agents.levels.hard_compiled) plays exactly like HardAgent.
 
 Whole hands go through the batched engine, each slot a hard seat against hard, greedy or random, or
 a seat that draws at random and discards as hard; at every decision of a hard seat the compiled
@@ -15,7 +15,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from ginenv.agents.levels.hard import HardAgent
-from ginenv.agents.levels.hard_kernel import hard_action, hard_actions, hard_moves
+from ginenv.agents.levels.hard_compiled import hard_action, hard_actions, hard_moves
 
 from ginenv.actions import BIG_GIN, DRAW_DISCARD, KNOCK_BASE, NUM_ACTIONS, action_name
 from ginenv.kernels import hand as H

@@ -1,10 +1,10 @@
-"""The base class of the heuristic levels (ginenv.agents.levels.base): one turn dispatch for all."""
+"""The base class of the heuristic levels (ginenv.agents.levels.level_base): one turn dispatch for all."""
 
 from __future__ import annotations
 
 import pytest
 from ginenv.agents.base import Agent, Observation
-from ginenv.agents.levels.base import HeuristicAgent
+from ginenv.agents.levels.level_base import HeuristicAgent
 from scenarios import decide, position
 
 from ginenv import agents

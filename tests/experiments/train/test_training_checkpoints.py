@@ -1,6 +1,6 @@
-"""Training checkpoints (ginenv.experiments.train.checkpoints): a run resumes with everything restored,
-a run starts from another's networks (an oracle critic from a plain one), and policy-only, reshaped,
-tampered or torn checkpoints are refused before anything is loaded."""
+"""Training checkpoints (ginenv.experiments.train.training_checkpoints): a run resumes with
+everything restored, a run starts from another's networks (an oracle critic from a plain one), and
+policy-only, reshaped, tampered or torn checkpoints are refused before anything is loaded."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import torch
 from ginenv.agents.neural import OBS_FORMAT, CheckpointError, MaskedPolicy, read_checkpoint, save_checkpoint
 from ginenv.experiments.cli import main
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train.checkpoints import load_training_checkpoint, start_from
-from ginenv.experiments.train.networks import ORACLE_SIZE, ActorCritic
+from ginenv.experiments.train.actor_critic import ORACLE_SIZE, ActorCritic
 from ginenv.experiments.train.ppo import Args, train
+from ginenv.experiments.train.training_checkpoints import load_training_checkpoint, start_from
 
 from ginenv import agents
 

@@ -1,4 +1,4 @@
-"""Scripted play shared by the level tests (``from levels.positions import ...``).
+"""Scripted play shared by the level tests (``from levels.scripted_play import ...``).
 
 Built on ``scenarios`` (decks and observations from card names): :func:`late_position`, a position
 late in a hand with a random spread of discards; :func:`play_out`, a dealt hand played to its end by
