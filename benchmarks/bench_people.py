@@ -388,34 +388,52 @@ def ordering(
     ladder: Any,
 ) -> dict[str, Any]:
     """Per run, whether the people's estimates order the players as the ladder does, and after how
-    many hands: their stored hands in the order played, the first count from which the order stays
-    right to the end (None: not right at the end), and for each adjacent pair of players the first
-    count from which their intervals stay apart, the stronger above (None: not apart at the end)."""
-    from ginenv.experiments.play.people import hands_of, standing
+    many hands (:func:`_over_hands`); and ``pooled``: the same with each player's hands of every run
+    taken as one person's, run after run (the runs' deals are all different: one person playing
+    ``runs`` times as many hands), with each player's estimate and whether its interval holds the
+    ladder's rating at the end."""
+    from ginenv.experiments.play.people import hands_of
 
     names = _order({p.player: truth[p.player] for p in people})
-    pairs = list(itertools.pairwise(names))
+    hands = {id(p): hands_of(stored.get(p.cookie or "", [])) for p in people}
     runs = []
     for run in sorted({p.run for p in people}):
-        mine = {p.player: hands_of(stored.get(p.cookie or "", [])) for p in people if p.run == run}
-        n = min(len(h) for h in mine.values())
-        ordered_at: list[bool] = []
-        apart_at: dict[tuple[str, str], list[bool]] = {pair: [] for pair in pairs}
-        for k in range(1, n + 1):
-            now = {name: standing(hands[:k], ladder, PRESET) for name, hands in mine.items()}
-            ordered_at.append(_order({name: now[name]["rating"] for name in names}) == names)
-            for low, high in pairs:
-                apart_at[(low, high)].append(now[low]["high"] < now[high]["low"])
-        runs.append(
-            {
-                "run": run,
-                "hands": n,
-                "ordered": bool(ordered_at and ordered_at[-1]),
-                "ordered_from": _stays_true_from(ordered_at),
-                "apart_from": {f"{a}<{b}": _stays_true_from(v) for (a, b), v in apart_at.items()},
-            }
-        )
-    return {"players": names, "runs": runs}
+        mine = {p.player: hands[id(p)] for p in people if p.run == run}
+        runs.append({"run": run, **_over_hands(mine, names, ladder)})
+    pooled = {
+        name: [h for p in sorted(people, key=lambda p: p.run) if p.player == name for h in hands[id(p)]]
+        for name in names
+    }
+    whole = _over_hands(pooled, names, ladder)
+    for name, estimate in whole["estimates"].items():
+        estimate["covered"] = estimate["low"] <= truth[name] <= estimate["high"]
+    return {"players": names, "runs": runs, "pooled": whole}
+
+
+def _over_hands(mine: dict[str, list[Any]], names: list[str], ladder: Any) -> dict[str, Any]:
+    """The people ``mine`` (player -> hands in the order played) after each count of hands: whether
+    their estimates are in the ladder's order ``names``, the first count from which that stays so to
+    the end (None: not so at the end), for each adjacent pair the first count from which their
+    intervals stay apart, the stronger above (None: not apart at the end), and the estimates at the end."""
+    from ginenv.experiments.play.people import standing
+
+    n = min(len(h) for h in mine.values())
+    pairs = list(itertools.pairwise(names))
+    ordered_at: list[bool] = []
+    apart_at: dict[tuple[str, str], list[bool]] = {pair: [] for pair in pairs}
+    now: dict[str, dict[str, Any]] = {}
+    for k in range(1, n + 1):
+        now = {name: standing(hands[:k], ladder, PRESET) for name, hands in mine.items()}
+        ordered_at.append(_order({name: now[name]["rating"] for name in names}) == names)
+        for low, high in pairs:
+            apart_at[(low, high)].append(now[low]["high"] < now[high]["low"])
+    return {
+        "hands": n,
+        "ordered": bool(ordered_at and ordered_at[-1]),
+        "ordered_from": _stays_true_from(ordered_at),
+        "apart_from": {f"{a}<{b}": _stays_true_from(v) for (a, b), v in apart_at.items()},
+        "estimates": {name: {k: now[name][k] for k in ("rating", "low", "high")} for name in now},
+    }
 
 
 def _stays_true_from(flags: list[bool]) -> int | None:
@@ -736,6 +754,21 @@ def print_table(f: dict[str, Any]) -> None:
     for r in runs:
         apart = ", ".join(f"{pair} {_at(k)}" for pair, k in r["apart_from"].items())
         print(f"  run {r['run'] + 1}: ordered {_at(r['ordered_from'])}; intervals apart: {apart}")
+    whole = f["ordering"]["pooled"]
+    apart = ", ".join(f"{pair} {_at(k)}" for pair, k in whole["apart_from"].items())
+    print(
+        f"  the runs taken as one person a player ({whole['hands']} hands each): ordered "
+        f"{_at(whole['ordered_from'])}; intervals apart: {apart}"
+    )
+    held = sum(e["covered"] for e in whole["estimates"].values())
+    print(
+        "    estimates: "
+        + ", ".join(
+            f"{name} {e['rating']:+.2f} [{e['low']:+.2f}, {e['high']:+.2f}]"
+            for name, e in whole["estimates"].items()
+        )
+        + f"; {held} of {len(whole['estimates'])} intervals hold the ladder's rating"
+    )
     s = f["spread"]
     if s["sd"] is not None:
         print(

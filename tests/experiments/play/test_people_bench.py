@@ -165,6 +165,7 @@ def test_a_quick_run_fills_the_store_and_ginenv_people_agrees(
     # The figures: coverage over the two people, the ordering of the run, the spread and hands needed.
     assert f["coverage"]["overall"]["people"] == 2 and 0 <= f["coverage"]["overall"]["low"] <= 1
     assert f["ordering"]["players"] == ["easy", "expert"] and f["ordering"]["runs"][0]["hands"] == 6
+    assert f["ordering"]["pooled"]["hands"] == 6  # one run: the pooled person is the run's
     assert f["spread"]["sd"] > 0 and f["hands_needed"][0]["pair"] == "easy<expert"
     for name in ("bench_people.json", "bench_people.png", "people.csv", "people.png"):
         assert (out / name).stat().st_size > 0
