@@ -1,7 +1,7 @@
 """Scripted people: computer players of known ladder rating play the play server as people do, and
 ``ginenv people`` is held to what their ratings predict.
 
-    python benchmarks/bench_people.py                   # 5 players x 3 runs x 30 hands, ~5 min
+    python benchmarks/bench_people.py                   # 5 players x 3 runs x 50 hands, ~5 min
     python benchmarks/bench_people.py --quick --json    # 2 players x 1 run x 6 hands (the test)
     python benchmarks/bench_people.py --runs 8 --hands 40 --out people-run   # the docs' run
 
@@ -84,7 +84,7 @@ from play_load_checks import cpu_seconds
 PRESET = "standard"
 DEFAULT_PLAYERS = ("easy", "normal", "hard", "expert", "neural")
 DEFAULT_OPPONENTS = ("easy", "normal", "hard", "expert")
-DEFAULT_HANDS = 30
+DEFAULT_HANDS = 50
 DEFAULT_RUNS = 3
 #: ``--quick``: two people, a few hands, one level (the test's run).
 QUICK: dict[str, Any] = {"players": ("easy", "expert"), "opponents": ("normal",), "hands": 6, "runs": 1}
