@@ -1,9 +1,8 @@
 """Scripted people: computer players of known ladder rating play the play server as people do, and
 ``ginenv people`` is held to what their ratings predict.
 
-    python benchmarks/bench_people.py                   # 5 players x 3 runs x 50 hands, 3 to 5 min
+    python benchmarks/bench_people.py --out people-run  # the docs' run: 5 players x 8 runs x 40 hands, ~7 min
     python benchmarks/bench_people.py --quick --json    # 2 players x 1 run x 6 hands (the test)
-    python benchmarks/bench_people.py --runs 8 --hands 40 --out people-run   # the docs' run
 
 It starts ``ginenv play --no-browser --port 0`` (the real server, in its own process) on a fresh
 state folder, as ``bench_play_load.py`` does, and then plays **scripted people**: each a client
@@ -50,8 +49,8 @@ on the store the people filled and checks it (exit status 1 if a check fails):
   played it of ``r_player - r_level``, within the report's interval widened to hold jointly over
   the levels (Bonferroni); a level played by one person has no interval and is not checked. This
   check is statistical: with people whose ratings are what the ladder says it still misses by
-  chance in up to 1 run in 20 (seed 0's default run is one: its 15 people took +0.12 a hand from
-  ``easy`` where +6.38 is predicted; the 40 people of ``--runs 8 --hands 40`` took +5.07). The
+  chance in up to 1 run in 20 (seed 0's ``--runs 3 --hands 50`` is one: its 15 people took +0.12 a hand from
+  ``easy`` where +6.38 is predicted; the 40 people of the default run took +5.07). The
   other checks are exact.
 
 ``--json`` prints the figures as one JSON object instead; ``--out DIR`` keeps the store
@@ -88,8 +87,8 @@ from play_load_checks import cpu_seconds
 PRESET = "standard"
 DEFAULT_PLAYERS = ("easy", "normal", "hard", "expert", "neural")
 DEFAULT_OPPONENTS = ("easy", "normal", "hard", "expert")
-DEFAULT_HANDS = 50
-DEFAULT_RUNS = 3
+DEFAULT_HANDS = 40
+DEFAULT_RUNS = 8
 #: ``--quick``: two people, a few hands, one level (the test's run).
 QUICK: dict[str, Any] = {"players": ("easy", "expert"), "opponents": ("normal",), "hands": 6, "runs": 1}
 #: People playing at once (threads of this process; the server is one process beside it).
