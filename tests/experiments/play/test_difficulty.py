@@ -17,7 +17,7 @@ import pytest
 from ginenv.experiments.cli import main
 from ginenv.experiments.eval.ladder_data import ladder_ratings
 from ginenv.experiments.play.db import DB_FILE
-from ginenv.experiments.play.people import Hand, record_hands
+from ginenv.experiments.play.people import Hand, forget, record_hands
 from play.serving import small_store
 
 # Person -> (level, points, luck) of each hand: margins (points - luck) chosen so that the answer is known.
@@ -75,6 +75,26 @@ def test_the_report_averages_each_person_first_and_sets_the_ladder_beside(
         assert [row["level"] for row in csv.DictReader(fh)] == ["retired_bot", "easy", "hard"]
     assert (tmp_path / "out" / "people.png").read_bytes()[:4] == b"\x89PNG"
     assert _digest(state / DB_FILE) == before  # read only
+
+
+def test_a_forgotten_person_leaves_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # DELETE /api/me runs forget(); the report read afterwards no longer counts that person anywhere.
+    state = _store(tmp_path)
+    store = small_store(tmp_path)
+    with store.db.transaction() as db:
+        assert forget(db, "ann")["hands"] == 3
+    store.close()
+    assert main(["people", "--state-dir", str(state), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["people"], report["hands"]) == (2, 5)
+    rows = {row["level"]: row for row in report["levels"]}
+    # easy: bob -3 and cid +6 are left; hard: cid's +2 alone, so no interval.
+    assert (rows["easy"]["people"], rows["easy"]["margin"]) == (2, pytest.approx(1.5))
+    assert (rows["hard"]["people"], rows["hard"]["margin"], rows["hard"]["low"]) == (
+        1,
+        pytest.approx(2.0),
+        None,
+    )
 
 
 def test_the_table_names_each_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
