@@ -87,9 +87,9 @@ EXTRAS = {"sb3", "ray", "torchrl", "rllib", "tianshou", "baselines", "docs", "pl
 SAMPLE = (
     "tests/ginenv/test_cards.py",
     "tests/agents/test_specs.py",
-    "tests/experiments/test_config.py",
+    "tests/experiments/test_config_loader.py",
     "--deselect",
-    "tests/experiments/test_config.py::test_workers_receive_the_checked_config_not_a_dict_to_parse_again",
+    "tests/experiments/test_config_loader.py::test_workers_receive_the_checked_config_not_a_dict_to_parse_again",
     "tests/research/test_worlds.py::test_rollout_of_sampled_worlds_and_bad_worlds",
     "tests/support/test_extras.py",
     "tests/experiments/train/test_sb3.py",
