@@ -573,7 +573,7 @@ def test_a_deprecated_alias_is_no_unreached_module(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- shared module names
 
 
-def test_modules_that_share_a_name_are_found_but_not_packages_or_aliases(tmp_path: Path) -> None:
+def test_modules_and_packages_that_share_a_name_are_found_but_not_aliases(tmp_path: Path) -> None:
     write_tree(
         tmp_path,
         {
@@ -584,20 +584,23 @@ def test_modules_that_share_a_name_are_found_but_not_packages_or_aliases(tmp_pat
             "experiments/train/config.py": "",  # three of one name: a finding for each but the first
             "experiments/cli/__main__.py": "",  # __main__ and __init__ are names Python gives
             "agents/clients/__main__.py": "",
-            "agents/kernels.py": "",  # a module named like a package (ginenv.kernels) is no module pair
+            "ginenv/kernels/__init__.py": "",
+            "agents/kernels.py": "",  # a module named like a package: the module is the one to rename
             "agents/levels/melds.py": '__deprecated_alias__ = "ginenv.agents.levels.meld_search"\n',
             "agents/levels/meld_search.py": "",
         },
     )
     found = findings(tmp_path, "shared-module-name")
     assert [f.split(": ")[1] for f in found] == [
+        "agents/kernels.py:1",
         "experiments/eval/config.py:1",
         "experiments/train/config.py:1",
         "ginenv/melds.py:1",
     ]
-    assert found[0].startswith(
+    assert found[1].startswith(
         "shared-module-name: experiments/eval/config.py:1: ginenv.experiments.eval.config shares its "
         "name with ginenv.experiments.config, ginenv.experiments.train.config: name each module after "
         "what it holds"
     )
-    assert "ginenv.melds shares its name with ginenv.kernels.melds:" in found[2]
+    assert "ginenv.agents.kernels shares its name with ginenv.kernels:" in found[0]
+    assert "ginenv.melds shares its name with ginenv.kernels.melds:" in found[3]

@@ -56,9 +56,9 @@ The rules, each a function of a :class:`Tree` returning :class:`Finding` s:
     alias (a module that sets ``__deprecated_alias__``, :mod:`ginenv.deprecation`) is left out:
     it is kept for the code of users, which imports it by its old path.
 ``shared-module-name`` (:func:`shared_module_names`)
-    No two modules of the package share a name (the last part of their dotted names; packages'
-    ``__init__`` and ``__main__`` left out, and so are deprecated aliases): a reader who meets
-    ``config`` or ``melds`` must know which one is meant. Name each module after what it holds.
+    No two modules or packages of the package share a name (the last part of their dotted names;
+    ``__main__`` left out, and so are deprecated aliases): a reader who meets ``config``,
+    ``melds`` or ``play`` must know which one is meant. Name each module after what it holds.
 ``unsandboxed-process`` (:func:`unsandboxed_processes`)
     No module of the package starts a program but the sandbox (:data:`PROCESS_STARTERS`:
     ``ginenv.agents.sandbox`` and its launcher): no call of ``subprocess.Popen``, ``run``, ``call``,
@@ -661,8 +661,13 @@ def shared_module_names(tree: Tree) -> list[Finding]:
     by_name: dict[str, list[str]] = {}
     for name, module in sorted(tree.modules.items()):
         last = name.rpartition(".")[2]
-        if not module.is_package and last != "__main__" and module.alias_of is None:
+        # A package counts as a room too: a module named like a package elsewhere (cli.play beside
+        # the play package) is the same two-rooms-one-name a reader trips on.
+        if last != "__main__" and module.alias_of is None:
             by_name.setdefault(last, []).append(name)
+    for names in by_name.values():
+        # The package keeps the name and the module is the one reported: it is the room to rename.
+        names.sort(key=lambda name: (not tree.modules[name].is_package, name))
     return [
         Finding(
             "shared-module-name",

@@ -37,7 +37,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ginenv.experiments.cli import configs, evaluation, games, play, training
+from ginenv.experiments.cli import configs, evaluation, games, play_command, training
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.harness import AgentError
 from ginenv.experiments.stopping import Stopped, exit_promptly, stop_on_signals
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation.add_parsers(sub)  # ladder, match, rate, compare
     games.add_demo_parser(sub)
     training.add_parsers(sub)  # train, export-sb3, exploit
-    play.add_parser(sub)
+    play_command.add_parser(sub)
     configs.add_parser(sub)
     games.add_replay_parser(sub)
     return parser

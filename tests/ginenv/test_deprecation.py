@@ -26,6 +26,7 @@ MOVED = {
     "ginenv.experiments.eval.run_config": "ginenv.experiments.eval.eval_config",
     "ginenv.experiments.train.checkpoints": "ginenv.experiments.train.training_checkpoints",
     "ginenv.experiments.train.networks": "ginenv.experiments.train.actor_critic",
+    "ginenv.experiments.cli.play": "ginenv.experiments.cli.play_command",
 }
 
 
