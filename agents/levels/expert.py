@@ -58,7 +58,7 @@ from ginenv.kernels import best_discards, min_deadwood
 from ginenv.observation import MAX_STOCK, SeatView
 from ginenv.rules import Rules
 
-# --------------------------------------------------------------------------- numba kernels
+# ------------------------------------------------------------------------ compiled functions
 
 
 @njit(cache=True)

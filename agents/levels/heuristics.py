@@ -2,7 +2,7 @@
 
 Everything works on card bitmasks (``ginenv.cards``: bit ``c`` set for card ``c``) read from an
 observation with :func:`ginenv.observation.decode`, so an agent sees nothing but its own seat's view.
-The functions are thin typed wrappers around the numba kernels of :mod:`.heuristics_compiled` and
+The functions are thin typed wrappers around the compiled functions of :mod:`.heuristics_compiled` and
 of :mod:`ginenv.kernels` (the deadwood search, the showdown, and
 :func:`ginenv.agents.levels.heuristics_compiled.useful_discards`, the one home of the useful-take
 rule, shared with the batched engine's greedy opponent). Their names and meanings are stable: every
@@ -14,7 +14,7 @@ Vocabulary used throughout:
 * **after-draw deadwood** of a 10-card hand ``h`` and a drawn card ``c``: the least deadwood after
   adding ``c`` and discarding the best card, ``min_x dw(h + c - x)``. When ``c`` can be in no meld
   of ``h + c`` it is plain deadwood, so the value is ``min(dw(h), value(c) + min_x dw(h - x))``
-  without any new search (the kernels use this shortcut for most unseen cards).
+  without any new search (the compiled functions use this shortcut for most unseen cards).
 * **outs** of a 10-card hand: the candidate cards (usually the unseen ones) whose draw lowers the
   after-draw deadwood below ``dw(h)``; **meld outs**: those that would be melded; **gin outs**:
   those that give deadwood 0 after the best discard.

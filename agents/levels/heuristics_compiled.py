@@ -1,9 +1,9 @@
-"""The compiled kernels of the heuristic levels: the hot loops behind :mod:`.heuristics`.
+"""The heuristic levels' card evaluation compiled: the hot loops behind :mod:`.heuristics`.
 
 numba functions (``cache=True``) over card bitmasks, built on the compiled rule primitives of
 :mod:`ginenv.kernels` (the one home of the deadwood search and the showdown). The words they use
 (after-draw deadwood, expected cost, danger, ...) are defined in the docstring of
-:mod:`.heuristics`, whose typed functions wrap these; the levels call the kernels directly only
+:mod:`.heuristics`, whose typed functions wrap these; the levels call these directly only
 inside their own numba code (:mod:`.expert`, :mod:`.belief`, :mod:`.master`). The take guard's
 rule (:func:`useful_discards`, :func:`take_guarded`) is here too, compiled once for every level:
 :class:`.level_base.TakeGuard`, the compiled ``hard`` and ``greedy`` read it.

@@ -75,7 +75,7 @@ from ginenv.agents.levels.master_rollout import (
     policy_takes,
     rollout_rules,
 )
-from ginenv.agents.levels.master_rollout import rollout as rollout_kernel
+from ginenv.agents.levels.master_rollout import rollout as compiled_rollout
 from numba import njit
 
 from ginenv import compiling
@@ -127,7 +127,7 @@ def rollout(
     for me."""
     s = np.empty((1, H.RECORD_SIZE), dtype=np.int64)
     H.set_position(s, 0, me, opp, stock, top, H.Phase.DRAW, mover, limit)
-    return rollout_kernel(s, 0, cfg, 0, traps, trap_stock, feed_cost, partner_cost)
+    return compiled_rollout(s, 0, cfg, 0, traps, trap_stock, feed_cost, partner_cost)
 
 
 @njit(cache=True)
@@ -198,7 +198,7 @@ def simulate_options(
             if H.apply(s, 0, first, cfg):
                 out[w, i] = 0.0  # a dead hand at once
             else:
-                out[w, i] = rollout_kernel(s, 0, cfg, 0, traps[w], trap_stock, feed_cost, partner_cost)
+                out[w, i] = compiled_rollout(s, 0, cfg, 0, traps[w], trap_stock, feed_cost, partner_cost)
     return out
 
 

@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         args.run_folder = None
         if args.command in ENGINE_COMMANDS:
-            # Whatever the command runs that is not compiled yet (the engine, an agent's kernels, the
+            # Whatever the command runs that is not compiled yet (the engine, an agent's compiled code, the
             # harness's) compiles when first called: the note is said just before (ginenv.compiling).
             from ginenv.compiling import note_once
 

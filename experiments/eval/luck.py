@@ -265,7 +265,7 @@ def _read_value(path: Path) -> LuckValue:
     return parse_value(doc, path)
 
 
-# ---------------------------------------------------------------------------- the kernels
+# ---------------------------------------------------------------------- the compiled functions
 
 
 @njit(cache=True)

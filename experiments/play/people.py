@@ -86,7 +86,7 @@ class Hand:
 
 
 def warm_up() -> None:
-    """Load (or, on a first run, compile) the luck's kernels now, so that no person's first finished
+    """Load (or, on a first run, compile) the luck's compiled code now, so that no person's first finished
     hand waits for them (the play command calls this before it serves)."""
     state_luck(HandState(Rules(), dealer=0, deck=list(range(52))))
 
