@@ -13,7 +13,7 @@ worlds for every simulated decision) would choose from that seat's observation:
   taken (a take withdrawn by a later discard of the card is left out, as the model does), a pass
   event for each card passed over, a discard event for each card discarded. With the shipped
   ``BeliefParams.memory`` of 1 an event's factor does not depend on when it was seen, so the sets
-  say all the model knows (:data:`MEMORY` is checked at import);
+  say what the model knows but the order it learnt it in (:data:`MEMORY` is checked at import);
 * **the worlds** are sampled from that model with :class:`.belief.OpponentModel`'s own kernels
   (:func:`.belief.sample_subsets`, the hand-quality tilt), in the same order and from the same
   kinds of uniform draws as the Python level, and scored by :func:`.master.simulate_options` (the
@@ -23,16 +23,21 @@ worlds for every simulated decision) would choose from that seat's observation:
   are :meth:`.master.MasterAgent.choose_discard` and :meth:`~.master.MasterAgent.wants_top` line by
   line.
 
-**Exact, with the same generator.** Given a :class:`numpy.random.Generator` in the state the
-level's ``rng`` is in, :func:`master_action` draws the same uniforms in the same order (numba's
-``Generator.random`` is numpy's, bit for bit, and advances the generator passed in), so it plays
-the level's move and leaves the generator where the level leaves it;
-``tests/agents/levels/test_master_compiled.py`` plays whole hands of the standard, seed 004 and
-Oklahoma rules through both, move for move. The one place the two computations part is below the
-last bit: the model's log-weights are summed over the events in the sets' order (passes, takes,
-discards, by card) where the Python model sums them in the order it saw them, so a weight may
-differ in its last bit; a decision changes only if a uniform falls within that bit of a threshold.
-Not one of the decisions the test plays does.
+**Exact with the same generator, but for the last bits of the weights.** Given a
+:class:`numpy.random.Generator` in the state the level's ``rng`` is in, :func:`master_action` draws
+the same uniforms in the same order (numba's ``Generator.random`` is numpy's, bit for bit, and
+advances the generator passed in) and computes what the level computes in the same order, numpy's
+pairwise sums included (:func:`np_sum`), so wherever its opponent model equals the level's bit
+for bit it plays the level's move and leaves the generator where the level leaves it
+(``tests/agents/levels/test_master_compiled.py`` plays whole hands of the standard, seed 004 and
+Oklahoma rules through both and checks every such decision). The model cannot always be equal
+bit for bit: the Python model adds each event's log factor as the events come, and the record
+keeps sets, not the order (nor the rare second discard of a card the opponent took back), so the
+sums here add the same terms in another order (passes, takes, discards, each by card) and part
+from the level's in their last bits at about half of the decisions. A move changes only where
+that shifts a near tie (two candidates' expert scores equal to the last bit, a uniform at a
+threshold): 5 of 1350 decisions of the test's standard hands, and the two levels are level over
+duplicate hands (``benchmarks/bench_master_compiled.py`` measures both).
 
 **As an engine opponent** (:func:`master_policy`, the compiled-policy table's ``master``; the
 width ``master@worlds=N`` through :func:`master_policy_for`) a policy gets the record, the row and
@@ -49,8 +54,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from ginenv.agents.levels.belief import _RELATIONS, BeliefParams, sample_subsets, subset_marginals
-from ginenv.agents.levels.belief import _tilt_chains as tilt_chains
+from ginenv.agents.levels.belief import RELATIONS, BeliefParams, sample_subsets, subset_marginals, tilt_chains
 from ginenv.agents.levels.expert import ExpertAgent, discard_values
 from ginenv.agents.levels.kernels import take_guarded, useful_discards
 from ginenv.agents.levels.master import MasterAgent, Option, meld_rate, simulate_options
@@ -83,7 +87,6 @@ KNOCK, PLAY_ON = int(Option.KNOCK), int(Option.PLAY_ON)
 TAKE_TOP, DRAW = int(Option.TAKE_TOP), int(Option.DRAW)
 #: Metropolis sweeps of the tilt (``OpponentModel.sample_hands``'s default).
 SWEEPS = 8
-RELATIONS = _RELATIONS
 
 FEED_EARLY = float(ExpertAgent.feed_early)
 FEED_LATE = float(ExpertAgent.feed_late)
@@ -123,9 +126,9 @@ def uniforms(rng: Any, shape: Any) -> np.ndarray:
 @njit(cache=True)
 def _mix(h: int, x: int) -> int:
     # splitmix64's finaliser over the running hash and one more word (int64 arithmetic wraps).
-    z = (h ^ x) * np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
-    z = (z ^ ((z >> 30) & 0x3FFFFFFFF)) * np.int64(-4658895280553007687)
-    z = (z ^ ((z >> 27) & 0x1FFFFFFFFF)) * np.int64(-7723592293110705685)
+    z = (h ^ x) * -7046029254386353131  # 0x9E3779B97F4A7C15 as an int64
+    z = (z ^ ((z >> 30) & 0x3FFFFFFFF)) * -4658895280553007687
+    z = (z ^ ((z >> 27) & 0x1FFFFFFFFF)) * -7723592293110705685
     return z ^ ((z >> 31) & 0x1FFFFFFFF)
 
 
@@ -134,7 +137,7 @@ def view_seed(s: np.ndarray, i: int) -> int:
     """A 32-bit seed made of what the seat to move in row ``i`` sees: its hand, the pile, both seats'
     public cards, the stock's size, the phase and the card just taken."""
     p = H.mover(s, i)
-    h = np.int64(0x6D617374)  # "mast"
+    h = 0x6D617374  # "mast"
     h = _mix(h, H.hand_of(s, i, p))
     h = _mix(h, H.pile_mask(s, i))
     h = _mix(h, H.top_card(s, i))
@@ -149,6 +152,32 @@ def view_seed(s: np.ndarray, i: int) -> int:
 
 
 # --------------------------------------------------------------------------- the opponent model
+
+
+@njit(cache=True)
+def np_sum(a: np.ndarray) -> float:
+    """``a.sum()`` as numpy computes it, bit for bit, for at most 128 entries (numba's sum adds in
+    order; numpy adds in eight running sums, paired at the end): the Python model's sums, which
+    the weights and the stock odds must equal to the last bit. A card array has at most 52."""
+    n = a.size
+    if n > 128:
+        raise ValueError("np_sum adds at most 128 entries")
+    res = 0.0
+    if n < 8:
+        for k in range(n):
+            res += a[k]
+        return res
+    r = a[:8].copy()
+    k = 8
+    while k < n - n % 8:
+        for j in range(8):
+            r[j] += a[k + j]
+        k += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while k < n:
+        res += a[k]
+        k += 1
+    return 0.0 + res
 
 
 @njit(cache=True)
@@ -190,10 +219,7 @@ def model_of(s: np.ndarray, i: int, seat: int) -> tuple[np.ndarray, np.ndarray, 
     ids = _cards(unknown)
     w = np.empty(ids.size)
     if ids.size:
-        mean = 0.0
-        for j in range(ids.size):
-            mean += logw[ids[j]]
-        mean /= ids.size
+        mean = np_sum(logw[ids]) / ids.size
         for j in range(ids.size):
             w[j] = math.exp(logw[ids[j]] - mean)
     slots = max(0, min(HAND_SIZE - popcount(taken), ids.size))
@@ -208,7 +234,7 @@ def stock_odds(ids: np.ndarray, w: np.ndarray, known: int, slots: int) -> np.nda
         return out
     p = subset_marginals(w, slots)
     free = 1.0 - p
-    total = free.sum()
+    total = np_sum(free)
     for j in range(ids.size):
         out[ids[j]] = free[j] / total if total > 0 else 1.0 / ids.size
     return out
@@ -416,7 +442,7 @@ def master_discard(s: np.ndarray, i: int, cfg: np.ndarray, rng: Any, worlds: int
 def master_takes(s: np.ndarray, i: int, cfg: np.ndarray, rng: Any, worlds: int, top: int) -> bool:
     """Whether the seat to move in row ``i`` takes ``top`` (``MasterAgent.wants_top``)."""
     hand = H.hand_of(s, i, H.mover(s, i))
-    if not useful_discards(hand | (np.int64(1) << top), top):
+    if not useful_discards(hand | (1 << top), top):
         return False  # a wasted turn, and the way two players cycle cards through the pile
     kinds = np.array([TAKE_TOP, DRAW], dtype=np.int64)
     cards = np.array([top, -1], dtype=np.int64)
