@@ -135,7 +135,7 @@ def duplicate(a: Side | None, b: Side | None, deals: int, seed: int, worlds: int
                     points[i] = res.points[i] if winner == a_seat[i] else -res.points[i]
         per_deal += (points[0::2] + points[1::2]).tolist()
     x = np.array(per_deal) / 2.0
-    half = 1.96 * x.std(ddof=1) / np.sqrt(x.size)
+    half = 1.96 * x.std(ddof=1) / np.sqrt(x.size) if x.size > 1 else float("nan")
     return {
         "mean": float(x.mean()),
         "low": float(x.mean() - half),
