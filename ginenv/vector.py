@@ -758,6 +758,8 @@ def _compiled(name: object, what: str) -> tuple[CompiledPolicy, bool]:
         raise VectorError(
             f"{what} must name a compiled policy ({', '.join(policy_names())}), got {name!r}"
         ) from None
+    except ValueError as err:  # a bad parameter of a known policy (master@worlds=0)
+        raise VectorError(f"{what}: {err}") from None
 
 
 def _check_decks(decks: object, n: int) -> np.ndarray:

@@ -151,7 +151,8 @@ def _relation_tables() -> np.ndarray:
     return table
 
 
-_RELATIONS = _relation_tables()
+#: ``RELATIONS[r, c, x]``: 1 where card ``x`` is in relation ``r`` to card ``c`` (:func:`_relation_tables`).
+RELATIONS = _relation_tables()
 
 
 @dataclass(frozen=True)
@@ -284,7 +285,7 @@ class OpponentModel:
             factors = p.factors(ev.kind) + ((p.disc_higher,) if ev.kind == EventKind.DISCARD else ())
             for r, f in enumerate(factors):
                 if f != 1.0:
-                    logw += np.log1p(a * (f - 1.0)) * _RELATIONS[r, ev.card]
+                    logw += np.log1p(a * (f - 1.0)) * RELATIONS[r, ev.card]
         self._cache["logw"] = logw
         return logw
 
@@ -365,7 +366,7 @@ class OpponentModel:
         if (beta > 0.0 or penalty > 0.0) and 0 < k < ids.size and sweeps > 0:
             steps = sweeps * k
             r = rng.random((n, steps, 3))
-            _tilt_chains(hands, ids, w, k, self.known, beta, penalty, self.view.knock_limit, trap, r)
+            tilt_chains(hands, ids, w, k, self.known, beta, penalty, self.view.knock_limit, trap, r)
         return hands
 
 
@@ -443,7 +444,7 @@ def _knockable(dw: int, limit: int, trap: int) -> bool:
 
 
 @njit(cache=True)
-def _tilt_chains(
+def tilt_chains(
     hands: np.ndarray,
     ids: np.ndarray,
     w: np.ndarray,
@@ -528,9 +529,10 @@ class Knock:
 # The compiled entry points of the opponent model (ginenv.compiling): its marginals, and the
 # sampled hands that only some levels draw.
 compiling.register(OpponentModel, subset_marginals)
-compiling.register(OpponentModel.sample_hands, sample_subsets, _tilt_chains)
+compiling.register(OpponentModel.sample_hands, sample_subsets, tilt_chains)
 
 __all__ = [
+    "RELATIONS",
     "BeliefParams",
     "Event",
     "EventKind",
@@ -540,4 +542,5 @@ __all__ = [
     "sample_subsets",
     "subset_marginals",
     "suffix_esp",
+    "tilt_chains",
 ]

@@ -43,7 +43,7 @@ def rollout_rules(rules: Rules) -> np.ndarray:
     """The rule array (:func:`ginenv.kernels.hand.rules_array`) master's worlds are played under: the
     table's ``rules`` without big gin (the policy knocks its 11th card away instead) and with no turn
     limit. The knock limit of a world is its record's (the hand's, Oklahoma's included)."""
-    return H.rules_array(rules.replace(big_gin_bonus=None), NO_TURN_LIMIT)
+    return H.search_rules(H.rules_array(rules, NO_TURN_LIMIT), NO_TURN_LIMIT)
 
 
 @njit(cache=True)

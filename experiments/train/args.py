@@ -16,7 +16,7 @@ from typing import Any
 from ginenv.agents.neural.threads import check_threads_setting
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 from ginenv.experiments.errors import UsageError
-from ginenv.experiments.train.league import LEAGUE_KINDS, PFSP_WEIGHTINGS, is_fixed
+from ginenv.experiments.train.league import LEAGUE_KINDS, PFSP_WEIGHTINGS, is_fixed, level_width
 
 from ginenv.engine import DEFAULT_TURN_LIMIT
 from ginenv.features import INPUT_KINDS
@@ -168,7 +168,8 @@ class Args:
         default_factory=lambda: {"greedy": 0.5, "random": 0.05, "snapshot": 0.45}
     )
     """League mix, drawn per slot at every new hand: weights of greedy, random, hard (the level,
-    compiled), snapshot and of any fixed network ``checkpoint:PATH`` (a policy checkpoint reading the
+    compiled), master or master@worlds=N (the level compiled, at its shipped width or N worlds),
+    snapshot and of any fixed network ``checkpoint:PATH`` (a policy checkpoint reading the
     learner's ``inputs``)."""
     pfsp: str | None = None
     """Prioritized fictitious self-play: null draws the mix as its weights say; ``variance`` tilts
@@ -287,11 +288,21 @@ class Args:
     def _validate_league(self) -> None:
         """Refuse a league mix naming an unknown member or a missing checkpoint, or without a
         positive weight (UsageError)."""
-        unknown = sorted(k for k in self.opponents if k not in LEAGUE_KINDS and not is_fixed(k))
+        levels = []
+        for k in self.opponents:
+            try:
+                if level_width(k) is not None:
+                    levels.append(k)
+            except ValueError as err:
+                raise UsageError(f"opponents: {err}") from None
+        unknown = sorted(
+            k for k in self.opponents if k not in LEAGUE_KINDS and k not in levels and not is_fixed(k)
+        )
         if unknown:
             raise UsageError(
-                f"opponents: unknown league member(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(LEAGUE_KINDS)}, {CHECKPOINT_PREFIX}PATH (a policy checkpoint)"
+                f"opponents: unknown league member(s) {', '.join(unknown)}; allowed: "
+                f"{', '.join(LEAGUE_KINDS)}, master, master@worlds=N, "
+                f"{CHECKPOINT_PREFIX}PATH (a policy checkpoint)"
             )
         missing = [
             k for k in self.opponents if is_fixed(k) and not Path(k.removeprefix(CHECKPOINT_PREFIX)).is_file()

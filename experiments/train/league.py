@@ -4,12 +4,15 @@ At every new hand of a slot the learner's seat is drawn (so it plays both seats,
 non-dealer) and so is its opponent, from the mix of ``Args.opponents``: the batched engine's
 compiled ``greedy`` or ``random`` policies, the ``hard`` level compiled over the engine's record
 (:mod:`ginenv.agents.levels.hard_compiled`, move for move the level; about 150 times greedy's cost per
-decision), a fixed network (``checkpoint:PATH``, e.g. a clone of master: a strong member the learner
-cannot outgrow by beating its own past), or a frozen snapshot of the learner drawn uniformly from
-the pool of the most recent ``snapshot_pool`` ones. An opponent is a *league code* per slot: ``0 ..
-C - 1`` name a compiled policy (``C = len(COMPILED_OPPONENTS)``), ``C .. C + F - 1`` the ``F`` fixed
-networks in the mix's order, ``C + F + j`` snapshot ``j`` of the pool. Fixed networks play their
-most likely legal action, as they do in the harness; snapshots sample theirs, as the learner does.
+decision), the ``master`` level compiled the same way at its shipped width or another
+(``master@worlds=64``: :mod:`ginenv.agents.levels.master_compiled`, :func:`level_width`), a fixed
+network (``checkpoint:PATH``, e.g. a clone of master: a strong member the learner cannot outgrow
+by beating its own past), or a frozen snapshot of the learner drawn uniformly from the pool of
+the most recent ``snapshot_pool`` ones. An opponent is a *league code* per slot: ``0 .. C - 1``
+name a compiled member (:data:`COMPILED_OPPONENTS`, then the mix's master widths in its order:
+``C = len(League.compiled)``), ``C .. C + F - 1`` the ``F`` fixed networks in the mix's order,
+``C + F + j`` snapshot ``j`` of the pool. Fixed networks play their most likely legal action, as
+they do in the harness; snapshots sample theirs, as the learner does.
 
 With prioritized fictitious self-play (``Args.pfsp``, AlphaStar's PFSP) a member's share is its mix
 weight times ``f(x)``, ``x`` the learner's recent *point share* against it: the points it scored over
@@ -26,12 +29,15 @@ start at 1/2 and live in the worker, so a resumed run starts them again.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 from ginenv.agents.levels.hard_compiled import hard_moves
+from ginenv.agents.levels.master_compiled import WORLDS, check_worlds, master_moves
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 
+from ginenv.kernels.policies import parse_policy_name
 from ginenv.vector import VectorGinRummy
 
 #: League members besides snapshots: the batched engine's compiled policies, then the compiled levels.
@@ -40,6 +46,9 @@ COMPILED_OPPONENTS = ("greedy", "random", "hard")
 #: engine's own policies are computed in every slot (greedy is also the kickstarting teacher); a
 #: level only where it is to move, its decisions costing about 150 times greedy's.
 LEVEL_MOVES = {"hard": hard_moves}
+#: The compiled level a mix may name with parameters, each once per width: ``master`` (the shipped
+#: width) or ``master@worlds=N`` (:mod:`ginenv.agents.levels.master_compiled`).
+WIDE_LEVEL = "master"
 LEAGUE_KINDS = (*COMPILED_OPPONENTS, "snapshot")
 #: The weightings of prioritized fictitious self-play (Args.pfsp): the factor on a member's mix weight
 #: for the learner's recent score ``x`` against it.
@@ -57,6 +66,37 @@ PFSP_FLOOR = 0.01
 def is_fixed(member: str) -> bool:
     """Whether a league member's name is a fixed network's: a ``checkpoint:PATH`` agent spec."""
     return member.startswith(CHECKPOINT_PREFIX) and len(member) > len(CHECKPOINT_PREFIX)
+
+
+def level_width(member: str) -> int | None:
+    """The worlds of a ``master`` / ``master@worlds=N`` member (None: not such a member); a bad
+    width or parameter: ValueError, one line saying what is allowed."""
+    base, params = parse_policy_name(member)
+    if base != WIDE_LEVEL:
+        return None
+    unknown = sorted(set(params) - {"worlds"})
+    if unknown:
+        raise ValueError(
+            f"league member {member!r}: master takes worlds only (master@worlds=N), not {unknown[0]!r}"
+        )
+    return check_worlds(params.get("worlds", WORLDS))
+
+
+def drawn_levels(mix: dict[str, float]) -> list[str]:
+    """The ``master`` members of ``mix`` (:func:`level_width`) that the league draws (a positive
+    weight), in the mix's order: compiled levels after :data:`COMPILED_OPPONENTS`."""
+    return [k for k in mix if mix[k] > 0 and level_width(k) is not None]
+
+
+def level_moves(member: str) -> Callable[[VectorGinRummy, np.ndarray], np.ndarray] | None:
+    """The moves of compiled level ``member`` in given slots of the batched engine (None: the
+    member is not a compiled level)."""
+    if member in LEVEL_MOVES:
+        return LEVEL_MOVES[member]
+    width = level_width(member)
+    if width is None:
+        return None
+    return lambda venv, slots: master_moves(venv, slots, width)
 
 
 def drawn_fixed(mix: dict[str, float]) -> list[str]:
@@ -90,10 +130,17 @@ class League:
         (None: the mix as it is)."""
         fixed = fixed or {}
         self.fixed = [(k, fixed[k].eval().requires_grad_(False)) for k in drawn_fixed(mix)]
-        self.codes = {k: i for i, k in enumerate(COMPILED_OPPONENTS)}
-        self.codes.update({k: len(COMPILED_OPPONENTS) + j for j, (k, _) in enumerate(self.fixed)})
-        self.first_snapshot = len(COMPILED_OPPONENTS) + len(self.fixed)
-        self.kinds = [k for k in LEAGUE_KINDS if mix.get(k, 0) > 0] + [k for k, _ in self.fixed]
+        #: The compiled members' codes: the engine's policies and hard, then master's widths drawn.
+        self.compiled = (*COMPILED_OPPONENTS, *drawn_levels(mix))
+        self.moves = {k: level_moves(k) for k in self.compiled}
+        self.codes = {k: i for i, k in enumerate(self.compiled)}
+        self.codes.update({k: len(self.compiled) + j for j, (k, _) in enumerate(self.fixed)})
+        self.first_snapshot = len(self.compiled) + len(self.fixed)
+        self.kinds = (
+            [k for k in LEAGUE_KINDS if mix.get(k, 0) > 0]
+            + list(self.compiled[len(COMPILED_OPPONENTS) :])
+            + [k for k, _ in self.fixed]
+        )
         self.weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
         self.weighting = None if pfsp is None else PFSP_WEIGHTINGS[pfsp]
         #: Running means of the points the learner won and lost a hand against each member of ``kinds``
@@ -102,7 +149,7 @@ class League:
         self.lost = np.ones(len(self.kinds))
         # Each league code's member (its index in ``kinds``); every snapshot code maps to "snapshot".
         self.member_of = np.array(
-            [self.kinds.index(k) if k in self.kinds else -1 for k in COMPILED_OPPONENTS]
+            [self.kinds.index(k) if k in self.kinds else -1 for k in self.compiled]
             + [self.kinds.index(k) for k, _ in self.fixed]
             + [self.kinds.index("snapshot") if "snapshot" in self.kinds else -1] * pool,
             dtype=np.int64,
@@ -172,7 +219,7 @@ class League:
     def plays_a_network(self) -> np.ndarray:
         """(N,) bool: the slots whose opponent is a network, fixed or a snapshot (its moves need
         network inputs)."""
-        return self.opponent >= len(COMPILED_OPPONENTS)
+        return self.opponent >= len(self.compiled)
 
     def network_turns(self, to_move: np.ndarray) -> list[tuple[MaskedPolicy, np.ndarray, bool]]:
         """Each network member (fixed ones, then snapshots) with the slots (indices) where it is to
@@ -180,7 +227,7 @@ class League:
         rather than a sample, for the members that move somewhere."""
         turns = []
         members = [(net, True) for _, net in self.fixed] + [(snap, False) for snap in self.snapshots]
-        for code, (net, argmax) in enumerate(members, start=len(COMPILED_OPPONENTS)):
+        for code, (net, argmax) in enumerate(members, start=len(self.compiled)):
             slots = np.flatnonzero(to_move & (self.opponent == code))
             if slots.size:
                 turns.append((net, slots, argmax))
@@ -193,12 +240,13 @@ class League:
         league order; returns every slot's action of the compiled policy ``wanted`` (computed even
         where it moves nowhere: the kickstarting teacher), else None."""
         chosen_by_wanted = None
-        for code, policy in enumerate(COMPILED_OPPONENTS):
+        for code, policy in enumerate(self.compiled):
             slots = to_move & (self.opponent == code)
-            if policy in LEVEL_MOVES:
+            moves = self.moves[policy]
+            if moves is not None:
                 where = np.flatnonzero(slots)
                 if where.size:
-                    actions[where] = LEVEL_MOVES[policy](venv, where)
+                    actions[where] = moves(venv, where)
             elif slots.any() or policy == wanted:
                 chosen = venv.policy_actions(policy)
                 actions[slots] = chosen[slots]

@@ -721,6 +721,16 @@ def discard_taken(cfg: np.ndarray) -> bool:
     return cfg[DISCARD_TAKEN] != 0
 
 
+@njit(cache=True)
+def search_rules(cfg: np.ndarray, turn_limit: int) -> np.ndarray:
+    """A copy of the rule array ``cfg`` for hands a search plays out: no big gin (its policy knocks
+    the 11th card away instead) and the turn limit ``turn_limit``; the other rules as they are."""
+    out = cfg.copy()
+    out[BIG_GIN_BONUS] = -1
+    out[TURN_LIMIT] = turn_limit
+    return out
+
+
 __all__ = [
     "DEAD",
     "ILLEGAL",
@@ -759,6 +769,7 @@ __all__ = [
     "public_cards",
     "result_of",
     "rules_array",
+    "search_rules",
     "set_hand",
     "set_just_taken",
     "set_position",

@@ -6,9 +6,11 @@ random legal action counted from bitmasks (no 108-entry mask), the one that draw
 generator. Strategies are the agents' (``greedy``, the compiled ``hard``): each is an njit function
 ``(state, i, cfg) -> action`` compiled for :data:`POLICY_SIGNATURE`, kept beside its level and
 registered under its name, either by :func:`register_policy` or, for the installed package's own, by
-an entry point of the group :data:`POLICY_GROUP` (``ginenv``'s metadata names ``greedy`` and
-``hard``), loaded the first time the name is asked for; so the core steps the agents' strategies
-without importing them.
+an entry point of the group :data:`POLICY_GROUP` (``ginenv``'s metadata names ``greedy``, ``hard``
+and ``master``), loaded the first time the name is asked for; so the core steps the agents' strategies
+without importing them. An entry point may instead name a *factory*, a plain function of keyword
+parameters that returns the njit function: ``master@worlds=64`` (:func:`parse_policy_name`) calls
+``master``'s with ``worlds=64``, and the policy is registered under the whole name.
 
 The engine's loops take a policy as a numba first-class function (:class:`CompiledPolicy`): one
 compiled loop, cached on disk, serves every registered policy, at the price of a call through a
@@ -17,6 +19,7 @@ pointer per opponent move (the policies' own work, a deadwood search or two, is 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -136,18 +139,63 @@ def policy_names() -> tuple[str, ...]:
     return tuple(sorted({*_TABLE, *installed(POLICY_GROUP)}))
 
 
+def parse_policy_name(name: str) -> tuple[str, dict[str, int | float | str]]:
+    """``(base, params)`` of a policy name ``base`` or ``base@key=value[,key=value...]`` (values read
+    as int, else float, else kept as text); a malformed parameter list raises ValueError, one line."""
+    base, at, rest = name.partition("@")
+    params: dict[str, int | float | str] = {}
+    if not at:
+        return base, params
+    for item in rest.split(","):
+        key, eq, raw = item.partition("=")
+        if not eq or not key.isidentifier() or not raw:
+            raise ValueError(f"policy {name!r}: parameters are {base}@key=value[,key=value...], got {item!r}")
+        value: int | float | str = raw
+        for kind in (int, float):
+            try:
+                value = kind(raw)
+                break
+            except ValueError:
+                pass
+        params[key] = value
+    return base, params
+
+
+def _load(name: str) -> CompiledPolicy:
+    # The policy of a name not yet in the table, from its installed entry point: an njit function,
+    # or a factory (a plain function of keyword parameters returning one) for ``base@key=value``.
+    base, params = parse_policy_name(name)
+    point = installed(POLICY_GROUP).get(base)
+    if point is None or base == RANDOM:
+        raise LookupError(
+            f"no compiled policy named {name!r}; known: {', '.join(policy_names())} "
+            f"(installed ones come from the entry-point group {POLICY_GROUP!r})"
+        )
+    loaded = point.load()
+    if hasattr(loaded, "py_func"):
+        if params:
+            raise ValueError(f"compiled policy {base!r} takes no parameters, got {name!r}")
+        return register_policy(name, loaded)
+    allowed = inspect.signature(loaded).parameters
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"compiled policy {base!r} has no parameter {unknown[0]!r}; "
+            f"it takes: {', '.join(allowed) or 'none'}"
+        )
+    return register_policy(name, loaded(**params))
+
+
 def compiled_policy(name: str) -> tuple[CompiledPolicy, bool]:
     """``(policy, randomly)`` for the engine's loops: the registered policy (loaded from its entry
-    point the first time) and ``False``, or :data:`NO_POLICY` and ``True`` for ``random``. An
-    unknown name raises :class:`LookupError` naming the known ones."""
+    point the first time; ``base@key=value,...`` calls the entry point's factory with those
+    parameters) and ``False``, or :data:`NO_POLICY` and ``True`` for ``random``. An unknown name
+    raises :class:`LookupError` naming the known ones; a bad parameter, :class:`ValueError` in one
+    line."""
     if name not in _TABLE:
-        point = installed(POLICY_GROUP).get(name) if isinstance(name, str) else None
-        if point is None:
-            raise LookupError(
-                f"no compiled policy named {name!r}; known: {', '.join(policy_names())} "
-                f"(installed ones come from the entry-point group {POLICY_GROUP!r})"
-            )
-        register_policy(name, point.load())
+        if not isinstance(name, str):
+            raise LookupError(f"no compiled policy named {name!r}; known: {', '.join(policy_names())}")
+        _load(name)
     return _TABLE[name], name == RANDOM
 
 
@@ -182,6 +230,7 @@ __all__ = [
     "CompiledPolicy",
     "compiled_policy",
     "no_policy",
+    "parse_policy_name",
     "pick_bit",
     "play_out",
     "policy_action",

@@ -296,8 +296,9 @@ def test_learner_against_compiled_opponents() -> None:
         assert hands > 100
         if opponent == "random":
             assert total / hands > 10  # a knocking learner beats random play
-    with pytest.raises(VectorError, match=r"opponent must name a compiled policy \(greedy, hard, random\)"):
-        OpponentVectorGinRummy(2, opponent="master")
+    names = r"opponent must name a compiled policy \(greedy, hard, master, random\)"
+    with pytest.raises(VectorError, match=names):
+        OpponentVectorGinRummy(2, opponent="expert")
 
 
 @njit

@@ -33,7 +33,13 @@ def test_config_errors_name_the_setting(tmp_path: Path) -> None:
     got = apply_overrides(Args(), ["learning_rate=1e-4", "hidden=[64, 64]", "opponents={greedy: 1}"])
     assert (got.learning_rate, got.hidden, got.opponents) == (1e-4, [64, 64], {"greedy": 1.0})
     with pytest.raises(UsageError, match="opponents: unknown league member"):
-        apply_overrides(Args(), ["opponents={master: 1}"]).validate()
+        apply_overrides(Args(), ["opponents={expert: 1}"]).validate()
+    # master, compiled, at the shipped width or another; a bad width in one line.
+    apply_overrides(Args(), ["opponents={master: 1, master@worlds=64: 1}"]).validate()
+    with pytest.raises(
+        UsageError, match=r"^opponents: master's worlds must be an integer from 1 to 65536, got 0$"
+    ):
+        apply_overrides(Args(), ["opponents={master@worlds=0: 1}"]).validate()
     with pytest.raises(UsageError, match="gamma must be a number from 0 to 1"):
         apply_overrides(Args(), ["gamma=2"]).validate()
 

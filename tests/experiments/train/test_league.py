@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 import torch
 from ginenv.agents.levels.hard_compiled import hard_moves
+from ginenv.agents.levels.master_compiled import WORLDS, master_moves
 from ginenv.agents.neural import MaskedPolicy
-from ginenv.experiments.train.league import COMPILED_OPPONENTS, PFSP_HANDS, League, drawn_fixed
+from ginenv.experiments.train.league import (
+    COMPILED_OPPONENTS,
+    PFSP_HANDS,
+    League,
+    drawn_fixed,
+    drawn_levels,
+    level_width,
+)
 
 from ginenv.vector import VectorGinRummy
 
@@ -105,6 +113,29 @@ def test_compiled_opponents_move_only_in_their_slots() -> None:
     by_hard = np.flatnonzero(to_move & (drawn.opponent == COMPILED_OPPONENTS.index("hard")))
     assert by_hard.size and np.array_equal(actions[by_hard], hard_moves(venv, by_hard))
     assert drawn.compiled_moves(venv, actions, np.zeros(8, dtype=bool)) is None
+
+
+def test_master_widths_are_compiled_members_after_the_engine_s_policies() -> None:
+    venv = VectorGinRummy(8, seed=3)
+    venv.reset()
+    mix = {"master@worlds=2": 1.0, "greedy": 1.0, "master@worlds=3": 0.0, "master": 1.0, "snapshot": 1.0}
+    assert drawn_levels(mix) == ["master@worlds=2", "master"]
+    drawn = league(mix, slots=8)
+    assert drawn.compiled == (*COMPILED_OPPONENTS, "master@worlds=2", "master")
+    assert drawn.first_snapshot == SNAPSHOT + 2
+    two = SNAPSHOT
+    drawn.opponent[:] = [two, two, SNAPSHOT + 1, 0, two, two, SNAPSHOT + 2, SNAPSHOT + 2]
+    assert drawn.plays_a_network().tolist() == [False] * 6 + [True] * 2
+    to_move = np.ones(8, dtype=bool)
+    actions = np.full(8, -7, dtype=np.int64)
+    drawn.compiled_moves(venv, actions, to_move)
+    mine = np.flatnonzero(drawn.opponent == two)
+    assert np.array_equal(actions[mine], master_moves(venv, mine, 2))
+    assert actions[2] == master_moves(venv, np.array([2]), WORLDS)[0]
+    assert (actions[6:] == -7).all()  # the snapshots' slots are the networks' to fill
+    assert level_width("master") == WORLDS and level_width("hard") is None
+    with pytest.raises(ValueError, match="worlds must be an integer from 1 to 65536"):
+        level_width("master@worlds=-1")
 
 
 def test_pfsp_scores_follow_the_hands_and_tilt_the_shares() -> None:
