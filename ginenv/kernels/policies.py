@@ -135,8 +135,10 @@ def register_policy(name: str, kernel: Callable[..., int]) -> CompiledPolicy:
 
 
 def policy_names() -> tuple[str, ...]:
-    """The names of every compiled policy: registered ones and installed entry points."""
-    return tuple(sorted({*_TABLE, *installed(POLICY_GROUP)}))
+    """The names of every compiled policy: registered ones and installed entry points, each once by
+    its base name (``master``, not every ``master@worlds=N`` loaded so far, so that what an error
+    lists does not depend on what ran before it)."""
+    return tuple(sorted({name.partition("@")[0] for name in (*_TABLE, *installed(POLICY_GROUP))}))
 
 
 def parse_policy_name(name: str) -> tuple[str, dict[str, int | float | str]]:

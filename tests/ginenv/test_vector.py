@@ -296,6 +296,7 @@ def test_learner_against_compiled_opponents() -> None:
         assert hands > 100
         if opponent == "random":
             assert total / hands > 10  # a knocking learner beats random play
+    OpponentVectorGinRummy(2, opponent="master@worlds=2")  # a loaded width is not a name of its own
     names = r"opponent must name a compiled policy \(greedy, hard, master, random\)"
     with pytest.raises(VectorError, match=names):
         OpponentVectorGinRummy(2, opponent="expert")
