@@ -508,11 +508,7 @@ def master_moves(venv: VectorGinRummy, slots: np.ndarray, worlds: int = WORLDS) 
     to move in each of the ``slots`` (row indices) of ``venv``, as an int64 array in the order of
     ``slots`` (-1 where the hand is over)."""
     worlds = check_worlds(worlds)
-    rows = np.ascontiguousarray(slots, dtype=np.int64)
-    if rows.ndim != 1:
-        raise ValueError(f"slots must be a 1-D array of slot indices, got shape {rows.shape}")
-    if rows.size and (rows.min() < 0 or rows.max() >= venv.num_envs):
-        raise ValueError(f"slot indices must lie in 0..{venv.num_envs - 1}")
+    rows = venv.slot_rows(slots)
     out = np.empty(rows.size, dtype=np.int64)
     master_actions(venv.batch.state, venv.rule_array, rows, out, worlds)
     return out
