@@ -78,7 +78,7 @@ function showStanding(hostId, { preset, key = null }) {
   }
   if (key !== null && key === local.key) return;
   local.key = key;
-  fetchStanding(preset || 'standard');
+  fetchStanding(preset);
 }
 
 function hideStanding() {
@@ -96,7 +96,8 @@ async function fetchStanding(preset) {
   const section = $('standing');
   section.setAttribute('aria-busy', 'true');
   try {
-    const me = await api('GET', `/api/me?preset=${encodeURIComponent(preset)}`);
+    // No preset asks for the server's default (the ladder's): the page restates no preset's name.
+    const me = await api('GET', preset ? `/api/me?preset=${encodeURIComponent(preset)}` : '/api/me');
     if (asked !== local.asked) return;
     renderStanding(me);
   } catch (err) {
