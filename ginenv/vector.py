@@ -623,17 +623,6 @@ class VectorGinRummy:
         """Both seats' cards per slot as (N, 2) int64 bitmasks (full state: for tests and oracles)."""
         return _read_state(self.batch.state, hands=True)[2]
 
-    def slot_rows(self, slots: np.ndarray) -> np.ndarray:
-        """``slots`` as the contiguous int64 row indices a compiled opponent's batch loop reads
-        (``hard_moves``, ``master_moves``), checked: a 1-D array of indices in ``0..N-1``, else
-        ValueError in one line."""
-        rows = np.ascontiguousarray(slots, dtype=np.int64)
-        if rows.ndim != 1:
-            raise ValueError(f"slots must be a 1-D array of slot indices, got shape {rows.shape}")
-        if rows.size and (rows.min() < 0 or rows.max() >= self.num_envs):
-            raise ValueError(f"slot indices must lie in 0..{self.num_envs - 1}")
-        return rows
-
     def stock_tops(self, k: int) -> np.ndarray:
         """The next ``k`` cards of each slot's stock, top first, (N, k) int64, -1 past its last card
         (full state: for oracles, such as a training critic that sees the hidden cards)."""

@@ -35,6 +35,7 @@ from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOC
 from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
 from ginenv.kernels.meld_search import CARD_VALUE, meldable, min_deadwood, popcount
+from ginenv.kernels.policies import slot_rows
 from ginenv.observation import MAX_STOCK
 from ginenv.vector import VectorGinRummy
 
@@ -168,7 +169,7 @@ def hard_actions(s: np.ndarray, cfg: np.ndarray, slots: np.ndarray, out: np.ndar
 def hard_moves(venv: VectorGinRummy, slots: np.ndarray) -> np.ndarray:
     """The hard level's action for the seat to move in each of the ``slots`` (row indices) of
     ``venv``, as an int64 array in the order of ``slots`` (-1 where the hand is over)."""
-    rows = venv.slot_rows(slots)
+    rows = slot_rows(slots, venv.num_envs)
     out = np.empty(rows.size, dtype=np.int64)
     hard_actions(venv.batch.state, venv.rule_array, rows, out)
     return out

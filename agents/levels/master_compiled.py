@@ -67,6 +67,7 @@ from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOC
 from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
 from ginenv.kernels.meld_search import CARD_VALUE, meldable, min_deadwood, popcount, showdown_melds
+from ginenv.kernels.policies import slot_rows
 from ginenv.layout import HAND_SIZE, MAX_STOCK
 from ginenv.vector import VectorGinRummy
 
@@ -508,7 +509,7 @@ def master_moves(venv: VectorGinRummy, slots: np.ndarray, worlds: int = WORLDS) 
     to move in each of the ``slots`` (row indices) of ``venv``, as an int64 array in the order of
     ``slots`` (-1 where the hand is over)."""
     worlds = check_worlds(worlds)
-    rows = venv.slot_rows(slots)
+    rows = slot_rows(slots, venv.num_envs)
     out = np.empty(rows.size, dtype=np.int64)
     master_actions(venv.batch.state, venv.rule_array, rows, out, worlds)
     return out

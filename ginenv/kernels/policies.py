@@ -141,6 +141,18 @@ def policy_names() -> tuple[str, ...]:
     return tuple(sorted({name.partition("@")[0] for name in (*_TABLE, *installed(POLICY_GROUP))}))
 
 
+def slot_rows(slots: np.ndarray, num_envs: int) -> np.ndarray:
+    """``slots`` as the contiguous int64 row indices a compiled opponent's batch loop reads
+    (``hard_moves``, ``master_moves``), checked: a 1-D array of indices in ``0..num_envs-1``, else
+    ValueError in one line."""
+    rows = np.ascontiguousarray(slots, dtype=np.int64)
+    if rows.ndim != 1:
+        raise ValueError(f"slots must be a 1-D array of slot indices, got shape {rows.shape}")
+    if rows.size and (rows.min() < 0 or rows.max() >= num_envs):
+        raise ValueError(f"slot indices must lie in 0..{num_envs - 1}")
+    return rows
+
+
 def parse_policy_name(name: str) -> tuple[str, dict[str, int | float | str]]:
     """``(base, params)`` of a policy name ``base`` or ``base@key=value[,key=value...]`` (values read
     as int, else float, else kept as text); a malformed parameter list raises ValueError, one line."""
@@ -239,4 +251,5 @@ __all__ = [
     "policy_names",
     "random_legal",
     "register_policy",
+    "slot_rows",
 ]
