@@ -3,7 +3,8 @@
 Built on ``scenarios`` (decks and observations from card names): :func:`late_position`, a position
 late in a hand with a random spread of discards; :func:`play_out`, a dealt hand played to its end by
 a callback; :func:`play_hand`, one whole hand between freshly seeded agents, every move checked
-against the mask.
+against the mask; :func:`decision_kind`, what kind of decision a compiled level made in a hand
+record row (the compiled-level tests count them).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import numpy as np
 from scenarios import position
 
 from ginenv import agents, gin_rummy_v0
-from ginenv.actions import action_name
+from ginenv.actions import BIG_GIN, DRAW_DISCARD, KNOCK_BASE, NUM_ACTIONS, action_name
 from ginenv.cards import CARD_NAMES, parse_cards
 from ginenv.engine import Phase
+from ginenv.kernels import hand as H
 from ginenv.observation import decode
 from ginenv.rules import Rules
 
@@ -102,3 +104,21 @@ def play_hand(
         return action
 
     return actions, play_out(env, act)
+
+
+def decision_kind(row: np.ndarray, mask: np.ndarray, action: int) -> str:
+    """What kind of decision ``action`` is in the position ``row`` (a hand record row)."""
+    phase = H.phase_of(row[None], 0)
+    if phase in (H.Phase.UPCARD_NON_DEALER, H.Phase.UPCARD_DEALER):
+        return "upcard take" if action == DRAW_DISCARD else "upcard pass"
+    if phase == H.Phase.DRAW:
+        if not H.may_take_top(row[None], 0):
+            return "forced draw"
+        return "take" if action == DRAW_DISCARD else "stock"
+    if action == BIG_GIN:
+        return "big gin"
+    if action >= KNOCK_BASE:
+        return "knock"
+    if mask[KNOCK_BASE:NUM_ACTIONS].any():
+        return "play on for gin"
+    return "discard after a take" if H.just_taken(row[None], 0) >= 0 else "discard"

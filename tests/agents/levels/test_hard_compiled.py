@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 from ginenv.agents.levels.hard import HardAgent
 from ginenv.agents.levels.hard_compiled import hard_action, hard_actions, hard_moves
+from levels.scripted_play import decision_kind
 
-from ginenv.actions import BIG_GIN, DRAW_DISCARD, KNOCK_BASE, NUM_ACTIONS, action_name
+from ginenv.actions import DRAW_DISCARD, action_name
 from ginenv.kernels import hand as H
 from ginenv.rules import PRESETS
 from ginenv.vector import VectorGinRummy
@@ -26,24 +27,6 @@ from ginenv.vector import VectorGinRummy
 #: compiled policies); "drawer": random draws, hard's discards (so that hard must discard after takes
 #: it would not have made, where the useful-discard guard decides far more often).
 SEATINGS = (("hard", "hard"), ("hard", "greedy"), ("hard", "random"), ("drawer", "greedy"))
-
-
-def decision_kind(row: np.ndarray, mask: np.ndarray, action: int) -> str:
-    """What kind of decision ``action`` is in the position ``row`` (a hand record row)."""
-    phase = row[H.PHASE]
-    if phase in (H.Phase.UPCARD_NON_DEALER, H.Phase.UPCARD_DEALER):
-        return "upcard take" if action == DRAW_DISCARD else "upcard pass"
-    if phase == H.Phase.DRAW:
-        if row[H.FORCED]:
-            return "forced draw"
-        return "take" if action == DRAW_DISCARD else "stock"
-    if action == BIG_GIN:
-        return "big gin"
-    if action >= KNOCK_BASE:
-        return "knock"
-    if mask[KNOCK_BASE:NUM_ACTIONS].any():
-        return "play on for gin"
-    return "discard after a take" if row[H.JUST_TOOK] >= 0 else "discard"
 
 
 def play_checked(preset: str, hands: int, seed: int, slots: int = 32) -> tuple[Counter[str], int]:
