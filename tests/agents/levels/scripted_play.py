@@ -153,6 +153,11 @@ class Checked:
         """The level's decisions."""
         return sum(self.kinds.values())
 
+    def assert_often(self, kinds: tuple[str, ...], least: float) -> None:
+        """Each of ``kinds`` came up more than ``least`` times (so that a wrong one cannot hide)."""
+        for kind in kinds:
+            assert self.kinds[kind] > least, (kind, self.kinds)
+
 
 def play_compiled(
     fresh: Callable[[], Any],

@@ -37,10 +37,10 @@ def test_compiled_expert_plays_like_the_expert_agent(preset: str, hands: int) ->
     assert seen.decisions - seen.inexact > seen.decisions / 4, seen
     # Elsewhere the weights differ in their last bits only: a move changes on a near tie, rarely.
     assert seen.unlike <= seen.decisions / 100, seen
-    for kind in ("upcard pass", "stock", "discard", "discard after a take", "play on for gin"):
-        assert seen.kinds[kind] > hands / 2, (kind, seen.kinds)
-    for kind in ("knock", "take", "upcard take", "forced draw"):
-        assert seen.kinds[kind] > hands / 10, (kind, seen.kinds)
+    seen.assert_often(
+        ("upcard pass", "stock", "discard", "discard after a take", "play on for gin"), hands / 2
+    )
+    seen.assert_often(("knock", "take", "upcard take", "forced draw"), hands / 10)
 
 
 def test_the_engines_expert_is_the_compiled_expert_seeded_by_the_view() -> None:
