@@ -491,10 +491,12 @@ def tilt_chains(
 
 
 @njit(cache=True)
-def _knock_points_many(
+def knock_points_many(
     melds: np.ndarray, knocker_deadwood: int, defenders: np.ndarray, gin_bonus: int, undercut_bonus: int
 ) -> np.ndarray:
-    # One compiled loop over the sampled defenders instead of one Python call each.
+    """The knocker's points (negative: the defender's) with ``melds`` laid down and
+    ``knocker_deadwood`` left, against each defender hand of ``defenders`` (int64 masks): one
+    compiled loop instead of one Python call each."""
     out = np.empty(defenders.size, dtype=np.int64)
     for i in range(defenders.size):
         out[i] = defend_knock(melds, knocker_deadwood, defenders[i], gin_bonus, undercut_bonus)[1]
@@ -517,7 +519,7 @@ class Knock:
     def points(self, defenders: np.ndarray, rules: Rules | None = None) -> np.ndarray:
         """The knocker's points (negative: the defender's) against each defender hand (int64 masks)."""
         rules = rules or Rules()
-        return _knock_points_many(  # type: ignore[no-any-return]
+        return knock_points_many(  # type: ignore[no-any-return]
             self.melds,
             self.deadwood,
             np.asarray(defenders, dtype=np.int64),
@@ -538,6 +540,7 @@ __all__ = [
     "EventKind",
     "Knock",
     "OpponentModel",
+    "knock_points_many",
     "related",
     "sample_subsets",
     "subset_marginals",

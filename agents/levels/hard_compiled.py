@@ -12,13 +12,16 @@ functions (the unseen cards: :func:`ginenv.kernels.hand.unseen`); the memory of
 :func:`.heuristics_compiled.take_guarded` as greedy's compiled policy does. :func:`hard_actions`
 fills a batch of rows and :func:`hard_moves` does it for the slots of a
 :class:`ginenv.vector.VectorGinRummy` (a league opponent in training). The card evaluation is the
-kernels' of :mod:`.heuristics_compiled` and :mod:`ginenv.kernels`; the seat's danger weights and
-the decisions are here.
+kernels' of :mod:`.heuristics_compiled` and :mod:`ginenv.kernels`, the turn
+:func:`.compiled_base.level_turn`'s; the seat's danger weights and the decisions are here.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from ginenv.agents.levels.compiled_base import DISCARD, TAKE_OR_NOT, level_turn, no_take
 from ginenv.agents.levels.hard import HardAgent
 from ginenv.agents.levels.heuristics_compiled import (
     danger_table,
@@ -31,7 +34,7 @@ from ginenv.agents.levels.heuristics_compiled import (
 )
 from numba import njit
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, KNOCK_BASE
 from ginenv.cards import NUM_CARDS
 from ginenv.kernels import hand as H
 from ginenv.kernels.meld_search import CARD_VALUE, meldable, min_deadwood, popcount
@@ -108,9 +111,9 @@ def plays_for_gin(kept: int, left: int, stock: int, unseen: int) -> bool:
 
 
 @njit(cache=True)
-def hard_discard(s: np.ndarray, i: int, allowed: int, knocks: int) -> int:
+def hard_discard(s: np.ndarray, i: int, cfg: np.ndarray, rng: Any, allowed: int, knocks: int) -> int:
     """The discard phase's action in row ``i`` when big gin is not legal (``HardAgent.choose_discard``
-    after :meth:`.level_base.TakeGuard.useful_only`)."""
+    after :meth:`.level_base.TakeGuard.useful_only`; ``rng`` unused: the level is deterministic)."""
     p = H.mover(s, i)
     hand = H.hand_of(s, i, p)
     allowed = take_guarded(hand, H.just_taken(s, i), allowed)
@@ -145,18 +148,10 @@ def hard_discard(s: np.ndarray, i: int, allowed: int, knocks: int) -> int:
 def hard_action(s: np.ndarray, i: int, cfg: np.ndarray) -> int:
     """The hard level's action for the seat to move in row ``i`` (exactly ``HardAgent().act``);
     -1 for a row whose hand is over."""
-    phase = H.phase_of(s, i)
-    if phase == H.Phase.OVER:
-        return -1
-    if phase != H.Phase.DISCARD:
-        top = H.top_card(s, i)
-        if H.may_take_top(s, i) and top >= 0 and hard_takes(s, i, top):
-            return DRAW_DISCARD
-        return PASS if phase != H.Phase.DRAW else DRAW_STOCK
-    allowed, knocks, big = H.discard_options(s, i, cfg)
-    if big:
-        return BIG_GIN
-    return hard_discard(s, i, allowed, knocks)
+    step, top, allowed, knocks = level_turn(s, i, cfg)
+    if step == TAKE_OR_NOT:
+        return DRAW_DISCARD if hard_takes(s, i, top) else no_take(s, i)
+    return hard_discard(s, i, cfg, None, allowed, knocks) if step == DISCARD else step
 
 
 @njit(cache=True, nogil=True)

@@ -44,20 +44,25 @@ from collections.abc import Mapping
 
 import numpy as np
 from ginenv.agents.levels.heuristics_compiled import (
+    best_other_discard,
     danger_table,
     discard_cost_table,
     draw_table,
     expected_cost,
     stock_cost,
 )
+from ginenv.agents.levels.heuristics_compiled import completes_meld as compiled_completes_meld
+from ginenv.agents.levels.heuristics_compiled import deadwood_cards as compiled_deadwood_cards
 from ginenv.agents.levels.heuristics_compiled import gin_outs as compiled_gin_outs
+from ginenv.agents.levels.heuristics_compiled import interest_cards as compiled_interest_cards
 from ginenv.agents.levels.heuristics_compiled import max_deadwood_value as compiled_max_deadwood_value
+from ginenv.agents.levels.heuristics_compiled import partner_cards as compiled_partner_cards
 from ginenv.agents.levels.heuristics_compiled import useful_discards as compiled_useful_discards
 
 from ginenv.actions import DISCARD_BASE, KNOCK_BASE
-from ginenv.cards import CARD_VALUES, NUM_CARDS, cards_of
-from ginenv.kernels import MELD_PARTNERS, min_deadwood
+from ginenv.cards import NUM_CARDS, cards_of
 from ginenv.kernels import meldable as meldable_cards
+from ginenv.kernels import min_deadwood
 
 
 def legal_discards(observation: Mapping[str, np.ndarray]) -> int:
@@ -88,22 +93,13 @@ def deadwood_cards(hand: int) -> int:
 
     A card ``c`` is such a card exactly when ``dw(hand - c) + value(c) == dw(hand)``.
     """
-    base = min_deadwood(hand)
-    out = 0
-    for c in cards_of(hand):
-        if min_deadwood(hand ^ 1 << c) + CARD_VALUES[c] == base:
-            out |= 1 << c
-    return out
+    return int(compiled_deadwood_cards(hand))
 
 
 def completes_meld(hand: int, card: int) -> bool:
     """Whether taking ``card`` into ``hand`` melds it and lowers the deadwood after the best discard
     of another card (the card just taken from the pile cannot be thrown back the same turn)."""
-    grown = hand | 1 << card
-    base = min_deadwood(hand)
-    if not min_deadwood(grown) < base + CARD_VALUES[card]:
-        return False  # the card would be deadwood
-    return min(min_deadwood(grown ^ 1 << c) for c in cards_of(hand)) < base
+    return bool(compiled_completes_meld(hand, card))
 
 
 def useful_discards(hand: int, taken: int) -> int:
@@ -128,8 +124,7 @@ def take_is_useful(hand: int, card: int) -> bool:
 
 def enables_knock(hand: int, card: int, limit: int) -> bool:
     """Whether taking ``card`` into ``hand`` allows a knock this turn (discarding another card)."""
-    grown = hand | 1 << card
-    return min(min_deadwood(grown ^ 1 << c) for c in cards_of(hand)) <= limit
+    return int(best_other_discard(hand, card)) <= limit
 
 
 def meldable(cards: int) -> int:
@@ -146,21 +141,14 @@ def partner_cards(cards: int) -> int:
     """Cards of ``cards`` with a meld partner among ``cards`` (:data:`ginenv.kernels.MELD_PARTNERS`:
     the same rank, or the same suit within two ranks; a pair or a run draw: one more card could make
     a meld of three)."""
-    out = 0
-    for c in cards_of(cards):
-        if cards & int(MELD_PARTNERS[c]):
-            out |= 1 << c
-    return out
+    return int(compiled_partner_cards(cards))
 
 
 def interest_cards(taken: int) -> int:
     """Cards that would combine with a card of ``taken`` (the opponent's pick-ups): their meld
     partners (:data:`ginenv.kernels.MELD_PARTNERS`) not taken. What the opponent's visible history
     says it collects."""
-    out = 0
-    for c in cards_of(taken):
-        out |= int(MELD_PARTNERS[c])
-    return out & ~taken
+    return int(compiled_interest_cards(taken))
 
 
 def after_draw_deadwood(hand: int, candidates: int) -> dict[int, int]:

@@ -17,6 +17,7 @@ from numba import njit
 from ginenv.cards import NUM_CARDS
 from ginenv.kernels import (
     CARD_VALUE,
+    MELD_PARTNERS,
     RUN_PARTNERS,
     SET_PARTNERS,
     best_discards,
@@ -85,6 +86,91 @@ def gin_outs(hand: int, candidates: int) -> int:
         if (candidates >> c) & 1 and table[c] == 0:
             out |= 1 << c
     return out
+
+
+@njit(cache=True)
+def deadwood_cards(hand: int) -> int:
+    """Cards that are deadwood in at least one least-deadwood arrangement of ``hand``: the cards ``c``
+    with ``dw(hand - c) + value(c) == dw(hand)``."""
+    base = min_deadwood(hand)
+    out = 0
+    for c in range(NUM_CARDS):
+        if (hand >> c) & 1 and min_deadwood(hand ^ (1 << c)) + CARD_VALUE[c] == base:
+            out |= 1 << c
+    return out
+
+
+@njit(cache=True)
+def partner_cards(cards: int) -> int:
+    """Cards of ``cards`` with a meld partner among ``cards`` (same rank, or same suit within two
+    ranks: a pair or a run draw)."""
+    out = 0
+    for c in range(NUM_CARDS):
+        if (cards >> c) & 1 and cards & MELD_PARTNERS[c]:
+            out |= 1 << c
+    return out
+
+
+@njit(cache=True)
+def interest_cards(taken: int) -> int:
+    """The meld partners of the cards of ``taken`` that are not in ``taken``."""
+    out = 0
+    for c in range(NUM_CARDS):
+        if (taken >> c) & 1:
+            out |= MELD_PARTNERS[c]
+    return out & ~taken
+
+
+#: What :func:`discard_deadwood` holds for the cards it does not weigh (above any deadwood).
+NOT_WEIGHED = 1 << 30
+
+
+@njit(cache=True)
+def discard_deadwood(hand: int, allowed: int) -> np.ndarray:
+    """``dw(hand - c)`` for each card ``c`` of ``allowed`` (:data:`NOT_WEIGHED` for other cards)."""
+    out = np.full(NUM_CARDS, NOT_WEIGHED, dtype=np.int64)
+    for c in range(NUM_CARDS):
+        if (allowed >> c) & 1:
+            out[c] = min_deadwood(hand ^ (1 << c))
+    return out
+
+
+@njit(cache=True)
+def least_cards(values: np.ndarray, mask: int) -> int:
+    """The cards of ``mask`` whose entry of ``values`` is the least among them."""
+    out = 0
+    best = values[0]
+    for c in range(NUM_CARDS):
+        if (mask >> c) & 1:
+            if out == 0 or values[c] < best:
+                best = values[c]
+                out = 0
+            if values[c] == best:
+                out |= 1 << c
+    return out
+
+
+@njit(cache=True)
+def top_cards(values: np.ndarray, mask: int) -> int:
+    """The cards of ``mask`` whose entry of ``values`` is the greatest among them."""
+    return least_cards(-values, mask)
+
+
+@njit(cache=True)
+def best_other_discard(hand: int, card: int) -> int:
+    """The least deadwood of ``hand + card`` after discarding one of the cards of ``hand`` (the card
+    just taken from the pile cannot be thrown back the same turn)."""
+    return discard_deadwood(hand | (1 << card), hand).min()
+
+
+@njit(cache=True)
+def completes_meld(hand: int, card: int) -> bool:
+    """Whether taking ``card`` into ``hand`` melds it and lowers the deadwood after the best discard
+    of another card."""
+    base = min_deadwood(hand)
+    if not min_deadwood(hand | (1 << card)) < base + CARD_VALUE[card]:
+        return False  # the card would be deadwood
+    return best_other_discard(hand, card) < base
 
 
 @njit(cache=True)
@@ -231,16 +317,25 @@ def take_guarded(hand: int, taken: int, allowed: int) -> int:
 
 __all__ = [
     "AVOIDED_FACTOR",
+    "NOT_WEIGHED",
     "TAKEN_WEIGHT",
     "after_draw",
+    "best_other_discard",
+    "completes_meld",
     "danger_table",
+    "deadwood_cards",
     "discard_cost_table",
+    "discard_deadwood",
     "draw_table",
     "expected_cost",
     "gin_outs",
+    "interest_cards",
+    "least_cards",
     "max_deadwood_value",
+    "partner_cards",
     "sensible_discards",
     "stock_cost",
     "take_guarded",
+    "top_cards",
     "useful_discards",
 ]

@@ -6,14 +6,9 @@ the hand record (:mod:`ginenv.kernels.hand`) as the seat to move sees it, throug
 accessors only, and returns the action :class:`.master.MasterAgent` (default constants, ``worlds``
 worlds for every simulated decision) would choose from that seat's observation:
 
-* **the opponent model** is rebuilt at each decision from the public record the engine keeps (what
-  the opponent took from the pile and still holds, discarded, passed over:
-  :func:`ginenv.kernels.hand.public_cards`; the unseen cards: :func:`ginenv.kernels.hand.unseen`),
-  the events of :class:`.belief.OpponentModel` read as card sets: a take event for each held card
-  taken (a take withdrawn by a later discard of the card is left out, as the model does), a pass
-  event for each card passed over, a discard event for each card discarded. With the shipped
-  ``BeliefParams.memory`` of 1 an event's factor does not depend on when it was seen, so the sets
-  say what the model knows but the order it learnt it in (:data:`MEMORY` is checked at import);
+* **the opponent model** is :mod:`.belief_compiled`'s, rebuilt at each decision from the public
+  record the engine keeps (its docstring says how, and why its weights may part from the Python
+  model's in their last bits);
 * **the worlds** are sampled from that model with :class:`.belief.OpponentModel`'s own kernels
   (:func:`.belief.sample_subsets`, the hand-quality tilt), in the same order and from the same
   kinds of uniform draws as the Python level, and scored by :func:`.master.simulate_options` (the
@@ -26,9 +21,9 @@ worlds for every simulated decision) would choose from that seat's observation:
 **Exact with the same generator, but for the last bits of the weights.** Given a
 :class:`numpy.random.Generator` in the state the level's ``rng`` is in, :func:`master_action` draws
 the same uniforms in the same order (numba's ``Generator.random`` is numpy's, bit for bit, and
-advances the generator passed in) and computes what the level computes in the same order, numpy's
-pairwise sums included (:func:`np_sum`), so wherever its opponent model equals the level's bit
-for bit it plays the level's move and leaves the generator where the level leaves it
+advances the generator passed in) and computes what the level computes in the same order,
+numpy's pairwise sums included (:func:`.belief_compiled.np_sum`), so wherever its opponent model
+equals the level's bit for bit it plays the level's move and leaves the generator where the level leaves it
 (``tests/agents/levels/test_master_compiled.py`` plays whole hands of the standard, seed 004 and
 Oklahoma rules through both and checks every such decision). The model cannot always be equal
 bit for bit: the Python model adds each event's log factor as the events come, and the record
@@ -43,56 +38,47 @@ Python level scored +0.23 [-0.53, +0.99] points a hand: level
 
 **As an engine opponent** (:func:`master_policy`, the compiled-policy table's ``master``; the
 width ``master@worlds=N`` through :func:`master_policy_for`) a policy gets the record, the row and
-the rules only, no generator: it seeds numba's own generator (one per thread) from the seat's view
-(:func:`view_seed`) and draws from it. So the opponent is a fixed function of what its seat sees,
-the same on every run and thread, as random as the level to anyone who does not know the seed;
-on a given view it is the level with one particular generator state.
+the rules only, no generator: it seeds numba's own generator (one per thread) from the seat's
+view (:func:`.compiled_base.view_seed`) and draws from it. So the opponent is a fixed function
+of what its seat sees, the same on every run and thread, as random as the level to anyone who
+does not know the seed; on a given view it is the level with one particular generator state.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from ginenv.agents.levels.belief import RELATIONS, BeliefParams, sample_subsets, subset_marginals, tilt_chains
-from ginenv.agents.levels.expert import ExpertAgent, discard_values
+from ginenv.agents.levels.belief_compiled import BELIEF_TRAP, model_of, sample_hands, stock_odds
+from ginenv.agents.levels.compiled_base import (
+    DISCARD,
+    TAKE_OR_NOT,
+    in_order,
+    level_turn,
+    no_take,
+    seed_by_view,
+    uniforms,
+)
+from ginenv.agents.levels.expert import discard_values
+from ginenv.agents.levels.expert_compiled import feed_weight
 from ginenv.agents.levels.heuristics_compiled import take_guarded, useful_discards
 from ginenv.agents.levels.master import MasterAgent, Option, meld_rate, simulate_options
 from ginenv.agents.levels.master_rollout import NO_TURN_LIMIT
 from numba import njit
 
-from ginenv.actions import BIG_GIN, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, KNOCK_BASE, PASS
-from ginenv.cards import NUM_CARDS
+from ginenv.actions import DISCARD_BASE, DRAW_DISCARD, KNOCK_BASE
 from ginenv.kernels import hand as H
-from ginenv.kernels.meld_search import CARD_VALUE, meldable, min_deadwood, popcount, showdown_melds
+from ginenv.kernels.meld_search import meldable, min_deadwood, showdown_melds
 from ginenv.kernels.policies import slot_rows
-from ginenv.layout import HAND_SIZE, MAX_STOCK
+from ginenv.layout import HAND_SIZE
 from ginenv.vector import VectorGinRummy
 
-# The level's constants as the compiled code reads them (numba freezes a global when it compiles:
-# after editing a default, delete this module's numba cache).
-_BELIEF = BeliefParams()
-#: The belief's evidence memory; the compiled model needs 1 (every event counts in full).
-MEMORY = float(_BELIEF.memory)
-if MEMORY != 1.0:
-    raise ImportError("the compiled master reads events as sets: BeliefParams.memory must be 1")
-TAKE_FACTORS = np.array([_BELIEF.take_rank, _BELIEF.take_adjacent, _BELIEF.take_gap])
-PASS_FACTORS = np.array([_BELIEF.pass_rank, _BELIEF.pass_adjacent, _BELIEF.pass_gap])
-DISCARD_FACTORS = np.array([_BELIEF.disc_rank, _BELIEF.disc_adjacent, _BELIEF.disc_gap, _BELIEF.disc_higher])
-QUALITY = float(_BELIEF.quality)
-QUALITY_TURNS = int(_BELIEF.quality_turns)
-NO_KNOCK = float(_BELIEF.no_knock)
-BELIEF_TRAP = int(_BELIEF.trap)
 # The option kinds of master.simulate_options, as plain ints for the arrays built here.
 KNOCK, PLAY_ON = int(Option.KNOCK), int(Option.PLAY_ON)
 TAKE_TOP, DRAW = int(Option.TAKE_TOP), int(Option.DRAW)
-#: Metropolis sweeps of the tilt (``OpponentModel.sample_hands``'s default).
-SWEEPS = 8
-
-FEED_EARLY = float(ExpertAgent.feed_early)
-FEED_LATE = float(ExpertAgent.feed_late)
+# The level's constants as the compiled code reads them (numba freezes a global when it compiles:
+# after editing a default, delete this module's numba cache).
 FEED_SAMPLES = int(MasterAgent.feed_samples)
 KNOCK_CANDIDATES = int(MasterAgent.knock_candidates)
 DISCARD_CANDIDATES = int(MasterAgent.discard_candidates)
@@ -112,158 +98,6 @@ if MasterAgent.worlds_knock != MasterAgent.worlds:
     raise ImportError("the compiled master has one width: MasterAgent.worlds_knock must equal worlds")
 #: The widths a compiled master accepts (``master@worlds=N``).
 MIN_WORLDS, MAX_WORLDS = 1, 1 << 16
-
-
-# --------------------------------------------------------------------------- random numbers
-
-
-@njit(cache=True)
-def uniforms(rng: Any, shape: Any) -> np.ndarray:
-    """Uniforms in [0, 1) of ``shape`` from ``rng`` (a numpy Generator), or from numba's own
-    generator of this thread when ``rng`` is None (numba compiles only the branch of the type)."""
-    if rng is None:
-        return np.random.random(shape)
-    return rng.random(shape)
-
-
-@njit(cache=True)
-def _mix(h: int, x: int) -> int:
-    # splitmix64's finaliser over the running hash and one more word (int64 arithmetic wraps).
-    z = (h ^ x) * -7046029254386353131  # 0x9E3779B97F4A7C15 as an int64
-    z = (z ^ ((z >> 30) & 0x3FFFFFFFF)) * -4658895280553007687
-    z = (z ^ ((z >> 27) & 0x1FFFFFFFFF)) * -7723592293110705685
-    return z ^ ((z >> 31) & 0x1FFFFFFFF)
-
-
-@njit(cache=True)
-def view_seed(s: np.ndarray, i: int) -> int:
-    """A 32-bit seed made of what the seat to move in row ``i`` sees: its hand, the pile, both seats'
-    public cards, the stock's size, the phase and the card just taken."""
-    p = H.mover(s, i)
-    h = 0x6D617374  # "mast"
-    h = _mix(h, H.hand_of(s, i, p))
-    h = _mix(h, H.pile_mask(s, i))
-    h = _mix(h, H.top_card(s, i))
-    for seat in range(2):
-        taken, discarded, passed = H.public_cards(s, i, (p + seat) % 2)
-        h = _mix(h, taken)
-        h = _mix(h, discarded)
-        h = _mix(h, passed)
-    h = _mix(h, H.count_stock(s, i) * 16 + H.phase_of(s, i))
-    h = _mix(h, H.just_taken(s, i) + 1)
-    return h & 0xFFFFFFFF
-
-
-# --------------------------------------------------------------------------- the opponent model
-
-
-@njit(cache=True)
-def np_sum(a: np.ndarray) -> float:
-    """``a.sum()`` as numpy computes it, bit for bit, for at most 128 entries (numba's sum adds in
-    order; numpy adds in eight running sums, paired at the end): the Python model's sums, which
-    the weights and the stock odds must equal to the last bit. A card array has at most 52."""
-    n = a.size
-    if n > 128:
-        raise ValueError("np_sum adds at most 128 entries")
-    res = 0.0
-    if n < 8:
-        for k in range(n):
-            res += a[k]
-        return res
-    r = a[:8].copy()
-    k = 8
-    while k < n - n % 8:
-        for j in range(8):
-            r[j] += a[k + j]
-        k += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while k < n:
-        res += a[k]
-        k += 1
-    return 0.0 + res
-
-
-@njit(cache=True)
-def _cards(mask: int) -> np.ndarray:
-    out = np.empty(popcount(mask), dtype=np.int64)
-    n = 0
-    for c in range(NUM_CARDS):
-        if (mask >> c) & 1:
-            out[n] = c
-            n += 1
-    return out
-
-
-@njit(cache=True)
-def _add_events(logw: np.ndarray, cards: int, factors: np.ndarray) -> None:
-    # One event per card of ``cards``: log(f) added to the cards in each relation to it.
-    for c in range(NUM_CARDS):
-        if (cards >> c) & 1:
-            for r in range(factors.size):
-                f = factors[r]
-                if f != 1.0:
-                    step = math.log1p(f - 1.0)
-                    for x in range(NUM_CARDS):
-                        if RELATIONS[r, c, x] != 0.0:
-                            logw[x] += step
-
-
-@njit(cache=True)
-def model_of(s: np.ndarray, i: int, seat: int) -> tuple[np.ndarray, np.ndarray, int, int, int]:
-    """``seat``'s opponent model in row ``i`` (``OpponentModel`` after the seat's observations):
-    (unseen card ids ascending, their weights normalised to mean log 0, the cards the opponent
-    certainly holds, how many of its cards are unknown, its completed turns)."""
-    taken, discarded, passed = H.public_cards(s, i, 1 - seat)
-    unknown = H.unseen(s, i, seat)
-    logw = np.zeros(NUM_CARDS)
-    _add_events(logw, passed, PASS_FACTORS)
-    _add_events(logw, taken & ~discarded, TAKE_FACTORS)
-    _add_events(logw, discarded, DISCARD_FACTORS)
-    ids = _cards(unknown)
-    w = np.empty(ids.size)
-    if ids.size:
-        mean = np_sum(logw[ids]) / ids.size
-        for j in range(ids.size):
-            w[j] = math.exp(logw[ids[j]] - mean)
-    slots = max(0, min(HAND_SIZE - popcount(taken), ids.size))
-    return ids, w, taken, slots, popcount(discarded)
-
-
-@njit(cache=True)
-def stock_odds(ids: np.ndarray, w: np.ndarray, known: int, slots: int) -> np.ndarray:
-    """``q``: each card's chance of being the next stock card (``OpponentModel.stock_probabilities``)."""
-    out = np.zeros(NUM_CARDS)
-    if ids.size == 0:
-        return out
-    p = subset_marginals(w, slots)
-    free = 1.0 - p
-    total = np_sum(free)
-    for j in range(ids.size):
-        out[ids[j]] = free[j] / total if total > 0 else 1.0 / ids.size
-    return out
-
-
-@njit(cache=True)
-def sample_hands(
-    rng: Any,
-    n: int,
-    ids: np.ndarray,
-    w: np.ndarray,
-    known: int,
-    slots: int,
-    turns: int,
-    limit: int,
-    trap: int,
-) -> np.ndarray:
-    """``n`` opponent hands from the model, tilted (``OpponentModel.sample_hands(n, rng, trap=trap)``)."""
-    u = uniforms(rng, (n, ids.size))
-    hands = sample_subsets(w, slots, ids, u, known)
-    beta = QUALITY * min(turns, QUALITY_TURNS) / max(1, QUALITY_TURNS)
-    penalty = -math.log(NO_KNOCK) if turns > 0 else 0.0
-    if (beta > 0.0 or penalty > 0.0) and 0 < slots < ids.size:
-        r = uniforms(rng, (n, SWEEPS * slots, 3))
-        tilt_chains(hands, ids, w, slots, known, beta, penalty, limit, trap, r)
-    return hands
 
 
 # --------------------------------------------------------------------------- the simulations
@@ -336,30 +170,6 @@ def simulate(
 
 
 @njit(cache=True)
-def _before(values: np.ndarray, a: int, b: int) -> bool:
-    # The levels' order of cards: the lower score, then the higher card, then the lower id.
-    if values[a] != values[b]:
-        return values[a] < values[b]
-    if CARD_VALUE[a] != CARD_VALUE[b]:
-        return CARD_VALUE[a] > CARD_VALUE[b]
-    return a < b
-
-
-@njit(cache=True)
-def _ranked(values: np.ndarray, mask: int) -> np.ndarray:
-    # The cards of ``mask`` in the levels' order (an insertion sort: at most 11 cards).
-    out = _cards(mask)
-    for a in range(1, out.size):
-        c = out[a]
-        b = a - 1
-        while b >= 0 and _before(values, c, out[b]):
-            out[b + 1] = out[b]
-            b -= 1
-        out[b + 1] = c
-    return out
-
-
-@njit(cache=True)
 def _argmax(means: np.ndarray) -> int:
     best = 0
     for j in range(1, means.size):
@@ -378,17 +188,15 @@ def master_discard(s: np.ndarray, i: int, cfg: np.ndarray, rng: Any, worlds: int
     allowed = take_guarded(hand, H.just_taken(s, i), allowed)
     ids, w, known, slots, turns = model_of(s, i, p)
     q = stock_odds(ids, w, known, slots)
-    late = 1.0 - min(H.count_stock(s, i), MAX_STOCK) / MAX_STOCK
-    weight = FEED_EARLY + (FEED_LATE - FEED_EARLY) * late
     feed = sample_hands(rng, FEED_SAMPLES, ids, w, known, slots, turns, H.knock_limit_of(s, i), BELIEF_TRAP)
-    values = discard_values(hand, allowed | knocks, q, weight * meld_rate(feed), -1)
-    ranked = _ranked(values, allowed)
+    values = discard_values(hand, allowed | knocks, q, feed_weight(s, i) * meld_rate(feed), -1)
+    ranked = in_order(values, allowed)
     kinds = np.empty(KNOCK_CANDIDATES + DISCARD_CANDIDATES + 1, dtype=np.int64)
     cards = np.empty(kinds.size, dtype=np.int64)
     no = 0
     if knocks:
         # The least deadwood for each distinct deadwood left, the first card of each in order.
-        order = _ranked(values, knocks)
+        order = in_order(values, knocks)
         seen = 0  # deadwoods seen, as bits
         firsts = np.full(HAND_SIZE + 1, -1, dtype=np.int64)
         for c in order:
@@ -458,26 +266,17 @@ def master_action(s: np.ndarray, i: int, cfg: np.ndarray, rng: Any, worlds: int)
     """The master level's action for the seat to move in row ``i`` with ``worlds`` worlds per
     simulated decision, drawing from ``rng`` (a numpy Generator: exactly ``MasterAgent.act`` with
     that generator; None: numba's generator of this thread); -1 for a row whose hand is over."""
-    phase = H.phase_of(s, i)
-    if phase == H.Phase.OVER:
-        return -1
-    if phase != H.Phase.DISCARD:
-        top = H.top_card(s, i)
-        if H.may_take_top(s, i) and top >= 0 and master_takes(s, i, cfg, rng, worlds, top):
-            return DRAW_DISCARD
-        return PASS if phase != H.Phase.DRAW else DRAW_STOCK
-    _, _, big = H.discard_options(s, i, cfg)
-    if big:
-        return BIG_GIN
-    return master_discard(s, i, cfg, rng, worlds)
+    step, top, _, _ = level_turn(s, i, cfg)
+    if step == TAKE_OR_NOT:
+        return DRAW_DISCARD if master_takes(s, i, cfg, rng, worlds, top) else no_take(s, i)
+    return master_discard(s, i, cfg, rng, worlds) if step == DISCARD else step
 
 
 @njit(cache=True)
 def seeded_action(s: np.ndarray, i: int, cfg: np.ndarray, worlds: int) -> int:
-    """:func:`master_action` drawing from numba's generator seeded by :func:`view_seed`."""
-    if H.phase_of(s, i) == H.Phase.OVER:
-        return -1
-    np.random.seed(view_seed(s, i))
+    """:func:`master_action` drawing from numba's generator seeded by
+    :func:`.compiled_base.view_seed`."""
+    seed_by_view(s, i)
     return master_action(s, i, cfg, None, worlds)
 
 
@@ -544,11 +343,6 @@ __all__ = [
     "master_policy",
     "master_policy_for",
     "master_takes",
-    "model_of",
-    "sample_hands",
     "seeded_action",
     "simulate",
-    "stock_odds",
-    "uniforms",
-    "view_seed",
 ]

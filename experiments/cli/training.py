@@ -24,6 +24,13 @@ def parse_threads(text: str, option: str) -> int | str:
     return value
 
 
+#: The agents ``ginenv exploit`` takes, in words: ginenv.experiments.train.exploit.EXPLOITABLE_KINDS,
+#: written out so that building the parser imports no trainer (tests/experiments/train/test_exploit.py
+#: checks the two agree, and that they name every compiled policy of the engine's table).
+EXPLOIT_SPECS = (
+    "greedy, random, hard, easy, normal, expert, master, master@worlds=N, neural or checkpoint:PATH "
+    "(a policy checkpoint)"
+)
 #: The options of ``train`` that replace the config's setting of the same name (typed by argparse).
 TRAIN_FLAGS = ("seed", "total_steps", "num_envs", "experiment", "device", "backend", "workers")
 
@@ -178,7 +185,7 @@ def add_parsers(sub: Any) -> None:
         help="train a best response to an agent (PPO against it alone) and report its margin: "
         "a lower bound on the agent's exploitability",
     )
-    ex.add_argument("agent", metavar="SPEC", help="greedy, random, hard, neural or checkpoint:PATH")
+    ex.add_argument("agent", metavar="SPEC", help=f"an agent the batched engine steps: {EXPLOIT_SPECS}")
     ex.add_argument("--steps", type=int, default=2_000_000, help="env steps to train (default 2000000)")
     ex.add_argument("--seed", type=int, default=0, help="training and deal seed (default 0)")
     ex.add_argument(

@@ -167,10 +167,10 @@ class Args:
     opponents: dict[str, float] = field(
         default_factory=lambda: {"greedy": 0.5, "random": 0.05, "snapshot": 0.45}
     )
-    """League mix, drawn per slot at every new hand: weights of greedy, random, hard (the level,
-    compiled), master or master@worlds=N (the level compiled, at its shipped width or N worlds),
-    snapshot and of any fixed network ``checkpoint:PATH`` (a policy checkpoint reading the
-    learner's ``inputs``)."""
+    """League mix, drawn per slot at every new hand: weights of greedy, random, hard, easy, normal,
+    expert (the levels, compiled), master or master@worlds=N (the level compiled, at its shipped
+    width or N worlds), snapshot and of any fixed network ``checkpoint:PATH`` (a policy checkpoint
+    reading the learner's ``inputs``)."""
     pfsp: str | None = None
     """Prioritized fictitious self-play: null draws the mix as its weights say; ``variance`` tilts
     each member's weight by ``x (1 - x)`` and ``hard`` by ``(1 - x)^2``, ``x`` the learner's recent

@@ -3,16 +3,18 @@
 At every new hand of a slot the learner's seat is drawn (so it plays both seats, dealer and
 non-dealer) and so is its opponent, from the mix of ``Args.opponents``: the batched engine's
 compiled ``greedy`` or ``random`` policies, the ``hard`` level compiled over the engine's record
-(:mod:`ginenv.agents.levels.hard_compiled`, move for move the level; about 150 times greedy's cost per
-decision), the ``master`` level compiled the same way at its shipped width or another
-(``master@worlds=64``: :mod:`ginenv.agents.levels.master_compiled`, :func:`level_width`), a fixed
-network (``checkpoint:PATH``, e.g. a clone of master: a strong member the learner cannot outgrow
-by beating its own past), or a frozen snapshot of the learner drawn uniformly from the pool of
-the most recent ``snapshot_pool`` ones. An opponent is a *league code* per slot: ``0 .. C - 1``
-name a compiled member (:data:`COMPILED_OPPONENTS`, then the mix's master widths in its order:
-``C = len(League.compiled)``), ``C .. C + F - 1`` the ``F`` fixed networks in the mix's order,
-``C + F + j`` snapshot ``j`` of the pool. Fixed networks play their most likely legal action, as
-they do in the harness; snapshots sample theirs, as the learner does.
+(:mod:`ginenv.agents.levels.hard_compiled`, move for move the level; about 150 times greedy's cost
+per decision), ``easy``, ``normal`` and ``expert`` compiled the same way
+(:mod:`~ginenv.agents.levels.easy_compiled`, :mod:`~ginenv.agents.levels.normal_compiled`,
+:mod:`~ginenv.agents.levels.expert_compiled`), the ``master`` level compiled the same way at its
+shipped width or another (``master@worlds=64``: :mod:`ginenv.agents.levels.master_compiled`,
+:func:`level_width`), a fixed network (``checkpoint:PATH``, e.g. a clone of master: a strong member
+the learner cannot outgrow by beating its own past), or a frozen snapshot of the learner drawn
+uniformly from the pool of the most recent ``snapshot_pool`` ones. An opponent is a *league code*
+per slot: ``0 .. C - 1`` name a compiled member (:data:`COMPILED_OPPONENTS`, then the mix's master
+widths in its order: ``C = len(League.compiled)``), ``C .. C + F - 1`` the ``F`` fixed networks in
+the mix's order, ``C + F + j`` snapshot ``j`` of the pool. Fixed networks play their most likely
+legal action, as they do in the harness; snapshots sample theirs, as the learner does.
 
 With prioritized fictitious self-play (``Args.pfsp``, AlphaStar's PFSP) a member's share is its mix
 weight times ``f(x)``, ``x`` the learner's recent *point share* against it: the points it scored over
@@ -32,8 +34,11 @@ import copy
 from collections.abc import Callable
 
 import numpy as np
+from ginenv.agents.levels.easy_compiled import easy_moves
+from ginenv.agents.levels.expert_compiled import expert_moves
 from ginenv.agents.levels.hard_compiled import hard_moves
 from ginenv.agents.levels.master_compiled import WORLDS, check_worlds, master_moves
+from ginenv.agents.levels.normal_compiled import normal_moves
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.agents.specs import CHECKPOINT_PREFIX
 
@@ -41,11 +46,11 @@ from ginenv.kernels.policies import parse_policy_name
 from ginenv.vector import VectorGinRummy
 
 #: League members besides snapshots: the batched engine's compiled policies, then the compiled levels.
-COMPILED_OPPONENTS = ("greedy", "random", "hard")
+COMPILED_OPPONENTS = ("greedy", "random", "hard", "easy", "normal", "expert")
 #: The compiled levels: each one's moves in the given slots (indices) of the batched engine. The
 #: engine's own policies are computed in every slot (greedy is also the kickstarting teacher); a
 #: level only where it is to move, its decisions costing about 150 times greedy's.
-LEVEL_MOVES = {"hard": hard_moves}
+LEVEL_MOVES = {"hard": hard_moves, "easy": easy_moves, "normal": normal_moves, "expert": expert_moves}
 #: The compiled level a mix may name with parameters, each once per width: ``master`` (the shipped
 #: width) or ``master@worlds=N`` (:mod:`ginenv.agents.levels.master_compiled`).
 WIDE_LEVEL = "master"
@@ -130,7 +135,7 @@ class League:
         (None: the mix as it is)."""
         fixed = fixed or {}
         self.fixed = [(k, fixed[k].eval().requires_grad_(False)) for k in drawn_fixed(mix)]
-        #: The compiled members' codes: the engine's policies and hard, then master's widths drawn.
+        #: The compiled members' codes: the engine's policies and the levels, then master's widths drawn.
         self.compiled = (*COMPILED_OPPONENTS, *drawn_levels(mix))
         self.moves = {k: level_moves(k) for k in self.compiled}
         self.codes = {k: i for i, k in enumerate(self.compiled)}

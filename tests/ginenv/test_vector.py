@@ -297,9 +297,9 @@ def test_learner_against_compiled_opponents() -> None:
         if opponent == "random":
             assert total / hands > 10  # a knocking learner beats random play
     OpponentVectorGinRummy(2, opponent="master@worlds=2")  # a loaded width is not a name of its own
-    names = r"opponent must name a compiled policy \(greedy, hard, master, random\)"
+    names = r"opponent must name a compiled policy \(easy, expert, greedy, hard, master, normal, random\)"
     with pytest.raises(VectorError, match=names):
-        OpponentVectorGinRummy(2, opponent="expert")
+        OpponentVectorGinRummy(2, opponent="openspiel_simple")
 
 
 @njit

@@ -4,12 +4,18 @@ Built on ``scenarios`` (decks and observations from card names): :func:`late_pos
 late in a hand with a random spread of discards; :func:`play_out`, a dealt hand played to its end by
 a callback; :func:`play_hand`, one whole hand between freshly seeded agents, every move checked
 against the mask; :func:`decision_kind`, what kind of decision a compiled level made in a hand
-record row (the compiled-level tests count them).
+record row (the compiled-level tests count them); :func:`play_compiled`, whole hands through the
+batched engine comparing a compiled level with its Python level at every decision (with
+:func:`same_model` for the levels with an opponent model), and :func:`check_engine_policy`, the
+engine's policy of a name against the level's moves.
 """
 
 from __future__ import annotations
 
+import copy
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +27,7 @@ from ginenv.cards import CARD_NAMES, parse_cards
 from ginenv.engine import Phase
 from ginenv.kernels import hand as H
 from ginenv.observation import decode
-from ginenv.rules import Rules
+from ginenv.rules import PRESETS, Rules
 
 
 def late_position(
@@ -122,3 +128,127 @@ def decision_kind(row: np.ndarray, mask: np.ndarray, action: int) -> str:
     if mask[KNOCK_BASE:NUM_ACTIONS].any():
         return "play on for gin"
     return "discard after a take" if H.just_taken(row[None], 0) >= 0 else "discard"
+
+
+#: The seats of a slot in :func:`play_compiled` (swapped in every other group of slots): the level
+#: ("level") against itself, greedy or random (the compiled policies), or "drawer": random draws and
+#: the level's discards, so that it must discard after takes it would not have made (where the
+#: useful-discard guard decides far more often).
+SEATINGS = (("level", "level"), ("level", "greedy"), ("level", "random"), ("drawer", "greedy"))
+
+
+@dataclass
+class Checked:
+    """What :func:`play_compiled` saw: the level's decisions by kind, how many were not checked
+    exactly, at how many of those the compiled move differed, and at how many decisions greedy
+    would have played otherwise than the level."""
+
+    kinds: Counter[str]
+    inexact: int
+    unlike: int
+    unlike_greedy: int
+
+    @property
+    def decisions(self) -> int:
+        """The level's decisions."""
+        return sum(self.kinds.values())
+
+    def assert_often(self, kinds: tuple[str, ...], least: float) -> None:
+        """Each of ``kinds`` came up more than ``least`` times (so that a wrong one cannot hide)."""
+        for kind in kinds:
+            assert self.kinds[kind] > least, (kind, self.kinds)
+
+
+def play_compiled(
+    fresh: Callable[[], Any],
+    compiled: Callable[[np.ndarray, int, np.ndarray, np.random.Generator], int],
+    preset: str,
+    hands: int,
+    seed: int,
+    slots: int = 16,
+    exact: Callable[[np.ndarray, int, Any], bool] | None = None,
+    seatings: tuple[tuple[str, str], ...] = SEATINGS,
+) -> Checked:
+    """Play ``hands`` hands of ``preset`` in the batched engine, a Python level (``fresh()`` makes
+    one, replaced at each new hand) in the seats of ``seatings`` (see :data:`SEATINGS`), and at each
+    of its decisions compare ``compiled(state, row, rule_array, generator)``, given a copy of the
+    level's generator, with the level's move. Where ``exact(state, row, agent)`` holds (None:
+    everywhere) the moves and the generators after them must be equal (asserted here); elsewhere
+    they are counted."""
+    from ginenv.vector import VectorGinRummy
+
+    venv = VectorGinRummy(slots, rules=PRESETS[preset], seed=seed)
+    obs, mask, player = venv.reset()
+    seating = [seatings[i % len(seatings)] for i in range(slots)]
+    seating = [pair[::-1] if (i // len(seatings)) % 2 else pair for i, pair in enumerate(seating)]
+    players = [[fresh(), fresh()] for _ in range(slots)]
+    seen = Checked(Counter(), 0, 0, 0)
+    ended = 0
+    # Random moves only where a seat plays them: drawing them moves the engine's generator (its deals).
+    randomly = any(role in ("random", "drawer") for pair in seatings for role in pair)
+    while ended < hands:
+        s, cfg = venv.batch.state, venv.rule_array
+        greedy = venv.policy_actions("greedy")
+        actions = venv.policy_actions("random") if randomly else greedy.copy()
+        for i in range(slots):
+            seat = int(player[i])
+            role = seating[i][seat]
+            if role == "greedy":
+                actions[i] = greedy[i]
+            if role in ("greedy", "random"):
+                continue
+            agent = players[i][seat]
+            if role == "drawer" and H.phase_of(s, i) != H.Phase.DISCARD:
+                # A random draw; the level sees it (its opponent model) and a take is its own to its
+                # memory (TakeGuard) and to the record.
+                agent.see(decode(obs[i]))
+                if actions[i] == DRAW_DISCARD:
+                    agent.note_take(int(H.top_card(s, i)))
+                continue
+            rng = copy.deepcopy(agent.rng)
+            move = int(compiled(s, i, cfg, rng))
+            expected = int(agent.act({"observation": obs[i], "action_mask": mask[i]}))
+            if exact is None or exact(s, i, agent):
+                assert move == expected, (preset, i, seat, action_name(move), action_name(expected))
+                assert rng.bit_generator.state == agent.rng.bit_generator.state, (preset, i, seat)
+            else:
+                seen.inexact += 1
+                seen.unlike += int(move != expected)
+            seen.kinds[decision_kind(s[i], mask[i], expected)] += 1
+            seen.unlike_greedy += int(greedy[i] != expected)
+            actions[i] = expected
+        obs, mask, player, _, terminated, truncated = venv.step(actions)
+        for i in np.flatnonzero(terminated | truncated):
+            ended += 1
+            players[i] = [fresh(), fresh()]
+    return seen
+
+
+def same_model(s: np.ndarray, i: int, agent: Any) -> bool:
+    """Whether the compiled opponent model (:mod:`ginenv.agents.levels.belief_compiled`) of the seat
+    to move in row ``i`` holds, bit for bit, the probabilities of the Python level ``agent``'s model
+    after its last observation (the ``exact`` of :func:`play_compiled` for the levels that use it)."""
+    from ginenv.agents.levels.belief import subset_marginals
+    from ginenv.agents.levels.belief_compiled import model_of
+
+    ids, w, _, slots, _ = model_of(s, i, H.mover(s, i))
+    return bool(np.array_equal(subset_marginals(w, slots), agent.model.probabilities()[ids]))
+
+
+def check_engine_policy(name: str, moves: Callable[[Any, np.ndarray], np.ndarray], steps: int = 40) -> None:
+    """The batched engine's compiled policy ``name`` is the level whose ``moves(venv, slots)`` is
+    given: the same legal moves in any slots, and the same again on the same views (a policy that
+    draws seeds its generator from the view), over ``steps`` steps of 16 slots."""
+    from ginenv.vector import VectorGinRummy
+
+    venv = VectorGinRummy(16, seed=5)
+    venv.reset()
+    rng = np.random.default_rng(5)
+    every = np.arange(16)
+    for _ in range(steps):
+        chosen = venv.policy_actions(name)
+        rows = rng.permutation(16)[:9]
+        np.testing.assert_array_equal(moves(venv, rows), chosen[rows])
+        np.testing.assert_array_equal(venv.policy_actions(name), chosen)
+        assert np.all(venv.batch.masks[every, chosen] == 1)
+        venv.step(np.where(rng.random(16) < 0.5, chosen, venv.policy_actions("random")))

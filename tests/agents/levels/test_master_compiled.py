@@ -1,23 +1,23 @@
 """The compiled master (ginenv.agents.levels.master_compiled) plays like MasterAgent, move for move.
 
-Whole hands go through the batched engine, master in one or both seats of each slot (the other
-``greedy``); at every decision of a master seat :func:`master_action`, given a copy of the Python
-level's generator, is compared with ``MasterAgent.act`` on the observation that seat gets. Wherever
-the compiled opponent model holds the Python model's probabilities bit for bit it must choose the
-same move and leave the generator in the same state; where the two models' sums of event factors,
-added in another order, part in the last bits (the module docstring says why), the moves must
-still agree but for a rare near tie. The engine's ``master`` opponent is the same code drawing
-from a generator seeded by the seat's view.
+Whole hands go through the batched engine (:func:`levels.scripted_play.play_compiled`), master in
+one or both seats of each slot (the other ``greedy``); at every decision of a master seat
+:func:`master_action`, given a copy of the Python level's generator, is compared with
+``MasterAgent.act`` on the observation that seat gets. Wherever the compiled opponent model holds
+the Python model's probabilities bit for bit (:func:`levels.scripted_play.same_model`) it must
+choose the same move and leave the generator in the same state; where the two models' sums of event
+factors, added in another order, part in the last bits (:mod:`ginenv.agents.levels.belief_compiled`
+says why), the moves must still agree but for a rare near tie. The engine's ``master`` opponent is
+the same code drawing from a generator seeded by the seat's view.
 """
 
 from __future__ import annotations
 
-import copy
-from collections import Counter
+import itertools
 
 import numpy as np
 import pytest
-from ginenv.agents.levels.belief import subset_marginals
+from ginenv.agents.levels.compiled_base import view_seed
 from ginenv.agents.levels.master import MasterAgent
 from ginenv.agents.levels.master_compiled import (
     WORLDS,
@@ -25,13 +25,10 @@ from ginenv.agents.levels.master_compiled import (
     master_moves,
     master_policy,
     master_policy_for,
-    model_of,
     seeded_action,
-    view_seed,
 )
-from levels.scripted_play import decision_kind
+from levels.scripted_play import play_compiled, same_model
 
-from ginenv.actions import action_name
 from ginenv.kernels import hand as H
 from ginenv.kernels.policies import compiled_policy
 from ginenv.rules import PRESETS
@@ -42,79 +39,31 @@ from ginenv.vector import OpponentVectorGinRummy, VectorError, VectorGinRummy
 TEST_WORLDS = 16
 
 
-#: The seats of a slot: master against master, or against greedy in either seat.
-SEATINGS = (("master", "master"), ("master", "greedy"), ("master", "master"), ("greedy", "master"))
-
-
-def same_model(s: np.ndarray, i: int, agent: MasterAgent) -> bool:
-    """Whether the compiled opponent model of the seat to move in row ``i`` holds, bit for bit, the
-    probabilities of the Python level's model after its last observation."""
-    ids, w, _, slots, _ = model_of(s, i, H.mover(s, i))
-    return bool(np.array_equal(subset_marginals(w, slots), agent.model.probabilities()[ids]))
-
-
-def play_checked(preset: str, hands: int, seed: int, slots: int = 8) -> tuple[Counter[str], int, int]:
-    """Play ``hands`` hands of ``preset`` comparing the compiled and the Python master at each of
-    its decisions; returns the decisions by kind, how many of them had models that differ below
-    the last bit, and at how many of those the moves differ."""
-    rules = PRESETS[preset]
-    venv = VectorGinRummy(slots, rules=rules, seed=seed)
-    obs, mask, player = venv.reset()
-    seating = [SEATINGS[i % len(SEATINGS)] for i in range(slots)]
-    counter = iter(range(1 << 30))
-
-    def fresh() -> list[MasterAgent]:
-        return [
-            MasterAgent(
-                seed=1000 * seed + next(counter), rules=rules, worlds=TEST_WORLDS, worlds_knock=TEST_WORLDS
-            )
-            for _ in range(2)
-        ]
-
-    players = [fresh() for _ in range(slots)]
-    kinds: Counter[str] = Counter()
-    exempt = unlike = 0
-    ended = 0
-    while ended < hands:
-        s = venv.batch.state
-        actions = venv.policy_actions("greedy")
-        for i in range(slots):
-            seat = int(player[i])
-            if seating[i][seat] != "master":
-                continue
-            agent = players[i][seat]
-            rng = copy.deepcopy(agent.rng)
-            compiled = master_action(s, i, venv.rule_array, rng, TEST_WORLDS)
-            expected = agent.act({"observation": obs[i], "action_mask": mask[i]})
-            if same_model(s, i, agent):
-                assert compiled == expected, (preset, i, seat, action_name(compiled), action_name(expected))
-                assert rng.bit_generator.state == agent.rng.bit_generator.state, (preset, i, seat)
-            else:
-                exempt += 1
-                unlike += int(compiled != expected)
-            kinds[decision_kind(s[i], mask[i], expected)] += 1
-            actions[i] = expected
-        obs, mask, player, _, terminated, truncated = venv.step(actions)
-        for i in np.flatnonzero(terminated | truncated):
-            ended += 1
-            players[i] = fresh()
-    return kinds, exempt, unlike
+#: The seats of a slot: master against master, or against greedy in either seat (eight, one a slot:
+#: no slot has its seats swapped).
+SEATINGS = (("level", "level"), ("level", "greedy"), ("level", "level"), ("greedy", "level")) * 2
 
 
 @pytest.mark.parametrize(("preset", "hands"), [("standard", 48), ("seed004", 24), ("oklahoma", 24)])
 def test_compiled_master_plays_exactly_like_the_master_agent(preset: str, hands: int) -> None:
-    kinds, inexact, unlike = play_checked(preset, hands, seed=11)
-    decisions = sum(kinds.values())
-    assert decisions > 12 * hands
-    # Exact wherever the models are (checked move by move above), and that is often.
-    assert decisions - inexact > decisions / 4, (inexact, decisions)
+    rules = PRESETS[preset]
+    seeds = itertools.count(11_000)
+
+    def fresh() -> MasterAgent:
+        return MasterAgent(seed=next(seeds), rules=rules, worlds=TEST_WORLDS, worlds_knock=TEST_WORLDS)
+
+    def compiled(s: np.ndarray, i: int, cfg: np.ndarray, rng: np.random.Generator) -> int:
+        return master_action(s, i, cfg, rng, TEST_WORLDS)
+
+    seen = play_compiled(fresh, compiled, preset, hands, 11, slots=8, exact=same_model, seatings=SEATINGS)
+    assert seen.decisions > 12 * hands
+    # Exact wherever the models are (checked move by move), and that is often.
+    assert seen.decisions - seen.inexact > seen.decisions / 4, seen
     # Elsewhere the weights differ in their last bits only: a move changes on a near tie, rarely
     # (5 of 1350 decisions of the standard hands measured: the limit is 1 in 100).
-    assert unlike <= decisions / 100, (unlike, decisions)
-    for kind in ("upcard pass", "stock", "discard", "knock"):
-        assert kinds[kind] > hands / 4, (kind, kinds)
-    for kind in ("take", "play on for gin"):
-        assert kinds[kind] > 0, (kind, kinds)
+    assert seen.unlike <= seen.decisions / 100, seen
+    seen.assert_often(("upcard pass", "stock", "discard", "knock"), hands / 4)
+    seen.assert_often(("take", "play on for gin"), 0)
 
 
 def test_the_engines_master_is_the_compiled_master_seeded_by_the_view() -> None:

@@ -33,7 +33,9 @@ def test_config_errors_name_the_setting(tmp_path: Path) -> None:
     got = apply_overrides(Args(), ["learning_rate=1e-4", "hidden=[64, 64]", "opponents={greedy: 1}"])
     assert (got.learning_rate, got.hidden, got.opponents) == (1e-4, [64, 64], {"greedy": 1.0})
     with pytest.raises(UsageError, match="opponents: unknown league member"):
-        apply_overrides(Args(), ["opponents={expert: 1}"]).validate()
+        apply_overrides(Args(), ["opponents={openspiel_simple: 1}"]).validate()
+    # The levels compiled over the engine's record are league members.
+    apply_overrides(Args(), ["opponents={expert: 0.3, normal: 0.3, easy: 0.2, hard: 0.2}"]).validate()
     # master, compiled, at the shipped width or another; a bad width in one line.
     apply_overrides(Args(), ["opponents={master: 1, master@worlds=64: 1}"]).validate()
     with pytest.raises(

@@ -7,8 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from ginenv.agents.levels.easy_compiled import easy_moves
+from ginenv.agents.levels.expert_compiled import expert_moves
 from ginenv.agents.levels.hard_compiled import hard_moves
 from ginenv.agents.levels.master_compiled import WORLDS, master_moves
+from ginenv.agents.levels.normal_compiled import normal_moves
 from ginenv.agents.neural import MaskedPolicy
 from ginenv.experiments.train.league import (
     COMPILED_OPPONENTS,
@@ -113,6 +116,23 @@ def test_compiled_opponents_move_only_in_their_slots() -> None:
     by_hard = np.flatnonzero(to_move & (drawn.opponent == COMPILED_OPPONENTS.index("hard")))
     assert by_hard.size and np.array_equal(actions[by_hard], hard_moves(venv, by_hard))
     assert drawn.compiled_moves(venv, actions, np.zeros(8, dtype=bool)) is None
+
+
+def test_the_compiled_levels_are_league_members_moving_in_their_slots() -> None:
+    venv = VectorGinRummy(12, seed=4)
+    venv.reset()
+    mix = {"expert": 0.3, "normal": 0.3, "easy": 0.3, "greedy": 0.1}
+    drawn = league(mix, slots=12)
+    assert drawn.kinds == ["greedy", "easy", "normal", "expert"]
+    drawn.new_hands(np.arange(12))
+    drawn.opponent[:] = [COMPILED_OPPONENTS.index(k) for k in ("easy", "normal", "expert") * 4]
+    to_move = np.ones(12, dtype=bool)
+    actions = np.full(12, -7, dtype=np.int64)
+    drawn.compiled_moves(venv, actions, to_move)
+    for name, moves in (("easy", easy_moves), ("normal", normal_moves), ("expert", expert_moves)):
+        mine = np.flatnonzero(drawn.opponent == COMPILED_OPPONENTS.index(name))
+        assert np.array_equal(actions[mine], moves(venv, mine)), name
+    assert np.all(venv.batch.masks[np.arange(12), actions] == 1)
 
 
 def test_master_widths_are_compiled_members_after_the_engine_s_policies() -> None:
