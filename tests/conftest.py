@@ -25,17 +25,28 @@ consecutive tests, and a worker that runs out takes tests the other has not star
 a test: one of minutes collected last (tests/test_packaging.py sorts after every folder) ran alone at
 the end of a run while the other worker sat idle.
 
+**What each test costs the machine.** CI's budget is 15 minutes of a 2-core machine, so what counts
+is CPU, not a test's wall time (which another worker's load stretches). With ``GINENV_TEST_CPU``
+naming a file, each test appends one JSON line to it: its node id, the CPU seconds of the process
+running it (``self``), of the child processes it waited for (``children``: the commands, servers
+and notebooks it starts) and its wall seconds. ``python3 dev.py test`` prints the 15 slowest tests;
+``GINENV_TEST_CPU=cpu.jsonl python3 dev.py test`` then says which ones the budget goes to.
+
 What a test needs beyond the core install is named with tests/support/extras.py's ``needs_extra``.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cpu_cost import cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,3 +83,20 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A stable sort: the long tests first, in their collected order, then every other test in its.
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """One JSON line a test in the file ``GINENV_TEST_CPU`` names (see the module docstring)."""
+    out = os.environ.get("GINENV_TEST_CPU")
+    if not out:
+        yield
+        return
+    own, children = cpu_seconds()
+    started = time.perf_counter()
+    yield
+    wall = time.perf_counter() - started
+    own_after, children_after = cpu_seconds()
+    row = {"id": item.nodeid, "self": own_after - own, "children": children_after - children, "wall": wall}
+    with open(out, "a", encoding="utf-8") as file:  # one short append a line: workers do not interleave
+        file.write(json.dumps(row) + "\n")
