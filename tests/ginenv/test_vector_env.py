@@ -119,7 +119,7 @@ def test_bad_arguments_and_actions_are_refused() -> None:
     with pytest.raises(TypeError, match="unknown argument"):
         GinRummyVectorEnv(num_envs=2, render_mode="human")
     with pytest.raises(VectorError, match="opponent must name a compiled policy"):
-        GinRummyVectorEnv(num_envs=2, opponent="normal")
+        GinRummyVectorEnv(num_envs=2, opponent="openspiel_simple")
     envs = GinRummyVectorEnv(num_envs=2)
     _, info = envs.reset(seed=0)
     illegal = np.array([np.flatnonzero(m == 0)[0] for m in info["action_mask"]])

@@ -55,7 +55,7 @@ def test_rollout_of_sampled_worlds_and_bad_worlds() -> None:
     with pytest.raises(VectorError, match=r"stocks \(W"):
         rollout_worlds(position, np.array(opps[:2]), np.array(stocks[:1]))
     with pytest.raises(VectorError, match="policy must be one of"):
-        rollout_worlds(position, np.array(opps[:1]), np.array(stocks[:1]), policy="expert")
+        rollout_worlds(position, np.array(opps[:1]), np.array(stocks[:1]), policy="openspiel_simple")
 
 
 def test_restocked_copies_keep_the_hands_and_redraw_only_the_stock_order() -> None:
