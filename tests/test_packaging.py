@@ -17,7 +17,9 @@ test installs the wheel, not editable, into a fresh virtual environment in a tem
 dependencies linked there from the project's environment, not installed again: :func:`fresh`; ``pip
 check`` says that they meet the wheel's requirements) and runs the commands a new user runs from an
 empty folder, with no PYTHONPATH and the checkout nowhere on ``sys.path``: ``ginenv --version``,
-``config show`` and ``list``, ``demo``,
+``config show`` and ``list``, ``match greedy random`` twice (the first compiles: it says the
+compiling note, naming the installed package's folder, and how long it took; the second says
+neither), ``demo``,
 ``ladder`` and ``rate`` (the shipped ``ladder`` config, 2 deals), ``match neural master_prior``,
 ``train --config ppo`` (a few hundred steps) and ``play`` (the page and an API endpoint fetched, then
 stopped). Last, it unpacks the sdist and runs a sample of its tests (:data:`SAMPLE`: the core, the
@@ -25,7 +27,7 @@ agents, the experiments, the research code) with ``python -m pytest`` from there
 installed wheel, which the sdist's own ``ginenv/`` (without ``ginenv.agents``) must not shadow, with
 pytest and hypothesis installed but no extra: the module that needs the sb3 extra is skipped saying
 so. It takes 2 to 4 minutes on 2 cores, most of it numba compiling the kernels once into the fresh
-install (``demo``, then ``ladder``).
+install (the first ``match``, then ``ladder`` and ``train``).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from ginenv.experiments.cli import main
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from ginenv import __version__
+from ginenv import __version__, compiling
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The release's build and the installed wheel's commands: minutes (tests/conftest.py starts them first).
@@ -84,6 +86,9 @@ EXTRAS = {"sb3", "ray", "torchrl", "rllib", "tianshou", "baselines", "docs", "pl
 #: agents, the experiments, the research code (from the sdist's root: it is not installed), the
 #: extras' mechanism, and a module that needs an extra the fresh environment lacks. Tests whose
 #: first run compiles a kernel in worker processes are left out: the sample takes seconds.
+#: How the compiling note begins (its folder follows).
+NOTE_START = compiling.NOTE.partition("{where}")[0]
+
 SAMPLE = (
     "tests/ginenv/test_cards.py",
     "tests/agents/test_specs.py",
@@ -420,6 +425,25 @@ def test_the_installed_wheel_runs_from_an_empty_folder(release: Release, fresh, 
     assert (
         "needs runs/expert_bc.pt, not in this folder: " in listed and "needs runs/master_clone.pt" in listed
     )
+
+    # The first command of a fresh install compiles: it names its folder, says the note (naming the
+    # installed package's cache folder) before the compilation the first deal waits on, then how long
+    # it took, and --json's stdout holds the one JSON object only; a second run says neither.
+    def first_match(out: str) -> list[str]:
+        args = ("match", "greedy", "random", "--hands", "2", "--json", "--no-plots", "--out", str(work / out))
+        done = subprocess.run([ginenv, *args], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        timings[f"match greedy random {out}"] = time.perf_counter() - started
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout)["results"] == str(work / out) and "Traceback" not in done.stderr
+        return done.stderr.splitlines()
+
+    started = time.perf_counter()
+    lines = first_match("first")
+    assert lines[0] == f"ginenv: writing results to {work / 'first'}{os.sep}"
+    assert lines[1].startswith(NOTE_START + str(bin_dir.parent)), lines
+    assert compiling.is_note(lines[2]) and len(lines) == 3, lines
+    started = time.perf_counter()
+    assert first_match("second") == [f"ginenv: writing results to {work / 'second'}{os.sep}"]
     assert "result:" in run(ginenv, "demo")
 
     run(ginenv, "ladder", "--deals", "2", "--workers", "2", "--quiet")

@@ -32,8 +32,7 @@ from typing import Any
 from ginenv.experiments.errors import UsageError
 from ginenv.experiments.eval.ladder_data import ladder_ratings
 from ginenv.experiments.play.db import DB_FILE, SCHEMA_VERSION
-from ginenv.experiments.play.people import CONFIDENCE, hands_of, standing
-from scipy import stats
+from ginenv.experiments.play.people import CONFIDENCE, hands_of, standing, t_quantile
 
 #: The columns of the report's CSV, one row a level.
 COLUMNS = (
@@ -106,7 +105,7 @@ def _mean_interval(values: list[float]) -> tuple[float | None, float | None, flo
     mean = math.fsum(values) / len(values)
     if len(values) < 2:
         return mean, None, None
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1)) * statistics.stdev(values)
+    half = t_quantile(len(values) - 1) * statistics.stdev(values)
     half /= math.sqrt(len(values))
     return mean, mean - half, mean + half
 

@@ -48,13 +48,13 @@ from __future__ import annotations
 import functools
 import math
 import sqlite3
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ginenv.experiments.eval.ladder_data import LADDER_COMMAND, LadderRatings, ladder_ratings
 from ginenv.experiments.eval.luck import state_luck
-from scipy import stats
 
 from ginenv.engine import HandState
 from ginenv.rules import Rules
@@ -144,14 +144,18 @@ class Estimate:
 
 
 @functools.lru_cache(maxsize=4096)
-def _t_quantile(df: int) -> float:
+def t_quantile(df: int) -> float:
     """Student-t's two-sided :data:`CONFIDENCE` quantile over ``df`` degrees of freedom (cached:
-    scipy's ppf is most of a :func:`history`'s time, and the same few ``df`` come again)."""
+    scipy's ppf is most of a :func:`history`'s time, and the same few ``df`` come again). scipy.stats
+    is imported here, not with the module: it is most of the play server's start (1 to 3 CPU
+    seconds), and the server needs it only once a person has a record."""
+    from scipy import stats
+
     return float(stats.t.ppf(0.5 + CONFIDENCE / 2, df))
 
 
 #: The normal's two-sided :data:`CONFIDENCE` quantile (a ladder interval's half-width over it is its sd).
-_Z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))
+_Z = statistics.NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
 
 
 def interval(values: Sequence[float], prior_sd: float, extra_var: float = 0.0) -> Estimate:
@@ -165,7 +169,7 @@ def interval(values: Sequence[float], prior_sd: float, extra_var: float = 0.0) -
     own = math.fsum((v - mean) ** 2 for v in values)  # (n - 1) · sample variance
     df = PRIOR_DF + n - 1
     var = (PRIOR_DF * prior_sd**2 + own) / df
-    half = _t_quantile(df) * math.sqrt(var / n + extra_var)
+    half = t_quantile(df) * math.sqrt(var / n + extra_var)
     return Estimate(n, mean, mean - half, mean + half)
 
 

@@ -1,20 +1,19 @@
 """The "compiling once" note and the registry of compiled entry points.
 
 The note is said by the process that compiles, on stderr, just before it compiles: tested in fresh
-processes with an empty numba cache (``NUMBA_CACHE_DIR``), which is a fresh install's. The commands'
-test shares one cache folder across its two runs (compiling what ``ginenv match greedy random``
-runs takes a minute or more on 2 busy cores: once for the module).
+processes with an empty numba cache (``NUMBA_CACHE_DIR``), which is a fresh install's. What a
+command says around it (its folder, the note, how long it took; nothing on a second run) is tested
+on a real fresh install, by the installed wheel's test in ``tests/test_packaging.py``: compiling
+what ``ginenv match greedy random`` runs takes a minute of CPU, paid there once for both.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from ginenv.agents.baselines.greedy import GreedyAgent, greedy_discard, greedy_takes
 from ginenv.agents.levels.level_base import TakeGuard
 
@@ -83,36 +82,6 @@ def test_an_empty_cache_has_the_engines_the_agents_and_the_lucks_entry_points_pe
         "ginenv.experiments.eval.luck._replay",
     } <= names, out.stderr
     assert not list(tmp_path.rglob("*.nbi"))  # asking compiled nothing
-
-
-@pytest.fixture(scope="module")
-def match_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One numba cache folder for the command's runs: empty when the first one starts."""
-    return tmp_path_factory.mktemp("numba_cache")
-
-
-def _match(cache: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    args = ["match", "greedy", "random", "--hands", "2", "--json", "--no-plots", "--out", str(out)]
-    return _run(cache, "-m", "ginenv.experiments.cli", *args)
-
-
-@pytest.mark.long  # compiles what a match runs, from an empty cache
-def test_a_first_match_names_its_folder_then_says_the_note_and_a_second_says_none(
-    match_cache: Path, tmp_path: Path
-) -> None:
-    first = _match(match_cache, tmp_path / "first")
-    assert first.returncode == 0, first.stderr
-    lines = first.stderr.splitlines()
-    # The folder before any game, the note before the compilation that the first deal waits on,
-    # then how long it took; --json's stdout holds the one JSON object only.
-    assert lines[0] == f"ginenv: writing results to {tmp_path / 'first'}{os.sep}"
-    assert lines[1].startswith(NOTE_START + str(match_cache)), first.stderr
-    assert compiling.is_note(lines[2]) and len(lines) == 3, first.stderr
-    assert json.loads(first.stdout)["results"] == str(tmp_path / "first")
-    second = _match(match_cache, tmp_path / "second")
-    assert second.returncode == 0, second.stderr
-    assert second.stderr.splitlines() == [f"ginenv: writing results to {tmp_path / 'second'}{os.sep}"]
-    assert json.loads(second.stdout)["hands_played"] == 2
 
 
 def test_the_notes_are_told_from_other_lines() -> None:

@@ -3,8 +3,8 @@
 The equivalence test steps N slots of :class:`VectorGinRummy` and, beside each slot, a
 ``gin_rummy_v0.raw_env`` dealt the same deck and dealer, applying the same action to both; at every
 step the observation, the mask, the seat to move, the rewards, the results and the truncations must
-be identical. ``GINENV_EQUIVALENCE_HANDS`` sets how many hands per rule preset (CI keeps it small;
-``benchmarks/bench_vector.py --equivalence`` runs a large one).
+be identical. ``GINENV_EQUIVALENCE_HANDS`` sets how many hands per rule preset (100 here, a few
+seconds of CPU each; ``benchmarks/bench_vector.py --equivalence`` runs a large one).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ginenv.vector import (
     policy_names,
 )
 
-HANDS = int(os.environ.get("GINENV_EQUIVALENCE_HANDS", "300"))
+HANDS = int(os.environ.get("GINENV_EQUIVALENCE_HANDS", "100"))
 
 
 def biased_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -405,7 +405,7 @@ def test_slots_started_from_positions_play_on_as_the_aec_env() -> None:
         VectorGinRummy(1).start_from(ended.record)
 
 
-def _trajectory(rules: Rules, threads: int, steps: int = 400) -> list[np.ndarray]:
+def _trajectory(rules: Rules, threads: int, steps: int = 150) -> list[np.ndarray]:
     """Everything a threaded step could get wrong, over ``steps`` steps of 96 slots (hands end
     and are dealt again in them): each step's outputs, the results, the final views, the deals."""
     venv = VectorGinRummy(96, rules=rules, seed=7, turn_limit=40, threads=threads)
