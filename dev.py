@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import venv
 from pathlib import Path
 
@@ -103,9 +102,11 @@ def ensure_browser() -> None:
         )
 
 
-#: The commands that fill numba's cache before the tests (``ginenv ...``, one after the other): a
+#: The commands that fill numba's cache before the tests (``ginenv ...``, started together): a
 #: one-deal ladder compiles the engine, every level and the harness; a tiny training run the vector
-#: env and its compiled opponents (some 50 s and 20 s of one core, cold).
+#: env and its compiled opponents (some 80 s and 50 s of one core, cold). Run side by side with the
+#: type check they finish in some 90 s of 2 cores, one after the other in 150 (the few kernels both
+#: use are compiled once: numba writes its cache files whole, and a second writer replaces them).
 WARM_UP = (
     ("ladder", "--deals", "1", "--workers", "1", "--quiet"),
     ("train", "--config", "ppo", "--total-steps", "512", "--num-envs", "16", "--set", "num_steps=16",
@@ -113,19 +114,16 @@ WARM_UP = (
 )  # fmt: skip
 
 
-def warm_numba_cache(folder: Path, running: list[subprocess.Popen[bytes]], stop: threading.Event) -> None:
-    """Run :data:`WARM_UP` in ``folder`` (their output in ``folder/warm.log``), each process appended
-    to ``running``, until one fails or ``stop`` is set. Meant for a thread while the linters and mypy
-    run (one core): the test workers and the commands they start then load the kernels instead of
-    each compiling them at once."""
-    with (folder / "warm.log").open("wb") as log:
-        for args in WARM_UP:
-            if stop.is_set():
-                return
-            argv = [str(PY), "-m", "ginenv.experiments.cli", *args]
+def warm_numba_cache(folder: Path) -> list[subprocess.Popen[bytes]]:
+    """Start :data:`WARM_UP` in ``folder``, all at once (their output in ``folder/warm-N.log``), while
+    the linters and mypy run: the test workers and the commands they start then load the kernels
+    instead of each compiling them at once. Returns the processes."""
+    running = []
+    for n, args in enumerate(WARM_UP):
+        argv = [str(PY), "-m", "ginenv.experiments.cli", *args]
+        with (folder / f"warm-{n}.log").open("wb") as log:
             running.append(subprocess.Popen(argv, cwd=folder, stdout=log, stderr=subprocess.STDOUT))
-            if running[-1].wait() != 0:
-                return
+    return running
 
 
 def keep_byte_code() -> None:
@@ -175,12 +173,9 @@ def main(argv: list[str]) -> int:
         ensure_browser()
         ensure_node()
         with tempfile.TemporaryDirectory(prefix="ginenv-warm-") as folder:
-            running: list[subprocess.Popen[bytes]] = []
-            stop = threading.Event()
-            warming = threading.Thread(target=warm_numba_cache, args=(Path(folder), running, stop))
-            warm_up = " ; ".join("ginenv " + " ".join(args) for args in WARM_UP)
+            warm_up = " & ".join("ginenv " + " ".join(args) for args in WARM_UP)
             print("+", warm_up, "(in the background: numba's cache)", flush=True)
-            warming.start()
+            running = warm_numba_cache(Path(folder))
             for step in (
                 [PY, "-m", "ruff", "check", "."],
                 [PY, "-m", "ruff", "format", "--check", "."],
@@ -188,18 +183,21 @@ def main(argv: list[str]) -> int:
                 [PY, "-m", "mypy", typecheck_tree(), ROOT / "research"],
             ):
                 if sh(*step, check=False) != 0:
-                    stop.set()
                     for proc in running:
                         proc.kill()
-                    warming.join()
+                        proc.wait()
                     return 1
-            warming.join()
-            if any(proc.returncode != 0 for proc in running):  # the tests will say what is wrong too
-                print((Path(folder) / "warm.log").read_text(errors="replace")[-3000:], flush=True)
-        # worksteal: each worker starts with half the tests, and one that runs out takes half of what
-        # the other has not started, so the long tests (started first: tests/conftest.py) never end
-        # the run on one worker. --durations: the slowest tests (CI's budget is 15 minutes).
-        pytest: list[str | Path] = [PY, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "--durations=15"]
+            for n, proc in enumerate(running):
+                if proc.wait() != 0:  # the tests will say what is wrong too
+                    print((Path(folder) / f"warm-{n}.log").read_text(errors="replace")[-3000:], flush=True)
+        # One worker more than the cores: a test that waits on a server, a browser or a notebook's
+        # kernel leaves its core to another. worksteal: each worker starts with its share of the
+        # tests, and one that runs out takes half of what another has not started, so the long tests
+        # (started first: tests/conftest.py) never end the run on one worker. --durations: the
+        # slowest tests (CI's budget is 15 minutes).
+        workers = str((os.cpu_count() or 1) + 1)
+        pytest: list[str | Path] = [PY, "-m", "pytest", "-n", workers, "--dist", "worksteal"]
+        pytest.append("--durations=15")
         return sh(*pytest, *rest, check=False)
     if task == "docs":
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails

@@ -20,8 +20,8 @@ line by line: the note is said here, once a process, before any test runs
 
 **The long tests start first.** A test marked ``long`` (40 s or more on 2 cores; the marker
 is registered in pyproject.toml) is moved ahead of the others, which keep their collected order.
-pytest-xdist (``dev.py test`` runs ``-n auto --dist worksteal``) gives each worker a run of
-consecutive tests, and a worker that runs out takes tests the other has not started; it cannot split
+pytest-xdist (``dev.py test`` runs a worker more than the cores, ``--dist worksteal``) gives each
+worker a run of consecutive tests, and one that runs out takes tests another has not started; it cannot split
 a test: one of minutes collected last (tests/test_packaging.py sorts after every folder) ran alone at
 the end of a run while the other worker sat idle.
 

@@ -104,7 +104,8 @@ def test_view_seed_reads_only_the_seat_to_move_s_view() -> None:
 
 
 def test_opponent_vector_plays_master_with_a_width() -> None:
-    env = OpponentVectorGinRummy(4, opponent="master@worlds=2", seed=3)
+    # The width of the test above: its policy is compiled once (some 25 s of CPU a width).
+    env = OpponentVectorGinRummy(4, opponent="master@worlds=4", seed=3)
     _obs, mask, *_ = env.reset()
     assert mask.any(axis=1).all()
 
