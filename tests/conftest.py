@@ -20,7 +20,7 @@ line by line: the note is said here, once a process, before any test runs
 
 **The long tests start first.** A test marked ``long`` (40 s or more on 2 cores; the marker
 is registered in pyproject.toml) is moved ahead of the others, which keep their collected order.
-pytest-xdist (``dev.py test`` runs a worker more than the cores, ``--dist worksteal``) gives each
+pytest-xdist (``dev.py test`` runs a worker a core, ``--dist worksteal``) gives each
 worker a run of consecutive tests, and one that runs out takes tests another has not started; it cannot split
 a test: one of minutes collected last (tests/test_packaging.py sorts after every folder) ran alone at
 the end of a run while the other worker sat idle.
