@@ -422,9 +422,11 @@ def test_the_hint_for_a_script_names_its_interpreter(
 def test_a_client_dead_before_its_hand_forfeits_at_reset(tmp_path: Path) -> None:
     command = client(tmp_path, 'print("no licence", file=sys.stderr)\nsys.exit(2)\n')
     agent = ExternalAgent(command)
-    agent.reset(seed=0)  # the hand message may still fit in the pipe
-    time.sleep(0.5)
     with pytest.raises(AgentForfeit, match=r"exited with status 2 \(last stderr: no licence\)"):
+        # A client that has exited already refuses the hand message (a broken pipe); one still
+        # exiting takes it into the pipe, and the next reset finds it dead.
+        agent.reset(seed=0)
+        time.sleep(0.5)
         agent.reset(seed=1)
 
 
