@@ -196,8 +196,7 @@ def main(argv: list[str]) -> int:
         # not started, so the long tests (started first: tests/conftest.py) never end the run on
         # one worker.
         # --durations: the slowest tests (CI's budget is 15 minutes).
-        pytest: list[str | Path] = [PY, "-m", "pytest", "-n", "auto", "--dist", "worksteal"]
-        pytest.append("--durations=15")
+        pytest = [PY, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "--durations=15"]
         return sh(*pytest, *rest, check=False)
     if task == "docs":
         # --strict: a broken link, a missing page or a reference mkdocstrings cannot resolve fails

@@ -80,15 +80,14 @@ NOT_IN_SDIST = (".ci/run", ".gitignore")
 #: Tracked files kept in the repository only, as patterns: the research networks (13 MB that no shipped
 #: agent, command or config reads; the one test that plays them is skipped where they are absent).
 ONLY_IN_REPOSITORY = ("research/*.pt",)
+#: How the compiling note begins (its folder follows).
+NOTE_START = compiling.NOTE.partition("{where}")[0]
 #: The extras of pyproject.toml; ``dev`` is their union plus the test tools.
 EXTRAS = {"sb3", "ray", "torchrl", "rllib", "tianshou", "baselines", "docs", "play-load"}
 #: The sample of the suite run from the unpacked sdist against the installed wheel: the core, the
 #: agents, the experiments, the research code (from the sdist's root: it is not installed), the
 #: extras' mechanism, and a module that needs an extra the fresh environment lacks. Tests whose
 #: first run compiles a kernel in worker processes are left out: the sample takes seconds.
-#: How the compiling note begins (its folder follows).
-NOTE_START = compiling.NOTE.partition("{where}")[0]
-
 SAMPLE = (
     "tests/ginenv/test_cards.py",
     "tests/agents/test_specs.py",
@@ -395,13 +394,16 @@ def test_the_installed_wheel_runs_from_an_empty_folder(release: Release, fresh, 
     ginenv = str(bin_dir / "ginenv")
     timings: dict[str, float] = {}
 
-    def run(*argv: str, timeout: float = 600) -> str:
+    def completed(*argv: str, label: str = "") -> subprocess.CompletedProcess[str]:
         started = time.perf_counter()
-        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
-        timings[" ".join([Path(argv[0]).name, *argv[1:3]])[:32]] = time.perf_counter() - started
+        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        timings[label or " ".join([Path(argv[0]).name, *argv[1:3]])[:32]] = time.perf_counter() - started
         assert done.returncode == 0, f"{argv}: {done.stdout[-2000:]}{done.stderr[-3000:]}"
         assert "Traceback" not in done.stderr, done.stderr[-3000:]
-        return done.stdout
+        return done
+
+    def run(*argv: str) -> str:
+        return completed(*argv).stdout
 
     # The package comes from the fresh environment, never from the checkout.
     where = json.loads(
@@ -429,21 +431,18 @@ def test_the_installed_wheel_runs_from_an_empty_folder(release: Release, fresh, 
     # The first command of a fresh install compiles: it names its folder, says the note (naming the
     # installed package's cache folder) before the compilation the first deal waits on, then how long
     # it took, and --json's stdout holds the one JSON object only; a second run says neither.
-    def first_match(out: str) -> list[str]:
+    def match(out: str) -> list[str]:
         args = ("match", "greedy", "random", "--hands", "2", "--json", "--no-plots", "--out", str(work / out))
-        done = subprocess.run([ginenv, *args], cwd=work, env=env, capture_output=True, text=True, timeout=600)
-        timings[f"match greedy random {out}"] = time.perf_counter() - started
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert json.loads(done.stdout)["results"] == str(work / out) and "Traceback" not in done.stderr
+        done = completed(ginenv, *args, label=f"match greedy random {out}")
+        result = json.loads(done.stdout)
+        assert result["results"] == str(work / out) and result["hands_played"] == 2
         return done.stderr.splitlines()
 
-    started = time.perf_counter()
-    lines = first_match("first")
+    lines = match("first")
     assert lines[0] == f"ginenv: writing results to {work / 'first'}{os.sep}"
     assert lines[1].startswith(NOTE_START + str(bin_dir.parent)), lines
     assert compiling.is_note(lines[2]) and len(lines) == 3, lines
-    started = time.perf_counter()
-    assert first_match("second") == [f"ginenv: writing results to {work / 'second'}{os.sep}"]
+    assert match("second") == [f"ginenv: writing results to {work / 'second'}{os.sep}"]
     assert "result:" in run(ginenv, "demo")
 
     run(ginenv, "ladder", "--deals", "2", "--workers", "2", "--quiet")
